@@ -1,0 +1,170 @@
+"""`python -m transformer.train`: train a model from the command line and write a checkpoint with its card."""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shlex
+import sys
+import time
+from dataclasses import MISSING, asdict, fields
+from pathlib import Path
+
+import torch
+from tqdm import tqdm
+
+from .config import TransformerConfig
+from .data import TASKS, load_text, split_text
+from .evaluate import bits, exact_match, nats_per_char, previous_token_scores, reverse_anti_diagonality
+from .model import Transformer
+from .tokenization import BPETokenizer, CharTokenizer, load_tokenizer
+from .train import TaskData, TextData, TrainConfig, Trainer
+
+MODEL_FLAGS = [f for f in fields(TransformerConfig) if f.name not in ("vocab_size", "pad_id", "bos_id", "eos_id")]
+
+
+def _add_dataclass_flags(group, dataclass_fields, prefix=""):
+    for f in dataclass_fields:
+        default = f.default if f.default is not MISSING else None
+        flag = "--" + prefix + f.name.replace("_", "-")
+        if isinstance(default, bool):
+            group.add_argument(flag, dest=f.name, action=argparse.BooleanOptionalAction, default=None,
+                               help=f"(default {default})")
+        else:
+            kind = {int: int, float: float, str: str}.get(type(default), int if f.name.startswith("n_") else str)
+            group.add_argument(flag, dest=f.name, type=kind, default=None, help=f"(default {default})")
+
+
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(prog="python -m transformer.train", description=__doc__)
+    data = p.add_argument_group("data").add_mutually_exclusive_group(required=True)
+    data.add_argument("--task", choices=sorted(TASKS), help="a synthetic seq2seq task")
+    data.add_argument("--text", help="a text file (or a Hugging Face Hub dataset name) for a language model")
+    p.add_argument("--tokenizer", choices=["char", "bpe"], default="char", help="tokenizer for --text (default char)")
+    p.add_argument("--bpe-vocab", type=int, default=512, help="BPE vocabulary size (default 512)")
+    p.add_argument("--out", required=True, help="checkpoint directory to write")
+    p.add_argument("--log", help="JSONL log of every event (default: <out>.log.jsonl)")
+    p.add_argument("--resume", action="store_true", help="continue the run saved in --out")
+    p.add_argument("--ship", action="store_true", help="drop the optimiser state from the final checkpoint")
+    p.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: all cores)")
+    _add_dataclass_flags(p.add_argument_group("model (TransformerConfig)"), MODEL_FLAGS)
+    _add_dataclass_flags(p.add_argument_group("training (TrainConfig)"), fields(TrainConfig))
+    return p.parse_args(argv)
+
+
+def _pick(args, dataclass_fields) -> dict:
+    return {f.name: getattr(args, f.name) for f in dataclass_fields if getattr(args, f.name) is not None}
+
+
+def hardware() -> str:
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    gpu = f", GPU {torch.cuda.get_device_name()}" if torch.cuda.is_available() else ""
+    return f"{cpu}, {os.cpu_count()} cores, torch {torch.__version__} with {torch.get_num_threads()} threads{gpu}"
+
+
+def build(args):
+    """(model, tokenizer, data, info, validation text or None) from the parsed arguments."""
+    train_cfg = TrainConfig(**_pick(args, fields(TrainConfig)))
+    model_kw = _pick(args, MODEL_FLAGS)
+    if args.task:
+        task = TASKS[args.task]
+        tokenizer = CharTokenizer(task.alphabet)
+        model_kw.setdefault("max_len", max(task.max_source_len, task.max_target_len) + 2)
+    else:
+        train_text, val_text = split_text(load_text(args.text))
+        if args.resume:
+            tokenizer = load_tokenizer(Path(args.out) / "tokenizer.json")
+        elif args.tokenizer == "char":
+            tokenizer = CharTokenizer.from_text(train_text)  # the tokenizer sees the training split only
+        else:
+            tokenizer = BPETokenizer.train([train_text], args.bpe_vocab)
+        model_kw.setdefault("arch", "decoder-only")
+        model_kw.setdefault("max_len", train_cfg.block_size)
+    config = TransformerConfig(vocab_size=tokenizer.vocab_size, **model_kw)
+    model = Transformer(config)
+    if args.task:
+        data = TaskData(TASKS[args.task], tokenizer, config, train_cfg.seed, train_cfg.eval_examples)
+        info = {"task": args.task}
+        return model, tokenizer, data, train_cfg, info, None
+    data = TextData(train_text, val_text, tokenizer, train_cfg.block_size, train_cfg.seed, train_cfg.eval_examples)
+    return model, tokenizer, data, train_cfg, {"task": None}, val_text
+
+
+def final_metrics(model, tokenizer, args, val_text) -> dict:
+    if args.task:
+        metrics = {"exact_match": exact_match(model, tokenizer, TASKS[args.task], n=1000, seed=2024),
+                   "exact_match_examples": 1000}
+        if args.task == "reverse":
+            metrics["anti_diagonal_cross_attention"] = reverse_anti_diagonality(model, tokenizer, TASKS["reverse"])
+        return metrics
+    nats = nats_per_char(model, tokenizer, val_text)
+    prev = previous_token_scores(model, tokenizer, val_text)
+    return {"val_nats_per_char": round(nats, 4), "val_bpc": round(bits(nats), 4),
+            "previous_token_score": [[round(v, 3) for v in row] for row in prev.tolist()]}
+
+
+def model_card(name: str, args, info: dict, command: str) -> str:
+    t, m = info["training"], info["metrics"]
+    data = (f"synthetic task `{args.task}`: {TASKS[args.task].description}; fresh examples every step"
+            if args.task else f"`{args.text}`, first 90% of the characters (the last 10% are validation)")
+    lines = [f"# {name}", "", f"Data: {data}.", "", "## How it was trained", "", "```", command, "```", "",
+             f"- steps: {t['steps']}, tokens seen: {t['tokens']:,}, wall time: {t['wall_time_s']} s",
+             f"- hardware: {t['hardware']}", "", "## Architecture", "", "```json",
+             json.dumps(info["model"], indent=1), "```", "", "## Measured metrics", ""]
+    for key, value in m.items():
+        lines.append(f"- {key}: {value}")
+    lines += ["", "## Known limits", ""]
+    if args.task:
+        lines.append(f"- Trained only on inputs that `TASKS['{args.task}']` makes; other inputs are out of "
+                     f"distribution (max source length {TASKS[args.task].max_source_len}).")
+    else:
+        lines.append("- A small character-level model: it imitates the look of the corpus, not its sense.")
+    lines += ["", f"Re-run the command above to reproduce these metrics (seeded; CPU timings vary).", ""]
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    command = "python -m transformer.train " + shlex.join(sys.argv[1:] if argv is None else argv)
+    model, tokenizer, data, train_cfg, info, val_text = build(args)
+    info["training"] = {"command": command, "hardware": hardware()}
+    out = Path(args.out)
+    trainer = Trainer(model, tokenizer, data, train_cfg, out_dir=out, resume=args.resume, checkpoint_info=info)
+    log_path = Path(args.log or f"{out}.log.jsonl")
+    with open(log_path, "a") as log, tqdm(total=train_cfg.steps, initial=trainer.step, unit="step") as bar:
+        for event in trainer.run():
+            record = {k: v for k, v in asdict(event).items() if k not in ("attention", "query_tokens", "key_tokens")}
+            log.write(json.dumps(record) + "\n")
+            if event.kind == "step":
+                bar.update(1)
+                bar.set_postfix(loss=f"{event.loss:.3f}", lr=f"{event.lr:.2e}", tok_s=f"{event.tokens_per_sec:.0f}")
+            else:
+                log.flush()
+                extra = f" exact {event.exact_match:.3f}" if event.exact_match is not None else ""
+                tqdm.write(f"step {event.step}: val loss {event.val_loss:.4f}{extra} | {event.samples[0]}")
+    tqdm.write("measuring final metrics ...")
+    start = time.perf_counter()
+    model.eval()
+    info["metrics"] = final_metrics(model, tokenizer, args, val_text)
+    info["training"].update(trainer.training_info())
+    full = {**info, "model": model.config.to_dict()}
+    card = model_card(out.name, args, full, command)
+    if args.ship:
+        from .checkpoint import save_checkpoint
+
+        save_checkpoint(out, model, tokenizer, task=info["task"], training=info["training"],
+                        metrics=info["metrics"], card=card)
+    else:
+        trainer.save(out, metrics=info["metrics"], card=card)
+    tqdm.write(f"metrics ({time.perf_counter() - start:.0f} s): {json.dumps(info['metrics'])}")
+    tqdm.write(f"wrote {out}")

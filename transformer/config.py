@@ -1,0 +1,87 @@
+"""TransformerConfig: every size and switch of a model in one validated dataclass."""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields
+
+ARCHS = ("encoder-decoder", "decoder-only")
+POS_ENCODINGS = ("sinusoidal", "learned")
+ACTIVATIONS = ("relu", "gelu")
+
+
+@dataclass
+class TransformerConfig:
+    """The hyper-parameters of one model. Defaults are the paper's base model (Table 3, "base").
+
+    `n_encoder_layers=None` means 6 for "encoder-decoder" and 0 for "decoder-only".
+    Every bad value raises ValueError naming the field, so a UI can show it as it is.
+    """
+
+    arch: str = "encoder-decoder"
+    vocab_size: int = 1000
+    d_model: int = 512
+    n_heads: int = 8
+    n_kv_heads: int | None = None  # None = n_heads (MHA); 1 = MQA; a divisor of n_heads = GQA
+    n_encoder_layers: int | None = None
+    n_decoder_layers: int = 6
+    d_ff: int = 2048
+    dropout: float = 0.1
+    max_len: int = 512
+    pos_encoding: str = "sinusoidal"
+    norm_first: bool = False  # False = post-norm, as in the paper
+    activation: str = "relu"
+    tie_embeddings: bool = True
+    pad_id: int = 0
+    bos_id: int = 1
+    eos_id: int = 2
+
+    def __post_init__(self):
+        if self.arch not in ARCHS:
+            raise ValueError(f"arch: must be one of {ARCHS}, got {self.arch!r}")
+        if self.n_encoder_layers is None:
+            self.n_encoder_layers = 6 if self.arch == "encoder-decoder" else 0
+        if self.n_kv_heads is None:
+            self.n_kv_heads = self.n_heads
+        for name in ("vocab_size", "d_model", "n_heads", "n_kv_heads", "n_decoder_layers", "d_ff", "max_len"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ValueError(f"{name}: must be a positive integer, got {value!r}")
+        if not isinstance(self.n_encoder_layers, int) or self.n_encoder_layers < 0:
+            raise ValueError(f"n_encoder_layers: must be a non-negative integer, got {self.n_encoder_layers!r}")
+        if self.arch == "encoder-decoder" and self.n_encoder_layers == 0:
+            raise ValueError("n_encoder_layers: an encoder-decoder model needs at least one encoder layer")
+        if self.arch == "decoder-only" and self.n_encoder_layers != 0:
+            raise ValueError(f"n_encoder_layers: must be 0 for a decoder-only model, got {self.n_encoder_layers}")
+        if self.d_model % self.n_heads:
+            raise ValueError(f"d_model: {self.d_model} is not divisible by n_heads={self.n_heads}")
+        if self.n_heads % self.n_kv_heads:
+            raise ValueError(f"n_kv_heads: {self.n_kv_heads} does not divide n_heads={self.n_heads}")
+        if not 0.0 <= self.dropout < 1.0:
+            raise ValueError(f"dropout: must be in [0, 1), got {self.dropout!r}")
+        if self.pos_encoding not in POS_ENCODINGS:
+            raise ValueError(f"pos_encoding: must be one of {POS_ENCODINGS}, got {self.pos_encoding!r}")
+        if self.activation not in ACTIVATIONS:
+            raise ValueError(f"activation: must be one of {ACTIVATIONS}, got {self.activation!r}")
+        for name in ("pad_id", "bos_id", "eos_id"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or not 0 <= value < self.vocab_size:
+                raise ValueError(f"{name}: must be a token id in [0, vocab_size={self.vocab_size}), got {value!r}")
+
+    @property
+    def d_k(self) -> int:
+        """Size of one head's queries, keys and values: d_k = d_v = d_model / h (section 3.2.2)."""
+        return self.d_model // self.n_heads
+
+    @property
+    def is_encoder_decoder(self) -> bool:
+        return self.arch == "encoder-decoder"
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "TransformerConfig":
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise ValueError(f"unknown config keys: {', '.join(unknown)}")
+        return cls(**data)

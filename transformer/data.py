@@ -1,0 +1,155 @@
+"""Training data: synthetic sequence-to-sequence tasks, text corpora through `datasets`, padded batches."""
+from __future__ import annotations
+
+import datetime as dt
+import random
+import string
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import torch
+from torch import Tensor
+
+# --- synthetic tasks ------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Task:
+    """A source -> target mapping that makes fresh examples; `alphabet` holds every character it can use."""
+
+    name: str
+    description: str
+    make: Callable[[random.Random], tuple[str, str]]
+    alphabet: str
+    max_source_len: int
+    max_target_len: int
+
+    def sample(self, rng: random.Random) -> tuple[str, str]:
+        return self.make(rng)
+
+
+LETTERS = string.ascii_lowercase
+MAX_SEQ = 20
+
+
+def _letters(rng: random.Random, lo: int = 1, hi: int = MAX_SEQ) -> str:
+    return "".join(rng.choice(LETTERS) for _ in range(rng.randint(lo, hi)))
+
+
+def _copy(rng):
+    s = _letters(rng)
+    return s, s
+
+
+def _reverse(rng):
+    s = _letters(rng)
+    return s, s[::-1]
+
+
+def _sort(rng):
+    s = _letters(rng)
+    return s, "".join(sorted(s))
+
+
+MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
+          "November", "December"]
+WEEKDAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
+FIRST_DATE, LAST_DATE = dt.date(1950, 1, 1), dt.date(2049, 12, 31)  # two-digit years are unambiguous in this range
+
+
+def _ordinal(n: int) -> str:
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
+DATE_FORMATS: list[Callable[[dt.date], str]] = [
+    lambda d: f"{MONTHS[d.month - 1]} {d.day}, {d.year}",  # March 3, 1998
+    lambda d: f"{d.day} {MONTHS[d.month - 1][:3]} {d.year % 100:02d}",  # 3 Mar 98
+    lambda d: f"{WEEKDAYS[d.weekday()]} {_ordinal(d.day)} of {MONTHS[d.month - 1]} {d.year}",  # Tuesday 3rd of March 1998
+    lambda d: f"{d.month:02d}/{d.day:02d}/{d.year}",  # 03/03/1998 (US order)
+    lambda d: f"{d.day:02d}.{d.month:02d}.{d.year}",  # 03.03.1998 (European order)
+    lambda d: f"{d.day} {MONTHS[d.month - 1]} {d.year}",  # 3 March 1998
+    lambda d: f"{MONTHS[d.month - 1][:3]} {d.day} {d.year}",  # Mar 3 1998
+    lambda d: f"the {_ordinal(d.day)} of {MONTHS[d.month - 1]}, {d.year}",  # the 3rd of March, 1998
+    lambda d: f"{WEEKDAYS[d.weekday()][:3]}, {d.day} {MONTHS[d.month - 1][:3]} {d.year}",  # Tue, 3 Mar 1998
+    lambda d: f"{MONTHS[d.month - 1].upper()} {d.day} {d.year}",  # MARCH 3 1998
+    lambda d: f"{d.year}/{d.month}/{d.day}",  # 1998/3/3
+]
+
+
+def _date(rng):
+    d = FIRST_DATE + dt.timedelta(days=rng.randrange((LAST_DATE - FIRST_DATE).days + 1))
+    return rng.choice(DATE_FORMATS)(d), d.isoformat()
+
+
+def _date_alphabet() -> str:
+    chars = set(string.digits + " ,./-")
+    for name in MONTHS + WEEKDAYS:
+        chars |= set(name) | set(name.upper())
+    chars |= set("thstndrdof")
+    return "".join(sorted(chars))
+
+
+TASKS: dict[str, Task] = {
+    "copy": Task("copy", "Copy the letters unchanged", _copy, LETTERS, MAX_SEQ, MAX_SEQ),
+    "reverse": Task("reverse", "Write the letters backwards", _reverse, LETTERS, MAX_SEQ, MAX_SEQ),
+    "sort": Task("sort", "Sort the letters alphabetically", _sort, LETTERS, MAX_SEQ, MAX_SEQ),
+    "dates": Task("dates", "Rewrite a date written by a human as ISO 8601 (YYYY-MM-DD)", _date, _date_alphabet(), 32, 10),
+}
+
+
+def task_batch(task: Task, tokenizer, rng: random.Random, batch_size: int, pad_id: int, bos_id: int, eos_id: int):
+    """Fresh examples, padded to the longest: src = source + </s>; the decoder reads <s> + target (teacher forcing,
+    the target shifted right) and is scored on target + </s>. Returns (src, tgt_in, tgt_out, pairs)."""
+    pairs = [task.sample(rng) for _ in range(batch_size)]
+    src = pad([tokenizer.encode(s) + [eos_id] for s, _ in pairs], pad_id)  # (B, S)
+    tgt = pad([[bos_id] + tokenizer.encode(t) + [eos_id] for _, t in pairs], pad_id)  # (B, T + 1)
+    return src, tgt[:, :-1], tgt[:, 1:], pairs
+
+
+def pad(sequences: list[list[int]], pad_id: int) -> Tensor:
+    """(B, longest) LongTensor, right-padded with pad_id."""
+    out = torch.full((len(sequences), max(len(s) for s in sequences)), pad_id, dtype=torch.long)
+    for i, s in enumerate(sequences):
+        out[i, : len(s)] = torch.tensor(s, dtype=torch.long)
+    return out
+
+
+# --- text corpora ---------------------------------------------------------------------------------------------
+
+
+def load_text(source: str | Path) -> str:
+    """A whole text corpus as one string: a local file read through `datasets`' "text" loader, or else the name of
+    a Hub dataset with a "text" column. A Hub name that cannot be reached raises ValueError saying so."""
+    import datasets  # imported here: `datasets` takes a second to import
+
+    datasets.disable_progress_bars()  # library code does not print
+    load_dataset = datasets.load_dataset
+
+    path = Path(source)
+    if path.is_file():
+        ds = load_dataset("text", data_files=str(path), sample_by="document", split="train")
+        return "".join(ds["text"])
+    try:
+        ds = load_dataset(str(source), split="train")
+    except Exception as e:  # offline, unknown name, gated: all are "cannot load this"
+        raise ValueError(f"could not load {source!r}: not a local file, and the Hugging Face Hub dataset failed to "
+                         f"load ({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''})") from None
+    if "text" not in ds.column_names:
+        raise ValueError(f"dataset {source!r} has no 'text' column (columns: {ds.column_names})")
+    return "\n".join(ds["text"])
+
+
+def split_text(text: str, val_fraction: float = 0.1) -> tuple[str, str]:
+    """Train on the first 90% of the characters, validate on the last 10%."""
+    cut = int(len(text) * (1 - val_fraction))
+    return text[:cut], text[cut:]
+
+
+def text_batch(data: Tensor, block_size: int, batch_size: int, generator: torch.Generator) -> tuple[Tensor, Tensor]:
+    """Random windows of a token stream: x (B, block_size) and y, the same windows shifted one token left."""
+    starts = torch.randint(len(data) - block_size - 1, (batch_size,), generator=generator)
+    x = torch.stack([data[i: i + block_size] for i in starts.tolist()])  # (B, T)
+    y = torch.stack([data[i + 1: i + 1 + block_size] for i in starts.tolist()])  # (B, T)
+    return x, y

@@ -1,0 +1,250 @@
+"""Autoregressive decoding: greedy, sampling (temperature, top-k, top-p) and beam search, with a KV cache.
+
+`generate` is a generator yielding one GenerationStep per new token, so a UI can stream the text.
+Without a cache every step re-runs the decoder over the whole sequence; with it, each step feeds only the
+newest token and attends over stored keys and values. Both give the same tokens (tests/unit/test_generate.py).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterator
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor
+
+from .config import TransformerConfig
+from .model import Transformer
+
+STRATEGIES = ("greedy", "sample", "beam")
+
+
+@dataclass
+class GenerationStep:
+    token_id: int
+    prob: float  # probability of token_id under the distribution it was chosen from
+    top: list[tuple[int, float]]  # the five most likely tokens of that distribution, (id, prob)
+
+
+def filter_top_k(logits: Tensor, k: int) -> Tensor:
+    """Keep the k largest logits of the last dimension, set the rest to -inf."""
+    kth = torch.topk(logits, min(k, logits.size(-1)), dim=-1).values[..., -1:]  # (..., 1)
+    return logits.masked_fill(logits < kth, float("-inf"))
+
+
+def filter_top_p(logits: Tensor, p: float) -> Tensor:
+    """Nucleus filtering: keep the smallest set of most likely tokens whose probability mass is >= p."""
+    sorted_logits, order = torch.sort(logits, descending=True, dim=-1)
+    probs = sorted_logits.softmax(-1)
+    mass_before = probs.cumsum(-1) - probs  # mass of the tokens ranked above each one
+    drop_sorted = mass_before >= p  # the first token always stays (mass_before = 0)
+    drop = drop_sorted.scatter(-1, order, drop_sorted)
+    return logits.masked_fill(drop, float("-inf"))
+
+
+def cache_bytes_per_token(config: TransformerConfig, dtype: torch.dtype = torch.float32) -> int:
+    """Bytes the decoder's self-attention KV cache grows by per generated token (keys + values, all layers)."""
+    return 2 * config.n_decoder_layers * config.n_kv_heads * config.d_k * torch.tensor([], dtype=dtype).element_size()
+
+
+class _Decoder:
+    """Decoding state of `batch` parallel sequences: the tokens so far and, with use_cache, the KV cache.
+
+    A decoder-only model whose context fills up (max_len) drops the oldest half of its context and
+    re-reads the rest; cached and uncached decoding drop at the same point, so they stay equal.
+    """
+
+    def __init__(self, model: Transformer, ids: list[int], batch: int, use_cache: bool):
+        cfg, dev = model.config, model.device
+        self.model, self.cfg, self.use_cache = model, cfg, use_cache
+        if len(ids) > cfg.max_len:
+            raise ValueError(f"input is {len(ids)} tokens long; this model reads at most max_len={cfg.max_len}")
+        self.memory = self.memory_mask = None
+        if cfg.is_encoder_decoder:
+            memory, mask, _ = model.encode(torch.tensor([ids], device=dev))
+            self.memory = memory.expand(batch, -1, -1)  # (batch, S, d_model)
+            self.memory_mask = None if mask is None else mask.expand(batch, -1, -1, -1)
+            self.tokens = torch.full((batch, 1), cfg.bos_id, device=dev)  # (batch, 1)
+        else:
+            if not ids:
+                raise ValueError("the prompt is empty: a decoder-only model needs at least one token to continue")
+            self.tokens = torch.tensor([ids] * batch, device=dev)  # (batch, T)
+        self.context_start = 0
+        self._reset_cache()
+
+    def _reset_cache(self):
+        self.cache = self.model.new_cache() if self.use_cache else None
+        self.n_cached = 0
+
+    @property
+    def full(self) -> bool:
+        """An encoder-decoder target cannot grow past max_len."""
+        return self.cfg.is_encoder_decoder and self.tokens.size(1) >= self.cfg.max_len
+
+    def next_logits(self) -> Tensor:
+        """Logits for the next token of every sequence, (batch, vocab_size)."""
+        if self.use_cache:
+            new = self.tokens[:, self.context_start + self.n_cached:]  # (batch, new)
+            logits, _, _ = self.model.decode(new, self.memory, self.memory_mask, cache=self.cache, start=self.n_cached)
+            self.n_cached += new.size(1)
+        else:
+            logits, _, _ = self.model.decode(self.tokens[:, self.context_start:], self.memory, self.memory_mask)
+        logits = logits[:, -1].float()  # (batch, vocab_size)
+        logits[:, [self.cfg.pad_id, self.cfg.bos_id]] = float("-inf")  # never emitted
+        return logits
+
+    def append(self, next_tokens: Tensor, parents: Tensor | None = None):
+        """Add one token per sequence; `parents` (beam search) says which sequence each new one extends."""
+        if parents is not None:
+            self.tokens = self.tokens.index_select(0, parents)
+            for layer_cache in self.cache or []:
+                for c in layer_cache:
+                    if c is not None:
+                        c.reorder(parents)
+        self.tokens = torch.cat([self.tokens, next_tokens[:, None]], dim=1)  # (batch, T + 1)
+        if not self.cfg.is_encoder_decoder and self.tokens.size(1) - self.context_start > self.cfg.max_len:
+            self.context_start = self.tokens.size(1) - self.cfg.max_len // 2
+            self._reset_cache()
+
+
+def _distribution(logits: Tensor, strategy: str, temperature: float, top_k: int | None, top_p: float | None) -> Tensor:
+    if strategy == "sample" and temperature > 0:
+        logits = logits / temperature
+        if top_k is not None:
+            logits = filter_top_k(logits, top_k)
+        if top_p is not None:
+            logits = filter_top_p(logits, top_p)
+    return logits.softmax(-1)
+
+
+def _top(probs: Tensor, n: int = 5) -> list[tuple[int, float]]:
+    values, ids = probs.topk(min(n, probs.numel()))
+    return list(zip(ids.tolist(), values.tolist()))
+
+
+def _check_decoding(max_new_tokens, strategy, temperature, top_k, top_p, num_beams):
+    if strategy not in STRATEGIES:
+        raise ValueError(f"strategy: must be one of {STRATEGIES}, got {strategy!r}")
+    if not isinstance(max_new_tokens, int) or max_new_tokens < 0:
+        raise ValueError(f"max_new_tokens: must be a non-negative integer, got {max_new_tokens!r}")
+    if temperature < 0:
+        raise ValueError(f"temperature: must be >= 0, got {temperature}")
+    if top_k is not None and top_k < 1:
+        raise ValueError(f"top_k: must be >= 1, got {top_k}")
+    if top_p is not None and not 0 < top_p <= 1:
+        raise ValueError(f"top_p: must be in (0, 1], got {top_p}")
+    if num_beams < 1:
+        raise ValueError(f"num_beams: must be >= 1, got {num_beams}")
+
+
+@torch.no_grad()
+def generate(model: Transformer, input_ids, max_new_tokens: int, *, strategy: str = "greedy",
+             temperature: float = 1.0, top_k: int | None = None, top_p: float | None = None, num_beams: int = 4,
+             length_penalty: float = 1.0, use_cache: bool = True, seed: int | None = None) -> Iterator[GenerationStep]:
+    """Yield a GenerationStep per new token: the source's translation (encoder-decoder) or the prompt's
+    continuation (decoder-only). Stops at EOS (not yielded) or after max_new_tokens.
+
+    temperature 0 is greedy. Beam search yields its best hypothesis once the search has ended.
+    """
+    _check_decoding(max_new_tokens, strategy, temperature, top_k, top_p, num_beams)
+    ids = input_ids.reshape(-1).tolist() if isinstance(input_ids, Tensor) else list(input_ids)
+    if strategy == "beam":
+        yield from _beam_search(_Decoder(model, ids, num_beams, use_cache), max_new_tokens, num_beams, length_penalty)
+        return
+    decoder = _Decoder(model, ids, 1, use_cache)
+    rng = None
+    if seed is not None:
+        rng = torch.Generator(device=model.device).manual_seed(seed)
+    for _ in range(max_new_tokens):
+        if decoder.full:
+            return
+        probs = _distribution(decoder.next_logits()[0], strategy, temperature, top_k, top_p)  # (vocab_size,)
+        if strategy == "sample" and temperature > 0:
+            token = int(torch.multinomial(probs, 1, generator=rng))
+        else:
+            token = int(probs.argmax())
+        if token == model.config.eos_id:
+            return
+        yield GenerationStep(token, float(probs[token]), _top(probs))
+        decoder.append(torch.tensor([token], device=model.device))
+
+
+def _beam_search(decoder: _Decoder, max_new_tokens: int, num_beams: int, length_penalty: float):
+    """Keep the num_beams most probable partial outputs; a finished one scores log P / length^length_penalty."""
+    eos = decoder.cfg.eos_id
+    device = decoder.tokens.device
+    scores = torch.full((num_beams,), float("-inf"), device=device)
+    scores[0] = 0.0  # all beams start identical: expand only the first
+    histories: list[list[GenerationStep]] = [[] for _ in range(num_beams)]
+    finished: list[tuple[float, list[GenerationStep]]] = []
+    for step in range(max_new_tokens):
+        if decoder.full:
+            break
+        logp = decoder.next_logits().log_softmax(-1)  # (num_beams, vocab_size)
+        vocab = logp.size(-1)
+        candidates = (scores[:, None] + logp).view(-1).topk(2 * num_beams)
+        parents, tokens, new_scores, new_histories = [], [], [], []
+        for score, flat in zip(candidates.values.tolist(), candidates.indices.tolist()):
+            beam, token = divmod(flat, vocab)
+            if score == float("-inf"):
+                break
+            probs = logp[beam].exp()
+            item = GenerationStep(token, float(probs[token]), _top(probs))
+            if token == eos:
+                finished.append((score / (step + 1) ** length_penalty, histories[beam]))
+                continue
+            parents.append(beam)
+            tokens.append(token)
+            new_scores.append(score)
+            new_histories.append(histories[beam] + [item])
+            if len(parents) == num_beams:
+                break
+        if not parents:
+            break
+        while len(parents) < num_beams:  # fewer live candidates than beams: pad with dead copies
+            parents.append(parents[0]); tokens.append(tokens[0]); new_scores.append(float("-inf"))
+            new_histories.append(new_histories[0])
+        scores = torch.tensor(new_scores, device=device)
+        histories = new_histories
+        decoder.append(torch.tensor(tokens, device=device), torch.tensor(parents, device=device))
+        if len(finished) >= num_beams:
+            worst_finished = sorted(s for s, _ in finished)[-num_beams]
+            if worst_finished >= float(scores.max()) / (step + 1) ** length_penalty:
+                break
+    finished += [(float(s) / max(len(h), 1) ** length_penalty, h) for s, h in zip(scores.tolist(), histories)
+                 if s > float("-inf")]
+    best = max(finished, key=lambda f: f[0])[1]
+    yield from best
+
+
+def generate_text(model: Transformer, tokenizer, text: str, max_new_tokens: int, **decoding) -> str:
+    """The one-call form: a source in, its decoded output out (encoder-decoder); a prompt's continuation
+    (decoder-only)."""
+    ids = tokenizer.encode(text)
+    if model.config.is_encoder_decoder:
+        ids = ids + [model.config.eos_id]
+    return tokenizer.decode(step.token_id for step in generate(model, ids, max_new_tokens, **decoding))
+
+
+@torch.no_grad()
+def greedy_batch(model: Transformer, src: Tensor, max_new_tokens: int) -> list[list[int]]:
+    """Greedy decoding of a padded batch of sources (B, S) at once, with the KV cache (encoder-decoder only).
+
+    Returns each output's tokens up to, not including, its EOS. Used to score exact match quickly.
+    """
+    cfg = model.config
+    memory, src_mask, _ = model.encode(src)
+    cache, B = model.new_cache(), src.size(0)
+    token = torch.full((B, 1), cfg.bos_id, device=src.device)  # (B, 1)
+    outputs, done = [], torch.zeros(B, dtype=torch.bool, device=src.device)
+    for step in range(min(max_new_tokens, cfg.max_len - 1)):
+        logits, _, _ = model.decode(token, memory, src_mask, cache=cache, start=step)
+        token = logits[:, -1].argmax(-1, keepdim=True)  # (B, 1)
+        outputs.append(token[:, 0])
+        done |= token[:, 0] == cfg.eos_id
+        if done.all():
+            break
+    result = []
+    for row in torch.stack(outputs, 1).tolist():  # (B, steps)
+        result.append(row[: row.index(cfg.eos_id)] if cfg.eos_id in row else row)
+    return result

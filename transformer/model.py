@@ -1,0 +1,116 @@
+"""The Transformer: encoder-decoder (figure 1 of the paper) or decoder-only, built from the same layers."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import torch
+from torch import Tensor, nn
+
+from .attention import KVCache, padding_mask
+from .config import TransformerConfig
+from .embeddings import TokenEmbedding, positional_encoding
+from .layers import DecoderLayer, EncoderLayer
+
+LayerCache = tuple[KVCache, KVCache | None]  # (decoder self-attention, cross-attention or None)
+
+
+@dataclass
+class AttentionMaps:
+    """Attention weights of every layer, one tensor per layer, each (B, H, query length, key length)."""
+
+    encoder_self: list[Tensor] = field(default_factory=list)  # (B, H, S, S)
+    decoder_self: list[Tensor] = field(default_factory=list)  # (B, H, T, T)
+    cross: list[Tensor] = field(default_factory=list)  # (B, H, T, S); empty for decoder-only
+
+
+@dataclass
+class ModelOutput:
+    logits: Tensor  # (B, T, vocab_size)
+    attention: AttentionMaps | None = None
+
+
+class Transformer(nn.Module):
+    def __init__(self, config: TransformerConfig):
+        super().__init__()
+        self.config = cfg = config
+        self.embed = TokenEmbedding(cfg.vocab_size, cfg.d_model)
+        self.pos_encoding = positional_encoding(cfg.pos_encoding, cfg.max_len, cfg.d_model)
+        self.embed_dropout = nn.Dropout(cfg.dropout)  # "dropout to the sums of the embeddings and the positional encodings"
+        self.encoder = nn.ModuleList(EncoderLayer(cfg) for _ in range(cfg.n_encoder_layers))
+        self.decoder = nn.ModuleList(
+            DecoderLayer(cfg, cross_attention=cfg.is_encoder_decoder) for _ in range(cfg.n_decoder_layers))
+        # Pre-norm stacks end with a LayerNorm; post-norm layers already end with one.
+        use_final_norm = cfg.norm_first
+        self.encoder_norm = nn.LayerNorm(cfg.d_model) if use_final_norm and cfg.is_encoder_decoder else nn.Identity()
+        self.decoder_norm = nn.LayerNorm(cfg.d_model) if use_final_norm else nn.Identity()
+        self.lm_head = nn.Linear(cfg.d_model, cfg.vocab_size, bias=False)
+        self._init_weights()
+        if cfg.tie_embeddings:  # "we share the same weight matrix between the two embedding layers and the pre-softmax linear transformation"
+            self.lm_head.weight = self.embed.weight
+
+    def _init_weights(self):
+        for p in self.parameters():
+            if p.dim() > 1:
+                nn.init.xavier_uniform_(p)
+        if self.config.pos_encoding == "learned":
+            nn.init.normal_(self.pos_encoding.table, std=0.02)
+
+    def _embed(self, ids: Tensor, start: int = 0) -> Tensor:
+        T = ids.size(1)
+        if start + T > self.config.max_len:
+            raise ValueError(f"sequence of {start + T} tokens is longer than this model's max_len={self.config.max_len}")
+        return self.embed_dropout(self.pos_encoding(self.embed(ids), start))  # (B, T, d_model)
+
+    def _key_mask(self, ids: Tensor) -> Tensor | None:
+        """Padding mask over keys, or None when there is no padding (so the fused kernel needs no mask)."""
+        return padding_mask(ids, self.config.pad_id) if (ids == self.config.pad_id).any() else None
+
+    def encode(self, src: Tensor, need_weights: bool = False) -> tuple[Tensor, Tensor | None, list[Tensor]]:
+        """src (B, S) -> memory (B, S, d_model), source padding mask (B, 1, 1, S) or None, weights per layer."""
+        src_mask = self._key_mask(src)
+        x, maps = self._embed(src), []
+        for layer in self.encoder:
+            x, weights = layer(x, src_mask, need_weights)
+            if need_weights:
+                maps.append(weights)
+        return self.encoder_norm(x), src_mask, maps
+
+    def decode(self, tgt: Tensor, memory: Tensor | None = None, memory_mask: Tensor | None = None, *,
+               need_weights: bool = False, cache: list[LayerCache] | None = None, start: int = 0):
+        """tgt (B, T) -> logits (B, T, vocab_size), self weights per layer, cross weights per layer.
+
+        With a `cache` the decoder sees only the new tokens; `start` is their position in the sequence.
+        """
+        tgt_mask = self._key_mask(tgt) if cache is None else None
+        x, self_maps, cross_maps = self._embed(tgt, start), [], []
+        for i, layer in enumerate(self.decoder):
+            x, self_w, cross_w = layer(x, tgt_mask, memory, memory_mask, need_weights,
+                                       cache=None if cache is None else cache[i])
+            if need_weights:
+                self_maps.append(self_w)
+                if cross_w is not None:
+                    cross_maps.append(cross_w)
+        return self.lm_head(self.decoder_norm(x)), self_maps, cross_maps  # (B, T, vocab_size)
+
+    def forward(self, src_or_tokens: Tensor, tgt: Tensor | None = None, return_attention: bool = False) -> ModelOutput:
+        """Encoder-decoder: model(src, tgt). Decoder-only: model(tokens). Logits predict the next token."""
+        if self.config.is_encoder_decoder:
+            if tgt is None:
+                raise ValueError("an encoder-decoder model needs both a source and a target: model(src, tgt)")
+            memory, src_mask, enc_maps = self.encode(src_or_tokens, return_attention)
+            logits, self_maps, cross_maps = self.decode(tgt, memory, src_mask, need_weights=return_attention)
+        else:
+            if tgt is not None:
+                raise ValueError("a decoder-only model takes one token sequence: model(tokens)")
+            enc_maps = []
+            logits, self_maps, cross_maps = self.decode(src_or_tokens, need_weights=return_attention)
+        attention = AttentionMaps(enc_maps, self_maps, cross_maps) if return_attention else None
+        return ModelOutput(logits, attention)
+
+    def new_cache(self) -> list[LayerCache]:
+        """An empty KV cache: per decoder layer, (self-attention cache, cross-attention cache or None)."""
+        return [(KVCache(), KVCache(static=True) if self.config.is_encoder_decoder else None) for _ in self.decoder]
+
+    @property
+    def device(self) -> torch.device:
+        return self.embed.weight.device

@@ -1,0 +1,103 @@
+"""Tokenizers: one id per character, or byte-pair encoding trained with the `tokenizers` library.
+
+Both reserve the same special tokens at the same ids, so a model's pad/bos/eos ids never depend on the text.
+`encode` adds no special tokens; characters never seen in training become <unk>, never an exception.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Iterable
+
+from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+
+SPECIAL_TOKENS = ("<pad>", "<s>", "</s>", "<unk>")
+PAD_ID, BOS_ID, EOS_ID, UNK_ID = range(4)
+
+
+class CharTokenizer:
+    """One token per character of the training text."""
+
+    kind = "char"
+
+    def __init__(self, chars: Iterable[str]):
+        self.itos = list(SPECIAL_TOKENS) + sorted(set(chars) - set(SPECIAL_TOKENS))
+        self.stoi = {s: i for i, s in enumerate(self.itos)}
+
+    @classmethod
+    def from_text(cls, text: str) -> "CharTokenizer":
+        return cls(set(text))
+
+    @property
+    def vocab_size(self) -> int:
+        return len(self.itos)
+
+    def encode(self, text: str) -> list[int]:
+        return [self.stoi.get(c, UNK_ID) for c in text]
+
+    def decode(self, ids: Iterable[int]) -> str:
+        return "".join(self.itos[i] for i in ids if i not in (PAD_ID, BOS_ID, EOS_ID))
+
+    def id_to_token(self, i: int) -> str:
+        return self.itos[i]
+
+    def to_dict(self) -> dict:
+        return {"kind": self.kind, "special_tokens": list(SPECIAL_TOKENS), "vocab": self.itos[len(SPECIAL_TOKENS):]}
+
+    def save(self, path: str | Path) -> None:
+        Path(path).write_text(json.dumps(self.to_dict(), ensure_ascii=False, indent=1), encoding="utf-8")
+
+
+class BPETokenizer:
+    """Byte-pair encoding (the paper uses BPE for English-German, section 5.1), trained by `tokenizers`."""
+
+    kind = "bpe"
+
+    def __init__(self, tokenizer: Tokenizer):
+        self.tokenizer = tokenizer
+        for i, tok in enumerate(SPECIAL_TOKENS):
+            if tokenizer.token_to_id(tok) != i:
+                raise ValueError(f"BPE tokenizer must have {tok} at id {i}")
+
+    @classmethod
+    def train(cls, texts: Iterable[str], vocab_size: int) -> "BPETokenizer":
+        tok = Tokenizer(models.BPE(unk_token="<unk>"))
+        tok.pre_tokenizer = pre_tokenizers.Metaspace(prepend_scheme="never")
+        tok.decoder = decoders.Metaspace(prepend_scheme="never")
+        trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=list(SPECIAL_TOKENS), show_progress=False)
+        tok.train_from_iterator(texts, trainer)
+        return cls(tok)
+
+    @property
+    def vocab_size(self) -> int:
+        return self.tokenizer.get_vocab_size()
+
+    def encode(self, text: str) -> list[int]:
+        return self.tokenizer.encode(text, add_special_tokens=False).ids
+
+    def decode(self, ids: Iterable[int]) -> str:
+        return self.tokenizer.decode([i for i in ids if i not in (PAD_ID, BOS_ID, EOS_ID)], skip_special_tokens=False)
+
+    def id_to_token(self, i: int) -> str:
+        return self.tokenizer.id_to_token(i).replace("\u2581", " ")
+
+    def to_dict(self) -> dict:
+        return json.loads(self.tokenizer.to_str())
+
+    def save(self, path: str | Path) -> None:
+        self.tokenizer.save(str(path))
+
+
+def tokenizer_from_dict(data: dict) -> CharTokenizer | BPETokenizer:
+    """Rebuild a tokenizer from its tokenizer.json contents; raises ValueError on anything unexpected."""
+    if data.get("kind") == "char":
+        if data.get("special_tokens") != list(SPECIAL_TOKENS) or not isinstance(data.get("vocab"), list):
+            raise ValueError("char tokenizer.json must hold special_tokens and a vocab list")
+        return CharTokenizer(data["vocab"])
+    if "model" in data:
+        return BPETokenizer(Tokenizer.from_str(json.dumps(data)))
+    raise ValueError("tokenizer.json is neither a char tokenizer nor a `tokenizers` BPE tokenizer")
+
+
+def load_tokenizer(path: str | Path) -> CharTokenizer | BPETokenizer:
+    return tokenizer_from_dict(json.loads(Path(path).read_text(encoding="utf-8")))

@@ -1,0 +1,309 @@
+"""Training: a Trainer that yields small event records, the paper's schedule and optimiser, and a CLI.
+
+    python -m transformer.train --task reverse --out checkpoints/reverse
+    python -m transformer.train --text ../shared/data/tinyshakespeare.txt --arch decoder-only --out runs/lm
+
+The CLI and the app's Train tab are two consumers of the same `Trainer.run()` event stream.
+"""
+from __future__ import annotations
+
+import json
+import math
+import random
+import time
+from contextlib import nullcontext
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Iterator
+
+import torch
+import torch.nn.functional as F
+from safetensors.torch import load_file, save_file
+
+from .checkpoint import CheckpointError, load_checkpoint, read_info, save_checkpoint
+from .data import Task, pad, task_batch, text_batch
+from .generate import greedy_batch
+from .model import Transformer
+
+SCHEDULES = ("noam", "cosine", "constant")
+
+
+@dataclass
+class TrainConfig:
+    """How to train. `lr` is the factor in front of the paper's schedule for "noam", else the peak rate."""
+
+    steps: int = 2000
+    batch_size: int = 64
+    schedule: str = "noam"
+    lr: float = 1.0
+    warmup: int = 400
+    label_smoothing: float = 0.0
+    weight_decay: float = 0.0
+    clip_grad: float = 1.0
+    bf16: bool = False
+    block_size: int = 128  # text: tokens per training window
+    eval_every: int = 200
+    eval_examples: int = 200
+    checkpoint_every: int = 0  # 0: a checkpoint only at the end (when the Trainer has an out_dir)
+    max_seconds: float = 0.0  # 0: no wall-time limit
+    seed: int = 0
+
+    def __post_init__(self):
+        for name in ("steps", "batch_size", "block_size", "eval_every", "eval_examples"):
+            if not isinstance(getattr(self, name), int) or getattr(self, name) < 1:
+                raise ValueError(f"{name}: must be a positive integer, got {getattr(self, name)!r}")
+        if self.schedule not in SCHEDULES:
+            raise ValueError(f"schedule: must be one of {SCHEDULES}, got {self.schedule!r}")
+        if not (self.lr > 0 and math.isfinite(self.lr)):
+            raise ValueError(f"lr: must be a positive number, got {self.lr!r}")
+        if self.warmup < 0 or self.checkpoint_every < 0 or self.max_seconds < 0 or self.clip_grad < 0:
+            raise ValueError("warmup, checkpoint_every, max_seconds and clip_grad must be >= 0")
+        if not 0 <= self.label_smoothing < 1:
+            raise ValueError(f"label_smoothing: must be in [0, 1), got {self.label_smoothing}")
+
+
+def learning_rate(step: int, cfg: TrainConfig, d_model: int) -> float:
+    """noam: lrate = d_model^-0.5 * min(step^-0.5, step * warmup^-1.5)      (equation 3), times cfg.lr.
+    cosine: linear warm-up to cfg.lr, then a cosine decay to cfg.lr / 10 at the last step."""
+    step = max(step, 1)
+    if cfg.schedule == "noam":
+        return cfg.lr * d_model ** -0.5 * min(step ** -0.5, step * max(cfg.warmup, 1) ** -1.5)
+    if cfg.schedule == "cosine":
+        if step < cfg.warmup:
+            return cfg.lr * step / cfg.warmup
+        progress = (step - cfg.warmup) / max(cfg.steps - cfg.warmup, 1)
+        return cfg.lr * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * min(progress, 1.0))))
+    return cfg.lr
+
+
+@dataclass
+class StepEvent:
+    step: int
+    loss: float
+    lr: float
+    tokens_per_sec: float
+    elapsed: float
+    kind: str = "step"
+
+
+@dataclass
+class EvalEvent:
+    step: int
+    val_loss: float
+    elapsed: float
+    token_accuracy: float | None = None
+    exact_match: float | None = None
+    samples: list[tuple[str, str, str]] = field(default_factory=list)  # (input, expected, model output)
+    attention: torch.Tensor | None = None  # (H, T, S): cross-attention (seq2seq) or self-attention, last layer
+    query_tokens: list[str] = field(default_factory=list)
+    key_tokens: list[str] = field(default_factory=list)
+    kind: str = "eval"
+
+
+class TrainingError(RuntimeError):
+    """Training cannot go on (the loss became NaN or infinite); the message says where."""
+
+
+class TaskData:
+    """Seq2seq batches from a synthetic task; validation examples come from a different seed."""
+
+    def __init__(self, task: Task, tokenizer, model_cfg, seed: int, n_val: int):
+        self.task, self.tokenizer, self.cfg = task, tokenizer, model_cfg
+        self.rng = random.Random(seed)
+        val_rng = random.Random(seed + 1_000_003)
+        self.val_pairs = [task.sample(val_rng) for _ in range(n_val)]
+
+    def train_batch(self, batch_size: int):
+        c = self.cfg
+        src, tgt_in, tgt_out, _ = task_batch(self.task, self.tokenizer, self.rng, batch_size, c.pad_id, c.bos_id,
+                                             c.eos_id)
+        return (src, tgt_in), tgt_out
+
+    def state(self) -> dict:
+        version, internal, gauss = self.rng.getstate()
+        return {"rng": [version, list(internal), gauss]}
+
+    def load_state(self, state: dict):
+        version, internal, gauss = state["rng"]
+        self.rng.setstate((version, tuple(internal), gauss))
+
+
+class TextData:
+    """Language-model batches: random windows of the training tokens; validation windows are fixed."""
+
+    def __init__(self, train_text: str, val_text: str, tokenizer, block_size: int, seed: int, n_val: int):
+        self.tokenizer, self.block_size = tokenizer, block_size
+        self.train_ids = torch.tensor(tokenizer.encode(train_text))
+        self.val_ids = torch.tensor(tokenizer.encode(val_text))
+        if len(self.train_ids) <= block_size + 1 or len(self.val_ids) <= block_size + 1:
+            raise ValueError(f"the text is too short for block_size={block_size}: it needs more than "
+                             f"{10 * (block_size + 1)} tokens")
+        self.generator = torch.Generator().manual_seed(seed)
+        val_gen = torch.Generator().manual_seed(seed + 1_000_003)
+        self.val_batch = text_batch(self.val_ids, block_size, min(n_val, 64), val_gen)
+
+    def train_batch(self, batch_size: int):
+        x, y = text_batch(self.train_ids, self.block_size, batch_size, self.generator)
+        return (x,), y
+
+    def state(self) -> dict:
+        return {"generator": self.generator.get_state().tolist()}
+
+    def load_state(self, state: dict):
+        self.generator.set_state(torch.tensor(state["generator"], dtype=torch.uint8))
+
+
+class Trainer:
+    """Trains `model` on `data`; `run()` yields a StepEvent per step and an EvalEvent every eval_every steps.
+
+    Closing the generator (the consumer stops iterating) stops training at once. With `out_dir`, checkpoints
+    (with optimiser and random-number state, so `resume=True` continues the same curve) are written there.
+    """
+
+    def __init__(self, model: Transformer, tokenizer, data: TaskData | TextData, cfg: TrainConfig,
+                 out_dir: str | Path | None = None, resume: bool = False, checkpoint_info: dict | None = None):
+        self.model, self.tokenizer, self.data, self.cfg = model, tokenizer, data, cfg
+        self.out_dir = Path(out_dir) if out_dir is not None else None
+        self.checkpoint_info = checkpoint_info or {}
+        decay = [p for p in model.parameters() if p.dim() > 1]
+        no_decay = [p for p in model.parameters() if p.dim() <= 1]
+        self.optimizer = torch.optim.AdamW(
+            [{"params": decay, "weight_decay": cfg.weight_decay}, {"params": no_decay, "weight_decay": 0.0}],
+            lr=learning_rate(1, cfg, model.config.d_model), betas=(0.9, 0.98), eps=1e-9)  # section 5.3
+        self.step, self.tokens_seen, self.elapsed, self.last_checkpoint_step = 0, 0, 0.0, None
+        if resume:
+            self._load_state()
+
+    # --- the loop ---------------------------------------------------------------------------------------------
+
+    def _loss(self, inputs, targets) -> torch.Tensor:
+        device = self.model.device
+        autocast = torch.autocast(device.type, dtype=torch.bfloat16) if self.cfg.bf16 else nullcontext()
+        with autocast:
+            logits = self.model(*(x.to(device) for x in inputs)).logits
+        return F.cross_entropy(logits.float().flatten(0, 1), targets.to(device).flatten(),
+                               ignore_index=self.model.config.pad_id, label_smoothing=self.cfg.label_smoothing)
+
+    def run(self) -> Iterator[StepEvent | EvalEvent]:
+        cfg, model = self.cfg, self.model
+        start = time.perf_counter() - self.elapsed
+        while self.step < cfg.steps:
+            model.train()
+            t0 = time.perf_counter()
+            lr = learning_rate(self.step + 1, cfg, model.config.d_model)
+            for group in self.optimizer.param_groups:
+                group["lr"] = lr
+            inputs, targets = self.data.train_batch(cfg.batch_size)
+            loss = self._loss(inputs, targets)
+            if not torch.isfinite(loss):
+                where = (f"the last good checkpoint (step {self.last_checkpoint_step}) is in {self.out_dir}"
+                         if self.last_checkpoint_step is not None else "no checkpoint was written")
+                raise TrainingError(f"the loss became {loss.item()} at step {self.step + 1}; training stopped and "
+                                    f"{where}. Try a lower learning rate.")
+            self.optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            if cfg.clip_grad > 0:
+                torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.clip_grad)
+            self.optimizer.step()
+            self.step += 1
+            n_tokens = int((targets != model.config.pad_id).sum())
+            self.tokens_seen += n_tokens
+            self.elapsed = time.perf_counter() - start
+            yield StepEvent(self.step, loss.item(), lr, n_tokens / (time.perf_counter() - t0), self.elapsed)
+            last = self.step == cfg.steps or (cfg.max_seconds and self.elapsed >= cfg.max_seconds)
+            if self.step % cfg.eval_every == 0 or last:
+                yield self.evaluate()
+            if self.out_dir is not None and (last or (cfg.checkpoint_every and self.step % cfg.checkpoint_every == 0)):
+                self.save(self.out_dir)
+            if last:
+                break
+
+    @torch.no_grad()
+    def evaluate(self) -> EvalEvent:
+        model, tok, cfg = self.model, self.tokenizer, self.model.config
+        model.eval()
+        if isinstance(self.data, TaskData):
+            pairs = self.data.val_pairs
+            src = pad([tok.encode(s) + [cfg.eos_id] for s, _ in pairs], cfg.pad_id).to(model.device)
+            tgt = pad([[cfg.bos_id] + tok.encode(t) + [cfg.eos_id] for _, t in pairs], cfg.pad_id).to(model.device)
+            logits = model(src, tgt[:, :-1]).logits
+            target, real = tgt[:, 1:], tgt[:, 1:] != cfg.pad_id
+            val_loss = F.cross_entropy(logits.flatten(0, 1), target.flatten(), ignore_index=cfg.pad_id).item()
+            token_acc = float((logits.argmax(-1) == target)[real].float().mean())
+            outputs = [tok.decode(o) for o in greedy_batch(model, src, self.data.task.max_target_len + 1)]
+            exact = sum(o == t for o, (_, t) in zip(outputs, pairs)) / len(pairs)
+            samples = [(s, t, o) for (s, t), o in list(zip(pairs, outputs))[:3]]
+            ex_src, ex_tgt = src[:1, : len(tok.encode(pairs[0][0])) + 1], tgt[:1, : len(tok.encode(pairs[0][1])) + 1]
+            attention = model(ex_src, ex_tgt, return_attention=True).attention.cross[-1][0].cpu()  # (H, T, S)
+            queries, keys = ex_tgt[0].tolist(), ex_src[0].tolist()
+            return EvalEvent(self.step, val_loss, self.elapsed, token_acc, exact, samples, attention,
+                             [tok.id_to_token(i) for i in queries], [tok.id_to_token(i) for i in keys])
+        x, y = (t.to(model.device) for t in self.data.val_batch)
+        logits = model(x).logits
+        val_loss = F.cross_entropy(logits.flatten(0, 1), y.flatten()).item()
+        token_acc = float((logits.argmax(-1) == y).float().mean())
+        prompt = x[0, :32].tolist()
+        from .generate import generate  # local: generate imports model, which this module already needs
+        continuation = [s.token_id for s in generate(model, prompt, 64, strategy="sample", temperature=0.8, seed=0)]
+        samples = [(tok.decode(prompt), "", tok.decode(continuation))]
+        ex = x[:1, :48]
+        attention = model(ex, return_attention=True).attention.decoder_self[-1][0].cpu()  # (H, T, T)
+        labels = [tok.id_to_token(i) for i in ex[0].tolist()]
+        return EvalEvent(self.step, val_loss, self.elapsed, token_acc, None, samples, attention, labels, labels)
+
+    # --- checkpoints ------------------------------------------------------------------------------------------
+
+    def training_info(self) -> dict:
+        return {"steps": self.step, "tokens": self.tokens_seen, "wall_time_s": round(self.elapsed, 1),
+                "train_config": asdict(self.cfg)}
+
+    def save(self, path: Path, **info) -> Path:
+        """A checkpoint directory plus trainer_state.* (optimiser, step, random-number states) for resuming."""
+        info = {**self.checkpoint_info, **info}
+        info["training"] = {**info.get("training", {}), **self.training_info()}
+        tensors, groups = {}, []
+        opt = self.optimizer.state_dict()
+        for idx, state in opt["state"].items():
+            for name, value in state.items():
+                tensors[f"optimizer.{idx}.{name}"] = value if torch.is_tensor(value) else torch.tensor(value)
+        for group in opt["param_groups"]:
+            groups.append({k: v for k, v in group.items()})
+        tensors["torch_rng"] = torch.get_rng_state()
+        meta = {"step": self.step, "tokens": self.tokens_seen, "elapsed": self.elapsed, "param_groups": groups,
+                "data": self.data.state()}
+
+        def write_state(tmp: Path):
+            save_file({k: v.contiguous() for k, v in tensors.items()}, str(tmp / "trainer_state.safetensors"))
+            (tmp / "trainer_state.json").write_text(json.dumps(meta))
+
+        save_checkpoint(path, self.model, self.tokenizer, extra=write_state, **info)
+        self.last_checkpoint_step = self.step
+        return path
+
+    def _load_state(self):
+        if self.out_dir is None:
+            raise ValueError("resume=True needs the out_dir of the run to resume")
+        read_info(self.out_dir)
+        state_file = self.out_dir / "trainer_state.safetensors"
+        if not state_file.is_file():
+            raise CheckpointError(f"{self.out_dir}: no trainer_state.safetensors to resume from")
+        model, _, _ = load_checkpoint(self.out_dir, device=self.model.device)
+        self.model.load_state_dict(model.state_dict())
+        tensors = load_file(str(state_file))
+        meta = json.loads((self.out_dir / "trainer_state.json").read_text())
+        state: dict[int, dict] = {}
+        for key, value in tensors.items():
+            if key.startswith("optimizer."):
+                _, idx, name = key.split(".", 2)
+                state.setdefault(int(idx), {})[name] = value
+        self.optimizer.load_state_dict({"state": state, "param_groups": meta["param_groups"]})
+        torch.set_rng_state(tensors["torch_rng"])
+        self.data.load_state(meta["data"])
+        self.step, self.tokens_seen, self.elapsed = meta["step"], meta["tokens"], meta["elapsed"]
+        self.last_checkpoint_step = self.step
+
+
+if __name__ == "__main__":
+    from .cli import main
+
+    main()
