@@ -114,3 +114,26 @@ class Transformer(nn.Module):
     @property
     def device(self) -> torch.device:
         return self.embed.weight.device
+
+
+def parameter_counts(model: Transformer) -> dict[str, int]:
+    """Trainable parameters per component. Tied embeddings are counted once, under the embedding."""
+    groups = {"embeddings": 0, "positional encoding": 0, "encoder self-attention": 0, "decoder self-attention": 0,
+              "cross-attention": 0, "feed-forward": 0, "layer norms": 0, "output projection": 0}
+    for name, p in model.named_parameters():  # shared (tied) parameters appear once
+        if name.startswith("embed."):
+            key = "embeddings"
+        elif name.startswith("pos_encoding."):
+            key = "positional encoding"
+        elif ".self_attn." in name:
+            key = "encoder self-attention" if name.startswith("encoder.") else "decoder self-attention"
+        elif ".cross_attn." in name:
+            key = "cross-attention"
+        elif ".ffn." in name:
+            key = "feed-forward"
+        elif "norm" in name:
+            key = "layer norms"
+        else:
+            key = "output projection"
+        groups[key] += p.numel()
+    return {k: v for k, v in groups.items() if v}

@@ -1,0 +1,161 @@
+"""The app through its HTTP API (gradio_client), as a browser would drive it: every api_name answers, bad input
+gets a clear error, and the next request still works."""
+import json
+import math
+
+import pytest
+from gradio_client.exceptions import AppError
+
+GEN_DEFAULTS = dict(strategy="greedy", temperature=1.0, top_k=0, top_p=1.0, num_beams=4, max_new_tokens=40, seed=0)
+
+
+def plot_json(value) -> dict:
+    return json.loads(value["plot"])
+
+
+def decode(array):
+    """plotly 7 may send arrays as base64 typed arrays."""
+    if isinstance(array, dict) and "bdata" in array:
+        import base64
+
+        import numpy as np
+
+        shape = [int(n) for n in str(array.get("shape", "-1")).split(",")]
+        return np.frombuffer(base64.b64decode(array["bdata"]), dtype=array["dtype"]).reshape(shape).tolist()
+    return array
+
+
+def generate(client, ckpt, prompt, **kw):
+    return client.predict(ckpt, prompt, *{**GEN_DEFAULTS, **kw}.values(), api_name="/generate")
+
+
+def test_generate_reverse_checkpoint_reverses(client):
+    """The shipped reverse model writes its input backwards, and the step table lists one row per token."""
+    text, table, *_ = generate(client, "reverse", "hello")
+    assert text == "olleh"
+    assert [row[1] for row in table["data"]] == [repr(c) for c in "olleh"]
+
+
+def test_every_decoding_strategy_answers(client):
+    """Greedy, sampling (with top-k/top-p) and beam search all return text through the API."""
+    for kw in (dict(strategy="sample", temperature=0.7, top_k=5, top_p=0.9, seed=1), dict(strategy="beam")):
+        text, *_ = generate(client, "reverse", "abc", **kw)
+        assert text
+    assert generate(client, "reverse", "abc", strategy="beam")[0] == "cba"
+
+
+def test_example_gives_a_task_input(client):
+    """One-click examples come from the checkpoint's task: reverse takes lowercase letters."""
+    example = client.predict("reverse", api_name="/example")
+    assert example and example.isalpha() and example.islower()
+
+
+@pytest.mark.parametrize("prompt, message", [
+    ("", "empty"),
+    ("   ", "empty"),
+    ("x" * 100_000, "limit"),
+])
+def test_bad_prompts_get_a_clear_error_and_the_next_call_works(client, prompt, message):
+    with pytest.raises(AppError, match=message):
+        generate(client, "reverse", prompt)
+    assert generate(client, "reverse", "ab")[0] == "ba"
+
+
+def test_unknown_and_control_characters_are_reported_not_fatal(client):
+    """Emoji and control characters become <unk>, and the notice says so."""
+    text, table, _, notice = generate(client, "reverse", "ab😀\x07")
+    assert "<unk>" in notice and "😀" in notice
+
+
+def test_unknown_checkpoint_is_refused(client):
+    with pytest.raises(AppError, match="not in the list of choices|unknown checkpoint"):
+        generate(client, "no-such-model", "abc")
+
+
+def test_attention_then_redraw_by_layer_and_head(client):
+    """/attention computes the patterns once; the draw endpoints redraw for another layer and head."""
+    notice, kind, layer, head, files = client.predict("reverse", "hello", "", api_name="/attention")
+    assert kind["value"] == "cross" and layer["maximum"] >= 1 and head["maximum"] >= 1
+    assert any(f.endswith(".csv") for f in files) and any(f.endswith(".json") for f in files)
+    one, grid, overview, table = client.predict("cross", 1, 2, "anti-diagonal", api_name="/draw_by_head")
+    fig = plot_json(one)
+    assert "layer 1, head 2" in fig["layout"]["title"]["text"]
+    z = decode(fig["data"][0]["z"])
+    rows = [sum(r) for r in z]
+    assert all(math.isclose(r, 1.0, abs_tol=1e-4) for r in rows), "every query row sums to 1"
+    assert len(table["data"]) == (layer["maximum"] + 1) * (head["maximum"] + 1), "one row per layer and head"
+    assert len(table["headers"]) == 7
+
+
+def test_attention_download_holds_the_weights(client):
+    """The JSON download holds the same number of layers as the model, with rows that sum to 1."""
+    *_, files = client.predict("reverse", "abcd", "", api_name="/attention")
+    data = json.loads(open(next(f for f in files if f.endswith(".json"))).read())
+    assert data["source_tokens"] == ["a", "b", "c", "d", "</s>"]
+    cross = data["patterns"]["cross"]
+    assert all(math.isclose(sum(row), 1.0, abs_tol=1e-3) for layer in cross for head in layer for row in head)
+
+
+def test_attention_truncates_long_input_with_a_notice(client):
+    notice, *_ = client.predict("reverse", "abc" * 100, "", api_name="/attention")
+    assert "cut to" in notice
+
+
+def test_positional_and_model_endpoints(client):
+    matrix, waves, similarity, compare, note = client.predict(64, 50, "0, 1, 8", "reverse", api_name="/positional")
+    fig = plot_json(matrix)
+    assert len(decode(fig["data"][0]["z"])) == 50
+    assert len(plot_json(waves)["data"]) == 3
+    with pytest.raises(AppError, match="dimensions"):
+        client.predict(64, 50, "0, 99", "reverse", api_name="/positional")
+    summary, params, plot, kv = client.predict("reverse", api_name="/model")
+    assert "parameters" in summary
+    assert [row[0] for row in kv["data"]][0].startswith("MHA")
+
+
+def test_stop_before_start_is_an_error_and_harmless(client):
+    with pytest.raises(AppError, match="Nothing is training"):
+        client.predict(api_name="/stop")
+
+
+TRAIN_DEFAULTS = dict(source="task", task="reverse", text="", upload=None, hub="", layers=1, heads=4, d_model=64,
+                      lr=3e-3, steps=80, batch=32)
+
+
+def test_training_streams_updates_and_loss_falls(client):
+    """The streaming /train endpoint sends several updates; the train loss of the last is below the first."""
+    job = client.submit(*TRAIN_DEFAULTS.values(), api_name="/train")
+    updates = list(job)
+    assert len(updates) >= 3
+    curves = plot_json(updates[-1][0])
+    losses = decode(curves["data"][0]["y"])
+    assert losses[-1] < losses[0] - 0.3
+    status, zip_path, ckpt = updates[-1][1], updates[-1][4], updates[-1][5]
+    assert "finished" in status and zip_path.endswith(".zip")
+    mine = [c[0] for c in ckpt["choices"] if c[0].startswith("my reverse")]
+    assert mine, "the trained model joins the checkpoint list"
+    text, *_ = generate(client, mine[0], "abc")  # and this session can use it
+    assert isinstance(text, str)
+
+
+@pytest.mark.parametrize("field, value, message", [
+    ("steps", 1_000_000, "greater than maximum value 5000"),
+    ("layers", 0, "less than minimum value 1"),
+    ("d_model", 62, "divisible"),
+    ("lr", 5.0, "greater than maximum value"),
+    ("source", "text", "paste some text"),
+])
+def test_bad_training_requests_are_refused(client, field, value, message):
+    with pytest.raises(AppError, match=message):
+        client.predict(*{**TRAIN_DEFAULTS, field: value}.values(), api_name="/train")
+    assert generate(client, "reverse", "ab")[0] == "ba"
+
+
+def test_binary_upload_is_refused(client, tmp_path):
+    from gradio_client import handle_file
+
+    binary = tmp_path / "weights.txt"
+    binary.write_bytes(bytes(range(256)) * 40)
+    with pytest.raises(AppError, match="not a"):
+        client.predict(*{**TRAIN_DEFAULTS, "source": "text", "upload": handle_file(str(binary))}.values(),
+                       api_name="/train")

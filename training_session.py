@@ -1,0 +1,211 @@
+"""One browser session's training run for the app's Train tab: validate the request, train, stream updates.
+
+No gradio here: `run_training_session` is a plain generator of `SessionUpdate`s, so tests drive it directly and
+app.py only maps each update onto its components.
+"""
+from __future__ import annotations
+
+import shutil
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+import torch
+
+import visualize as viz
+from transformer import Transformer, TransformerConfig
+from transformer.analysis import entropy
+from transformer.checkpoint import resolve_device, save_checkpoint
+from transformer.data import TASKS, load_text, split_text
+from transformer.tokenization import CharTokenizer
+from transformer.train import TaskData, TextData, TrainConfig, Trainer, TrainingError
+
+PRESETS = {
+    "tiny": {"layers": 1, "heads": 4, "d_model": 64, "lr": 3e-3, "steps": 1500, "batch_size": 64},
+    "small": {"layers": 2, "heads": 4, "d_model": 128, "lr": 2e-3, "steps": 3000, "batch_size": 64},
+}
+LIMITS = {"layers": (1, 4), "heads": (1, 8), "d_model": (16, 256), "lr": (1e-5, 1e-2), "steps": (10, 5000),
+          "batch_size": (4, 256), "text_chars": 2_000_000, "min_text_chars": 2_000, "seconds": 300,
+          "concurrent_trainings": 2, "updates_per_second": 4}
+TEXT_BLOCK = 64  # context of a text model trained here
+
+
+@dataclass
+class TrainingRequest:
+    """What the Train tab asks for; `validated()` raises ValueError naming the first bad value."""
+
+    source: str
+    task: str
+    text: str | None
+    upload: str | None
+    hub: str | None
+    layers: int
+    heads: int
+    d_model: int
+    lr: float
+    steps: int
+    batch_size: int
+
+    def validated(self) -> "TrainingRequest":
+        if self.source not in ("task", "text"):
+            raise ValueError(f"train on 'task' or 'text', not {self.source!r}")
+        if self.source == "task" and self.task not in TASKS:
+            raise ValueError(f"unknown task {self.task!r}; choose one of {', '.join(sorted(TASKS))}")
+        for name in ("layers", "heads", "d_model", "lr", "steps", "batch_size"):
+            value, (lo, hi) = getattr(self, name), LIMITS[name]
+            if value is None or not lo <= value <= hi:
+                raise ValueError(f"{name.replace('_', ' ')} must be between {lo} and {hi}, got {value}")
+        for name in ("layers", "heads", "d_model", "steps", "batch_size"):
+            setattr(self, name, int(getattr(self, name)))
+        if self.d_model % self.heads:
+            raise ValueError(f"d_model ({self.d_model}) must be divisible by the number of heads ({self.heads})")
+        return self
+
+    def corpus(self) -> str:
+        """The text to train on: an upload, else pasted text, else a Hub dataset."""
+        if self.upload:
+            raw = Path(self.upload).read_bytes()[: 4 * LIMITS["text_chars"]]
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                raise ValueError("the upload is not a UTF-8 text file") from None
+            if "\x00" in text:
+                raise ValueError("the upload is not a text file (it contains binary data)")
+        elif self.text and self.text.strip():
+            text = self.text
+        elif self.hub and self.hub.strip():
+            text = load_text(self.hub.strip())
+        else:
+            raise ValueError("paste some text, upload a .txt file or name a Hub dataset to train on text")
+        if len(text) < LIMITS["min_text_chars"]:
+            raise ValueError(f"the text has {len(text):,} characters; give at least {LIMITS['min_text_chars']:,}")
+        return text[: LIMITS["text_chars"]]
+
+
+@dataclass
+class SessionUpdate:
+    curves: object
+    status: str
+    samples: pd.DataFrame
+    attention: object
+    models: dict
+    control: threading.Event
+    step: int = 0
+    total: int = 0
+    zip_path: str | None = None
+
+
+@dataclass
+class _History:
+    steps: list = field(default_factory=list)
+    losses: list = field(default_factory=list)
+    lrs: list = field(default_factory=list)
+    val_steps: list = field(default_factory=list)
+    val_losses: list = field(default_factory=list)
+
+    def figure(self):
+        return viz.training_curves(self.steps, self.losses, self.val_steps, self.val_losses, self.lrs,
+                                   title="Training loss")
+
+
+def build_run(request: TrainingRequest):
+    """(model, tokenizer, data, train config, task name or None) for a validated request."""
+    r = request
+    common = dict(d_model=r.d_model, n_heads=r.heads, d_ff=4 * r.d_model, dropout=0.0)
+    if r.source == "task":
+        task = TASKS[r.task]
+        tokenizer = CharTokenizer(task.alphabet)
+        config = TransformerConfig(arch="encoder-decoder", vocab_size=tokenizer.vocab_size, n_encoder_layers=r.layers,
+                                   n_decoder_layers=r.layers, max_len=max(task.max_source_len, task.max_target_len) + 2,
+                                   **common)
+        data_factory = lambda cfg: TaskData(task, tokenizer, config, cfg.seed, cfg.eval_examples)  # noqa: E731
+    else:
+        train_text, val_text = split_text(r.corpus())
+        tokenizer = CharTokenizer.from_text(train_text)
+        config = TransformerConfig(arch="decoder-only", vocab_size=tokenizer.vocab_size, n_decoder_layers=r.layers,
+                                   max_len=TEXT_BLOCK, norm_first=True, **common)
+        data_factory = lambda cfg: TextData(train_text, val_text, tokenizer, TEXT_BLOCK, cfg.seed,  # noqa: E731
+                                            cfg.eval_examples)
+    train_cfg = TrainConfig(steps=r.steps, batch_size=r.batch_size, schedule="cosine", lr=r.lr,
+                            warmup=min(100, r.steps // 10), eval_every=max(25, r.steps // 30), eval_examples=64,
+                            max_seconds=LIMITS["seconds"], block_size=TEXT_BLOCK, seed=0)
+    model = Transformer(config).to(resolve_device())
+    return model, tokenizer, data_factory(train_cfg), train_cfg, (r.task if r.source == "task" else None)
+
+
+def _attention_figure(event):
+    """The sharpest head (lowest entropy) of the last layer for the evaluation example."""
+    if event.attention is None:
+        return viz.empty_curves("No attention yet")
+    h = min(range(event.attention.size(0)), key=lambda i: entropy(event.attention[i].float()))
+    kind = "cross" if event.query_tokens != event.key_tokens else "self"
+    return viz.head_heatmap(event.attention[h], event.query_tokens, event.key_tokens,
+                            title=f"{kind}-attention, last layer, head {h} (step {event.step})")
+
+
+def _export(model, tokenizer, task, name, trainer) -> str:
+    folder = Path(tempfile.mkdtemp(prefix="attention-lab-"))
+    save_checkpoint(folder / name, model, tokenizer, task=task, training=trainer.training_info())
+    return shutil.make_archive(str(folder / name), "zip", folder, name)
+
+
+def run_training_session(request: TrainingRequest, models: dict):
+    """Train as requested and yield SessionUpdates: at most a few a second, and one at every evaluation.
+
+    Setting the yielded `control` event stops training after the current step; the model trained so far then
+    joins `models` (the session's checkpoints) and is offered as a zip.
+    """
+    model, tokenizer, data, train_cfg, task = build_run(request.validated())
+    trainer = Trainer(model, tokenizer, data, train_cfg)
+    control, history = threading.Event(), _History()
+    samples, attention = pd.DataFrame(columns=["input", "expected", "model output"]), viz.empty_curves("Starting…")
+    status, last_yield, event = "Starting…", 0.0, None
+    yield SessionUpdate(viz.empty_curves("Starting…"), status, samples, attention, models, control, 0, train_cfg.steps)
+    outcome = "finished"
+    try:
+        for event in trainer.run():
+            if event.kind == "step":
+                history.steps.append(event.step)
+                history.losses.append(event.loss)
+                history.lrs.append(event.lr)
+                status = (f"step {event.step}/{train_cfg.steps} · loss {event.loss:.3f} · "
+                          f"{event.tokens_per_sec:,.0f} tokens/s · {event.elapsed:.0f} s")
+            else:
+                history.val_steps.append(event.step)
+                history.val_losses.append(event.val_loss)
+                extra = f" · exact match {event.exact_match:.0%}" if event.exact_match is not None else ""
+                status += f" · validation loss {event.val_loss:.3f}{extra}"
+                samples = pd.DataFrame(event.samples, columns=["input", "expected", "model output"])
+                attention = _attention_figure(event)
+            if control.is_set():
+                outcome = "stopped"
+                break
+            if event.kind == "eval" or time.perf_counter() - last_yield > 1 / LIMITS["updates_per_second"]:
+                last_yield = time.perf_counter()
+                yield SessionUpdate(history.figure(), status, samples, attention, models, control, trainer.step,
+                                    train_cfg.steps)
+    except TrainingError as e:
+        outcome = f"stopped: {e}"
+    control.set()
+    model.eval()
+    name = f"my {task or 'text'} model #{sum(1 for n in models if n.startswith('my ')) + 1}"
+    models[name] = (model, tokenizer, {"task": task, "metrics": {}, "training": trainer.training_info()})
+    zip_path = _export(model, tokenizer, task, name.replace(" ", "-").replace("#", ""), trainer)
+    status = (f"**Training {outcome}** after {trainer.step} steps ({trainer.elapsed:.0f} s). "
+              f"“{name}” is now in the checkpoint list. " + (status if event is not None else ""))
+    yield SessionUpdate(history.figure(), status, samples, attention, models, control, trainer.step, train_cfg.steps,
+                        zip_path)
+
+
+def warm_up():
+    """Run two training steps of a tiny model: the first AdamW step in a process costs about a second."""
+    cfg = TransformerConfig(vocab_size=8, d_model=16, n_heads=2, n_encoder_layers=1, n_decoder_layers=1, d_ff=16)
+    model = Transformer(cfg)
+    opt = torch.optim.AdamW(model.parameters())
+    for _ in range(2):
+        x = torch.randint(3, 8, (2, 5))
+        model(x, x).logits.sum().backward()
+        opt.step()
