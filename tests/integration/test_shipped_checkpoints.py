@@ -1,0 +1,53 @@
+"""Every checkpoint we ship loads, is small, and still does what its card says (guards against shipping a broken
+model). The stated metrics were measured on 1,000 examples; here a fresh sample of 200 must agree."""
+import json
+from pathlib import Path
+
+import pytest
+
+from transformer import load_checkpoint
+from transformer.data import TASKS, load_text, split_text
+from transformer.evaluate import exact_match, nats_per_char, reverse_anti_diagonality
+
+ROOT = Path(__file__).resolve().parents[2]
+CHECKPOINTS = sorted(p.parent for p in (ROOT / "checkpoints").glob("*/config.json"))
+CORPUS = ROOT.parent / "shared" / "data" / "tinyshakespeare.txt"
+
+
+def test_the_four_checkpoints_are_shipped():
+    assert {p.name for p in CHECKPOINTS} >= {"reverse", "sort", "dates", "shakespeare-char"}
+
+
+@pytest.mark.parametrize("path", CHECKPOINTS, ids=lambda p: p.name)
+def test_checkpoint_is_small_and_documented(path):
+    size = sum(f.stat().st_size for f in path.iterdir())
+    assert size < 20 * 2**20, f"{path.name} is {size / 2**20:.1f} MB"
+    card = (path / "README.md").read_text()
+    info = json.loads((path / "config.json").read_text())
+    assert info["training"]["command"] in card and "python -m transformer.train" in card
+    assert {"steps", "tokens", "wall_time_s", "hardware"} <= set(info["training"])
+
+
+@pytest.mark.parametrize("path", [p for p in CHECKPOINTS if p.name != "shakespeare-char"], ids=lambda p: p.name)
+def test_seq2seq_exact_match_holds_on_fresh_examples(path):
+    model, tokenizer, info = load_checkpoint(path, device="cpu")
+    stated = info["metrics"]["exact_match"]
+    assert stated >= 0.99
+    measured = exact_match(model, tokenizer, TASKS[info["task"]], n=200, seed=31337)
+    assert measured >= stated - 0.02, f"{path.name}: {measured:.3f} on 200 fresh examples vs {stated:.3f} stated"
+
+
+def test_reverse_cross_attention_is_anti_diagonal():
+    """The class demo: output t looks at source position n-1-t in the best head of the last layer."""
+    model, tokenizer, info = load_checkpoint(ROOT / "checkpoints" / "reverse", device="cpu")
+    score = reverse_anti_diagonality(model, tokenizer, TASKS["reverse"], n=100, seed=4242)
+    assert score >= 0.9 and abs(score - info["metrics"]["anti_diagonal_cross_attention"]) < 0.05
+
+
+def test_language_model_validation_loss_matches_its_card():
+    """nats/char on the first 20k validation characters agrees with the card's full-split figure (within 0.1)."""
+    model, tokenizer, info = load_checkpoint(ROOT / "checkpoints" / "shakespeare-char", device="cpu")
+    _, val = split_text(load_text(CORPUS))
+    measured = nats_per_char(model, tokenizer, val[:20_000])
+    assert info["metrics"]["val_nats_per_char"] <= 1.60
+    assert abs(measured - info["metrics"]["val_nats_per_char"]) < 0.1

@@ -1,0 +1,26 @@
+"""The model's size: how many parameters each component holds."""
+from __future__ import annotations
+
+import html
+
+import plotly.graph_objects as go
+
+from .style import BAR_COLOR, style_figure
+
+
+def parameter_breakdown(counts: dict[str, int], title="") -> go.Figure:
+    """Parameter counts per component {name: count} as horizontal bars, in the order given (first on top).
+
+    Each bar reads "count (percent)", the percent being of the sum of all the counts given.
+    """
+    names = list(counts)
+    labels = [html.escape(str(name), quote=False) for name in names]  # names, not tokens: spaces stay spaces
+    values = [int(counts[name]) for name in names]
+    total = sum(values)
+    text = [f"{v:,} ({100 * v / total:.1f}%)" if total else f"{v:,}" for v in values]
+    fig = go.Figure(go.Bar(x=values, y=list(range(len(values))), orientation="h", marker_color=BAR_COLOR,
+                           text=text, textposition="outside", cliponaxis=False, customdata=labels,
+                           hovertemplate="%{customdata}: %{x:,} parameters<extra></extra>"))
+    fig.update_xaxes(title_text="parameters", range=[0, max(values + [0]) * 1.3 or 1])
+    fig.update_yaxes(autorange="reversed", tickmode="array", tickvals=list(range(len(names))), ticktext=labels)
+    return style_figure(fig, title, height=max(300, 120 + 45 * len(values)))

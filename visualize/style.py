@@ -1,0 +1,75 @@
+"""The shared look of every figure, and the small helpers that turn plain data into what plotly needs.
+
+Figures are shown on a projector in a classroom: large fonts, white background, generous margins.
+"""
+from __future__ import annotations
+
+import html
+
+import numpy as np
+import plotly.graph_objects as go
+
+FONT = dict(family="Helvetica, Arial, sans-serif", size=16, color="#222222")  # system fonts only, nothing fetched
+TITLE_SIZE = 20
+MARGIN = dict(l=90, r=40, t=80, b=80)
+
+# Attention weights: pure white at 0 (clearly "nothing here") to dark navy at 1. Plotly's "Blues" with white first.
+ATTENTION_COLORSCALE = [[0.0, "rgb(255,255,255)"], [0.125, "rgb(222,235,247)"], [0.25, "rgb(198,219,239)"],
+                        [0.375, "rgb(158,202,225)"], [0.5, "rgb(107,174,214)"], [0.625, "rgb(66,146,198)"],
+                        [0.75, "rgb(33,113,181)"], [0.875, "rgb(8,81,156)"], [1.0, "rgb(8,48,107)"]]
+DIVERGING_COLORSCALE = "RdBu_r"  # blue < 0 < red, white at 0 (use with zmid=0)
+BAR_COLOR = "rgb(66,146,198)"
+HIGHLIGHT_COLOR = "rgb(230,85,13)"
+FRAME = dict(showline=True, linecolor="#444444", mirror=True, ticks="outside")  # a frame, since 0 is white
+
+_VISIBLE_WHITESPACE = {" ": "␣", "\n": "⏎", "\t": "⇥", "\r": "␍"}
+
+
+def style_figure(fig: go.Figure, title: str = "", **layout) -> go.Figure:
+    """Apply the projector-friendly layout (plus any `layout` overrides) to `fig` and return it."""
+    fig.update_layout(
+        template="plotly_white",
+        font=FONT,
+        title=dict(text=title, font=dict(size=TITLE_SIZE), x=0.02, xanchor="left"),
+        paper_bgcolor="white",
+        plot_bgcolor="white",
+        margin=MARGIN,
+        hoverlabel=dict(font_size=16),
+    )
+    fig.update_layout(**layout)
+    return fig
+
+
+def axis_labels(tokens) -> list[str]:
+    """Tokens as tick labels: html-escaped (plotly reads `<s>` as markup and hides it), whitespace made visible."""
+    labels = []
+    for token in tokens:
+        text = html.escape(str(token), quote=False)  # & < > only: plotly does not decode &quot;
+        labels.append("".join(_VISIBLE_WHITESPACE.get(ch, ch) for ch in text))
+    return labels
+
+
+def token_axis(tokens, **extra) -> dict:
+    """Axis settings that put one tick per position 0..n-1, labelled with the escaped token."""
+    n = len(tokens)
+    size = 16 if n <= 24 else 12 if n <= 48 else 9
+    return dict(tickmode="array", tickvals=list(range(n)), ticktext=axis_labels(tokens),
+                tickfont=dict(size=size), **extra)
+
+
+def as_array(data, ndim: int | None = None, name: str = "data") -> np.ndarray:
+    """A tensor, array or nested list as a float numpy array (float32 and float64 are kept as they are).
+
+    Raises ValueError when `ndim` is given and the data has another number of dimensions.
+    """
+    if hasattr(data, "detach"):  # a torch tensor (checked without importing torch)
+        data = data.detach().cpu()
+        if str(data.dtype) not in ("torch.float32", "torch.float64"):
+            data = data.float() if data.is_floating_point() else data.double()  # both exact
+        data = data.numpy()
+    array = np.asarray(data)
+    if array.dtype not in (np.float32, np.float64):
+        array = array.astype(np.float64)
+    if ndim is not None and array.ndim != ndim:
+        raise ValueError(f"{name} must have {ndim} dimensions, got shape {tuple(array.shape)}")
+    return array
