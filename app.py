@@ -34,6 +34,7 @@ from transformer.tokenization import UNK_ID
 CHECKPOINTS = Path(__file__).parent / "checkpoints"
 SHIPPED = sorted(p.parent.name for p in CHECKPOINTS.glob("*/config.json"))
 MAX_PROMPT_CHARS = 2000
+FAST = dict(trigger_mode="always_last", show_progress="hidden", concurrency_limit=8, concurrency_id="draw")
 ATTENTION_CAP = 64  # tokens shown on a heatmap's axes
 LM_PROMPTS = ["ROMEO:\n", "First Citizen:\nBefore we proceed", "KING RICHARD III:\nNow is the", "JULIET:\nO "]
 
@@ -142,7 +143,7 @@ def run_generate(ckpt, prompt, strategy, temperature, top_k, top_p, num_beams, m
             yield tok.decode(s.token_id for s in steps), _step_table(tok, steps), None, gr.update(), notice
     state = {"ckpt": ckpt, "input": ids, "output": [s.token_id for s in steps],
              "top": [[(tok.id_to_token(t), p) for t, p in s.top] for s in steps]}
-    picker = gr.update(maximum=max(len(steps) - 1, 0), value=0, interactive=len(steps) > 1)
+    picker = gr.update(maximum=max(len(steps) - 1, 1), value=0, interactive=len(steps) > 1)  # a slider needs max > min
     yield tok.decode(state["output"]), _step_table(tok, steps), state, picker, notice or "Done."
 
 
@@ -200,8 +201,8 @@ def build_generate_tab(ckpt, user_models):
         picker = gr.Slider(0, 1, value=0, step=1, label="Pick a generated token", interactive=False,
                            elem_id="gen-picker")
         with gr.Row():
-            probs_plot = gr.Plot(label="Top alternatives")
-            where_plot = gr.Plot(label="Where it looked")
+            probs_plot = gr.Plot(show_label=False, label="Top alternatives")
+            where_plot = gr.Plot(show_label=False, label="Where it looked")
     example.click(example_input, [ckpt, user_models], prompt, api_name="example")
     inputs = [ckpt, prompt, strategy, temperature, top_k, top_p, num_beams, max_new, seed, user_models]
     gen_event = dict(fn=run_generate, inputs=inputs, outputs=[output, table, gen_state, picker, notice],
@@ -228,8 +229,8 @@ def compute_attention(ckpt, text, target, user_models):
     kinds = [k for k in KINDS if k in record.patterns]
     L, H = record.patterns[kinds[0]].shape[:2]
     kind_update = gr.update(choices=kinds, value="cross" if "cross" in kinds else kinds[0])
-    return (record, notice, kind_update, gr.update(maximum=L - 1, value=min(L - 1, L - 1)),
-            gr.update(maximum=H - 1, value=0), export_attention(record))
+    return (record, notice, kind_update, gr.update(maximum=max(L - 1, 1), value=L - 1, interactive=L > 1),
+            gr.update(maximum=max(H - 1, 1), value=0, interactive=H > 1), export_attention(record))
 
 
 def export_attention(record) -> list[str]:
@@ -250,20 +251,40 @@ def export_attention(record) -> list[str]:
 
 
 @handler
-def draw_attention(record, kind, layer, head, score):
-    """Figures for one head, its layer, and the layers x heads overview; no model call."""
+def _selected(record, kind, layer, head):
+    """The (L, H, T, S) pattern of `kind`, the layer and head clamped to it, and the axis tokens."""
     if record is None:
-        blank = viz.empty_curves("Press “Show attention”")
-        return blank, blank, blank, pd.DataFrame()
+        raise UserError("press “Show attention” first")
     kind = kind if kind in record.patterns else next(iter(record.patterns))
-    pattern = record.patterns[kind]  # (L, H, T, S)
+    pattern = record.patterns[kind]
     layer, head = min(int(layer), pattern.size(0) - 1), min(int(head), pattern.size(1) - 1)
-    queries, keys = record.axes(kind)
-    one = viz.head_heatmap(pattern[layer, head], queries, keys, title=f"{kind} attention, layer {layer}, head {head}")
+    return kind, pattern, layer, head, *record.axes(kind)
+
+
+@handler
+def draw_head(record, kind, layer, head):
+    kind, pattern, layer, head, queries, keys = _selected(record, kind, layer, head)
+    return viz.head_heatmap(pattern[layer, head], queries, keys, title=f"{kind} attention, layer {layer}, head {head}")
+
+
+@handler
+def draw_layer(record, kind, layer, head):
+    kind, pattern, layer, head, queries, keys = _selected(record, kind, layer, head)
     grid = viz.layer_grid(pattern[layer], queries, keys, title=f"{kind} attention, all heads of layer {layer}")
+    return draw_head(record, kind, layer, head), grid
+
+
+@handler
+def draw_overview(record, kind, score):
+    kind, pattern, *_ = _selected(record, kind, 0, 0)
     scores = head_scores(pattern)
-    overview = viz.overview(scores[score], score, title=f"{score} of every head ({kind})")
-    return one, grid, overview, viz.scores_table(scores)
+    return viz.overview(scores[score], score, title=f"{score} of every head ({kind})"), viz.scores_table(scores)
+
+
+@handler
+def draw_attention(record, kind, layer, head, score):
+    """Every figure of the tab from the stored patterns; no model call."""
+    return *draw_layer(record, kind, layer, head), *draw_overview(record, kind, score)
 
 
 def build_attention_tab(demo, ckpt, user_models):
@@ -284,9 +305,9 @@ def build_attention_tab(demo, ckpt, user_models):
         notice = gr.Markdown(elem_id="att-notice")
         record = gr.State(None)
         with gr.Row():
-            one = gr.Plot(label="One head", elem_id="att-one")
-            overview = gr.Plot(label="Layers x heads", elem_id="att-overview")
-        grid = gr.Plot(label="All heads of the layer", elem_id="att-grid")
+            one = gr.Plot(show_label=False, label="One head", elem_id="att-one")
+            overview = gr.Plot(show_label=False, label="Layers x heads", elem_id="att-overview")
+        grid = gr.Plot(show_label=False, label="All heads of the layer", elem_id="att-grid")
         table = gr.Dataframe(label="Per-head scores", max_height=300)
         files = gr.File(label="Download the weights (CSV, JSON)", file_count="multiple")
     draw_inputs, draw_outputs = [record, kind, layer, head, score], [one, grid, overview, table]
@@ -296,12 +317,14 @@ def build_attention_tab(demo, ckpt, user_models):
                 api_visibility="public" if trigger == show.click else "private",
                 concurrency_limit=8, concurrency_id="attention").then(
             draw_attention, draw_inputs, draw_outputs, api_visibility="private")
-    for control in (kind, layer, head, score):
-        control.change(draw_attention, draw_inputs, draw_outputs, api_name=f"draw_by_{control.elem_id[4:]}",
-                       trigger_mode="always_last", show_progress="hidden", concurrency_limit=8,
-                       concurrency_id="draw")
-    demo.load(compute_attention, [ckpt, text, target, user_models], [record, notice, kind, layer, head, files],
-              api_visibility="private").then(draw_attention, draw_inputs, draw_outputs, api_visibility="private")
+    # Each control redraws only the figures that depend on it (.input: user changes, not compute's updates).
+    kind.input(draw_attention, draw_inputs, draw_outputs, api_name="draw_attention", **FAST)
+    layer.input(draw_layer, [record, kind, layer, head], [one, grid], api_name="draw_layer", **FAST)
+    head.input(draw_head, [record, kind, layer, head], one, api_name="draw_head", **FAST)
+    score.input(draw_overview, [record, kind, score], [overview, table], api_name="draw_overview", **FAST)
+    for refresh in (demo.load, ckpt.change):  # a heatmap from the first second, and for every new checkpoint
+        refresh(compute_attention, [ckpt, text, target, user_models], [record, notice, kind, layer, head, files],
+                api_visibility="private").then(draw_attention, draw_inputs, draw_outputs, api_visibility="private")
 
 
 # --- Positional encoding ----------------------------------------------------------------------------------------
@@ -337,6 +360,14 @@ def draw_positional(d_model, length, dims, ckpt, user_models):
     return matrix, waves, similarity, compare, f"Learned encoding of **{ckpt}** beside the sinusoidal table."
 
 
+def captioned_plot(label: str, caption: str) -> gr.Plot:
+    """A plot with one sentence under it saying what to look for."""
+    with gr.Column():
+        plot = gr.Plot(show_label=False, label=label, elem_id="pe-" + label.split()[0].lower())
+        gr.Markdown(caption)
+    return plot
+
+
 def build_positional_tab(ckpt, user_models):
     with gr.Tab("Positional encoding"):
         with gr.Row():
@@ -344,24 +375,16 @@ def build_positional_tab(ckpt, user_models):
             length = gr.Slider(8, 512, value=100, step=1, label="Positions")
             dims = gr.Textbox(value="0, 1, 6, 7, 40", label="Dimensions to plot as waves")
         with gr.Row():
-            with gr.Column():
-                matrix = gr.Plot(label="PE matrix")
-                gr.Markdown("Each row is a position's vector. Left columns wave fast, right columns slowly: "
-                            "together they give every position a unique pattern.")
-            with gr.Column():
-                waves = gr.Plot(label="Waves")
-                gr.Markdown("Dimension 2i is a sine, 2i+1 the cosine of the same frequency; the wavelength grows "
-                            "from 2π to 10000·2π across the dimensions.")
+            matrix = captioned_plot("PE matrix", "Each row is a position's vector. Left columns wave fast, right "
+                                    "columns slowly: together they give every position a unique pattern.")
+            waves = captioned_plot("Waves", "Dimension 2i is a sine, 2i+1 the cosine of the same frequency; the "
+                                   "wavelength grows from 2π to 10000·2π across the dimensions.")
         with gr.Row():
-            with gr.Column():
-                similarity = gr.Plot(label="Similarity")
-                gr.Markdown("Nearby positions have similar vectors (bright band on the diagonal), and the "
-                            "similarity depends only on the distance between positions.")
-            with gr.Column():
-                compare = gr.Plot(label="Learned vs sinusoidal")
-                compare_note = gr.Markdown()
-                gr.Markdown("A learned table starts as noise and is shaped by training; look for stripes that "
-                            "echo the sinusoids' waves.")
+            similarity = captioned_plot("Similarity", "Nearby positions have similar vectors (bright band on the "
+                                        "diagonal), and the similarity depends only on the distance between them.")
+            compare = captioned_plot("Learned vs sinusoidal", "A learned table starts as noise and is shaped by "
+                                     "training; look for smooth stripes that echo the sinusoids' waves.")
+        compare_note = gr.Markdown()
     inputs = [d_model, length, dims, ckpt, user_models]
     outputs = [matrix, waves, similarity, compare, compare_note]
     for control in (d_model, length, dims):
@@ -387,10 +410,11 @@ def run_train(source, task, text, upload, hub, layers, heads, d_model, lr, steps
 
 
 def stop_training(control):
+    """Ask this session's run to stop after its current step; the run itself reports the final status."""
     if control is None or control.is_set():
         raise gr.Error("Nothing is training in this tab: press Start first")
     control.set()
-    return "Stopping after the current step…"
+    gr.Info("Stopping after the current step…")
 
 
 def build_train_tab(ckpt, user_models):
@@ -425,8 +449,8 @@ def build_train_tab(ckpt, user_models):
             stop = gr.Button("Stop", variant="stop", elem_id="train-stop")
         status = gr.Markdown("Press Start.", elem_id="train-status")
         with gr.Row():
-            curves = gr.Plot(label="Loss and learning rate", elem_id="train-curves")
-            attention = gr.Plot(label="Attention of one example", elem_id="train-attention")
+            curves = gr.Plot(show_label=False, label="Loss and learning rate", elem_id="train-curves")
+            attention = gr.Plot(show_label=False, label="Attention of one example", elem_id="train-attention")
         samples = gr.Dataframe(label="Samples at the last evaluation", max_height=250)
         download = gr.File(label="Your model as a checkpoint zip")
         control = gr.State(None)
@@ -436,7 +460,7 @@ def build_train_tab(ckpt, user_models):
     start.click(run_train, [source, task, text, upload, hub, layers, heads, d_model, lr, steps, batch, user_models],
                 [curves, status, samples, attention, download, ckpt, user_models, control], api_name="train",
                 concurrency_limit=LIMITS["concurrent_trainings"], concurrency_id="train", show_progress_on=[status])
-    stop.click(stop_training, control, status, api_name="stop", concurrency_limit=None)
+    stop.click(stop_training, control, None, api_name="stop", concurrency_limit=None)
 
 
 # --- Model ------------------------------------------------------------------------------------------------------
@@ -450,7 +474,8 @@ def describe_model(ckpt, user_models):
     total = sum(counts.values())
     layers = (f"{cfg.n_encoder_layers} encoder + {cfg.n_decoder_layers} decoder layers" if cfg.is_encoder_decoder
               else f"{cfg.n_decoder_layers} decoder layers (no cross-attention)")
-    metrics = ", ".join(f"{k} = {v}" for k, v in (info.get("metrics") or {}).items() if not isinstance(v, list))
+    metrics = ", ".join(f"{k} = {v:.4g}" if isinstance(v, float) else f"{k} = {v}"
+                        for k, v in (info.get("metrics") or {}).items() if not isinstance(v, list))
     summary = (f"### {ckpt}: {cfg.arch}, {total:,} parameters\n"
                f"{layers}; d_model {cfg.d_model}, {cfg.n_heads} heads of d_k {cfg.d_k} "
                f"({cfg.n_kv_heads} key/value heads), d_ff {cfg.d_ff}, {cfg.activation}, "
@@ -461,7 +486,9 @@ def describe_model(ckpt, user_models):
     table = pd.DataFrame([{"component": k, "parameters": v, "share": f"{100 * v / total:.1f}%"}
                           for k, v in counts.items()])
     kv_rows = []
-    for label, kv in (("MHA", cfg.n_heads), ("GQA", max(cfg.n_heads // 4, 1)), ("MQA", 1)):
+    group_sizes = [d for d in (cfg.n_heads // 4, cfg.n_heads // 2) if 1 < d < cfg.n_heads and cfg.n_heads % d == 0]
+    variants = [("MHA", cfg.n_heads)] + [("GQA", d) for d in group_sizes[:1]] + [("MQA", 1)]
+    for label, kv in variants:
         variant = TransformerConfig.from_dict({**cfg.to_dict(), "n_kv_heads": kv})
         per_token = cache_bytes_per_token(variant)
         kv_rows.append({"attention": f"{label} ({kv} kv heads)", "KV cache bytes / token": per_token,
@@ -475,7 +502,7 @@ def build_model_tab(ckpt, user_models):
         summary = gr.Markdown(elem_id="model-summary")
         with gr.Row():
             table = gr.Dataframe(label="Parameters per component")
-            plot = gr.Plot(label="Where the parameters are")
+            plot = gr.Plot(show_label=False, label="Where the parameters are")
         kv = gr.Dataframe(label="KV-cache size per generated token (fp32), for MHA / GQA / MQA variants")
     return [summary, table, plot, kv]
 

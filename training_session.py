@@ -161,7 +161,8 @@ def run_training_session(request: TrainingRequest, models: dict):
     model, tokenizer, data, train_cfg, task = build_run(request.validated())
     trainer = Trainer(model, tokenizer, data, train_cfg)
     control, history = threading.Event(), _History()
-    samples, attention = pd.DataFrame(columns=["input", "expected", "model output"]), viz.empty_curves("Starting…")
+    samples = pd.DataFrame(columns=["input", "expected", "model output"])
+    attention = viz.empty_curves(f"Attention appears at the first evaluation (step {train_cfg.eval_every})")
     status, last_yield, event = "Starting…", 0.0, None
     yield SessionUpdate(viz.empty_curves("Starting…"), status, samples, attention, models, control, 0, train_cfg.steps)
     outcome = "finished"

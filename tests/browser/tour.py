@@ -1,0 +1,327 @@
+"""Drive every tab of the real Attention Lab page in a browser.
+
+One function per tab (`tour_generate`, `tour_attention`, ...) does what a visitor would do and returns what it saw,
+so the browser tests assert on the observations and `tests.browser.screenshots` (the README screenshots) runs
+exactly the same code. Playwright's sync API, driving Debian's chromium; never `playwright install`.
+
+Timeouts are generous (60 s): the machine running these may be shared and slow.
+"""
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlsplit
+
+CHROMIUM = "/usr/bin/chromium"
+LAUNCH_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+               "--disable-component-update", "--disable-sync", "--no-first-run"]
+VIEWPORT = {"width": 1400, "height": 1000}
+TIMEOUT_MS = 60_000
+LOCAL_HOST = "127.0.0.1"
+
+# screenshot file stem -> the tab's label on the page
+TABS = {"generate": "Generate", "attention": "Attention", "positional": "Positional encoding", "train": "Train",
+        "model": "Model"}
+
+# JS: the number of points of the curves plot's "train loss" trace (0 while the plot is blank).
+_LOSS_POINTS = """() => {
+    const gd = document.querySelector('#train-curves .js-plotly-plot');
+    const trace = gd && gd._fullData && gd._fullData.find(t => t.name === 'train loss');
+    return trace ? (trace._length || 0) : 0;
+}"""
+
+
+# --- browser, page, offline guard ------------------------------------------------------------------------------
+
+
+@dataclass
+class OfflineGuard:
+    """Routes every request of a page: 127.0.0.1 goes through, anything else is aborted and recorded."""
+
+    allowed: list[str] = field(default_factory=list)
+    blocked: list[str] = field(default_factory=list)
+    finished: list[str] = field(default_factory=list)  # requests that got a response
+
+    def install(self, page) -> "OfflineGuard":
+        page.route("**/*", self._route)
+        page.route_web_socket(re.compile(".*"), self._route_web_socket)
+        page.on("requestfinished", lambda request: self.finished.append(request.url))
+        return self
+
+    @staticmethod
+    def is_local(url: str) -> bool:
+        parts = urlsplit(url)
+        return parts.scheme in ("data", "blob", "about") or parts.hostname == LOCAL_HOST
+
+    def _route(self, route) -> None:
+        url = route.request.url
+        if self.is_local(url):
+            self.allowed.append(url)
+            route.continue_()
+        else:
+            self.blocked.append(url)
+            route.abort("blockedbyclient")
+
+    def _route_web_socket(self, ws) -> None:
+        if self.is_local(ws.url):
+            self.allowed.append(ws.url)
+            ws.connect_to_server()
+        else:
+            self.blocked.append(ws.url)
+            ws.close()
+
+    @property
+    def blocked_hosts(self) -> list[str]:
+        return sorted({urlsplit(u).hostname or u for u in self.blocked})
+
+
+def launch_browser(playwright):
+    """Debian's chromium, headless."""
+    return playwright.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
+
+
+def new_page(browser):
+    """(page, guard): a fresh page whose requests outside 127.0.0.1 are aborted."""
+    page = browser.new_page(viewport=VIEWPORT)
+    page.set_default_timeout(TIMEOUT_MS)
+    return page, OfflineGuard().install(page)
+
+
+def open_app(page, url: str) -> None:
+    """Load the app and wait until its tabs are on the page (a tab's content is rendered when it is selected)."""
+    page.goto(url, timeout=TIMEOUT_MS)
+    page.get_by_role("tab", name=TABS["generate"]).wait_for()
+
+
+def show_tab(page, key: str) -> None:
+    """Click a tab (by its label) and wait until it is the selected one."""
+    tab = page.get_by_role("tab", name=TABS[key], exact=True)
+    tab.click()
+    page.wait_for_function("t => t.getAttribute('aria-selected') === 'true'", arg=tab.element_handle())
+
+
+# What each tab shows once it has loaded (the attention heatmap and the summary are computed on page load).
+MAIN_CONTENT = {"generate": "#gen-prompt textarea", "attention": "#att-one .main-svg",
+                "positional": ".js-plotly-plot .gtitle:has-text('Sinusoidal encoding')", "train": "#train-curves",
+                "model": "#model-summary h3"}
+
+
+def visit(page, key: str):
+    """Select a tab and wait for its main content; returns that content's locator."""
+    show_tab(page, key)
+    content = page.locator(MAIN_CONTENT[key]).first
+    content.wait_for(state="visible")
+    return content
+
+
+def select_checkpoint(page, name: str) -> None:
+    """Pick `name` in the checkpoint dropdown shared by every tab."""
+    page.locator("#ckpt input").click()
+    page.get_by_role("option").filter(has_text=re.compile(rf"^\s*✓?\s*{re.escape(name)}\s*$")).click()
+    page.locator("#ckpt input").blur()
+    _wait_list_closed(page)
+
+
+def visible_panel(page):
+    """The selected tab's panel (get_by_role skips the hidden panels of the other tabs)."""
+    return page.get_by_role("tabpanel")
+
+
+def plot_titles(page) -> list[str]:
+    """Titles of the plots drawn in the selected tab."""
+    return [t.strip() for t in visible_panel(page).locator(".js-plotly-plot .gtitle").all_text_contents()]
+
+
+def screenshot(page, path) -> Path:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    page.mouse.move(0, 0)  # no hover highlight on the last button clicked
+    page.screenshot(path=str(path), full_page=True)
+    return path
+
+
+def _text(page, selector: str) -> str:
+    return (page.locator(selector).text_content() or "").strip()
+
+
+# --- the tabs --------------------------------------------------------------------------------------------------
+
+
+def tour_generate(page, text: str = "attention") -> dict:
+    """Type `text`, press Generate, wait for the output and for the 'where it looked' plot of the first token.
+
+    Expects the page's first generation (an empty output box), so that a filled box cannot be a stale one.
+    """
+    show_tab(page, "generate")
+    output_before = page.locator("#gen-output textarea").input_value()
+    page.locator("#gen-prompt textarea").fill(text)
+    started = time.perf_counter()
+    page.locator("#gen-go").click()
+    # The last update of a generation always fills the notice ("Done." or a warning); the output then stays put.
+    page.wait_for_function("""() => document.querySelector('#gen-output textarea').value.trim() !== ''
+                              && document.querySelector('#gen-notice').textContent.trim() !== ''""")
+    seconds = time.perf_counter() - started
+    # `.then(inspect_step)` draws where the first generated token looked.
+    visible_panel(page).locator(".gtitle", has_text="looked").wait_for()
+    return {"input": text, "output_before": output_before, "output": page.locator("#gen-output textarea").input_value(),
+            "notice": _text(page, "#gen-notice"), "seconds": seconds, "plot_titles": plot_titles(page)}
+
+
+def _slider_max(page, elem_id: str) -> int:
+    return int(float(page.locator(f"#{elem_id} input[type=range]").get_attribute("max")))
+
+
+def _move_slider(page, elem_id: str, value: int, expected_title: str) -> float:
+    """Set a slider as a drag would (value + input/change events) and wait, inside the page, until the one-head
+    heatmap's title becomes `expected_title`. Returns the milliseconds from the input event to the new title."""
+    result = page.evaluate("""async ([id, value, expected, timeout]) => {
+        const input = document.querySelector(`#${id} input[type=range]`);
+        const title = () => (document.querySelector('#att-one .gtitle') || {}).textContent;
+        const setter = Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, 'value').set;
+        const t0 = performance.now();
+        setter.call(input, String(value));
+        input.dispatchEvent(new Event('input', {bubbles: true}));
+        input.dispatchEvent(new Event('change', {bubbles: true}));
+        while (title() !== expected) {
+            if (performance.now() - t0 > timeout) return {ms: null, title: title()};
+            await new Promise(requestAnimationFrame);
+        }
+        return {ms: performance.now() - t0, title: title()};
+    }""", [elem_id, value, expected_title, TIMEOUT_MS])
+    if result["ms"] is None:
+        raise AssertionError(f"after setting #{elem_id} to {value} the heatmap title stayed {result['title']!r}, "
+                             f"expected {expected_title!r}")
+    return result["ms"]
+
+
+def tour_attention(page, layer: int | None = None, head: int | None = None) -> dict:
+    """Wait for the heatmap computed on page load, then move the layer and the head sliders and time each redraw.
+
+    By default the layer goes to 0 (the page starts on the last layer); then the head slider visits every other
+    head and ends on `head` (default 2, or the last head), so there are several redraws to time.
+    """
+    show_tab(page, "attention")
+    one_title = page.locator("#att-one .gtitle")
+    page.wait_for_function("() => /layer \\d+, head \\d+/.test("
+                           "(document.querySelector('#att-one .gtitle') || {}).textContent || '')")
+    for plot in ("#att-one", "#att-overview", "#att-grid"):
+        page.locator(f"{plot} .main-svg").first.wait_for()
+    initial = one_title.text_content()
+    kind, cur_layer, cur_head = re.fullmatch(r"(.+) attention, layer (\d+), head (\d+)", initial).groups()
+    cur_layer, cur_head = int(cur_layer), int(cur_head)
+    max_layer, max_head = _slider_max(page, "att-layer"), _slider_max(page, "att-head")
+    if layer is None:
+        layer = 0 if cur_layer != 0 else max_layer
+    if head is None:
+        head = min(2, max_head) if cur_head != min(2, max_head) else 0
+    redraws = []
+    heads = [h for h in range(max_head + 1) if h not in (cur_head, head)] + [head]
+    for elem_id, value in [("att-layer", layer)] + [("att-head", h) for h in heads]:
+        cur_layer, cur_head = (value, cur_head) if elem_id == "att-layer" else (cur_layer, value)
+        expected = f"{kind} attention, layer {cur_layer}, head {cur_head}"
+        ms = _move_slider(page, elem_id, value, expected)
+        redraws.append({"slider": elem_id, "value": value, "title": one_title.text_content(), "ms": ms})
+    return {"initial_title": initial, "max_layer": max_layer, "max_head": max_head, "redraws": redraws,
+            "plot_titles": plot_titles(page)}
+
+
+def tour_positional(page) -> dict:
+    """Wait for the four positional-encoding figures drawn on page load."""
+    show_tab(page, "positional")
+    panel = visible_panel(page)
+    for title in ("Sinusoidal encoding", "Chosen dimensions", "Dot product between positions"):
+        panel.locator(".gtitle", has_text=title).wait_for()
+    plots = panel.locator(".js-plotly-plot")
+    for i in range(4):  # the fourth (learned vs fixed) may be a blank figure with a message, without a title
+        plots.nth(i).locator(".main-svg").first.wait_for(state="visible")
+    return {"plot_titles": plot_titles(page), "plots": panel.locator(".js-plotly-plot").count()}
+
+
+_WATCH_STATUS = """() => {
+    window.__trainStatus = [];
+    window.__trainClick = null;
+    const el = document.querySelector('#train-status');
+    const text = () => ((el.querySelector('[data-testid=markdown]') || el).textContent || '').trim();
+    const record = () => {
+        const t = text();
+        const log = window.__trainStatus;
+        if (!log.length || log[log.length - 1].text !== t) log.push({ms: performance.now(), text: t});
+    };
+    record();
+    new MutationObserver(record).observe(el, {subtree: true, childList: true, characterData: true});
+    document.querySelector('#train-start').addEventListener('click', () => {
+        window.__trainClick = performance.now();
+    }, {capture: true, once: true});
+}"""
+
+
+def checkpoint_choices(page) -> list[str]:
+    """The options of the checkpoint dropdown (opens it, reads them, closes it)."""
+    page.locator("#ckpt input").click()
+    page.get_by_role("option").first.wait_for()
+    # each option carries a check-mark span (shown only on the selected one): drop it
+    choices = [re.sub(r"^\s*✓", "", c).strip() for c in page.get_by_role("option").all_text_contents()]
+    page.locator("#ckpt input").press("Escape")
+    page.locator("#ckpt input").blur()
+    _wait_list_closed(page)
+    return choices
+
+
+def _wait_list_closed(page) -> None:
+    """Until the dropdown's list has left the page (it fades out; a screenshot would catch the ghost)."""
+    page.wait_for_function("() => document.querySelectorAll('[role=option]').length === 0")
+
+
+def tour_train(page, min_updates: int = 2, seconds: float = 0.0) -> dict:
+    """Press Start (the defaults: reverse, tiny), watch the curves and the status stream, then press Stop.
+
+    Stops once the loss curve has grown and the status has changed `min_updates` times since the first point, and
+    at least `seconds` after Start (the screenshot script trains a little longer for a nicer curve).
+    """
+    show_tab(page, "train")
+    page.evaluate(_WATCH_STATUS)
+    started = time.perf_counter()
+    page.locator("#train-start").click()
+    first_ms = page.wait_for_function(f"""() => ({_LOSS_POINTS})() > 0 && window.__trainClick !== null
+                                           && performance.now() - window.__trainClick""",
+                                      polling="raf").json_value()
+    first_points = page.evaluate(_LOSS_POINTS)
+    changes_before = page.evaluate("() => window.__trainStatus.length")
+    page.wait_for_function(f"""([n, k]) => ({_LOSS_POINTS})() > n && window.__trainStatus.length >= k""",
+                           arg=[first_points, changes_before + min_updates])
+    remaining = seconds - (time.perf_counter() - started)
+    if remaining > 0:
+        page.wait_for_timeout(remaining * 1000)
+    points_before_stop = page.evaluate(_LOSS_POINTS)
+    page.locator("#train-stop").click()
+    # Two events write the status: Stop's reply ("Stopping after the current step…") and the training's last update
+    # ("Training stopped after ..."). Wait until both have been shown, in whichever order they arrived.
+    shown = "(re) => window.__trainStatus.some(s => re.test(s.text))"
+    try:
+        page.wait_for_function(f"() => ({shown})(/^Training stopped/)")
+    except Exception as e:
+        statuses = [s["text"][:120] for s in page.evaluate("() => window.__trainStatus")]
+        raise AssertionError(f"no 'Training stopped' status after Stop; statuses seen: {statuses}") from e
+    try:
+        page.wait_for_function(f"() => ({shown})(/^Stopping after/)", timeout=10_000)
+    except Exception:  # Stop's reply never came (an error toast instead): nothing more to wait for
+        pass
+    return {"first_point_ms": first_ms, "first_points": first_points, "points_before_stop": points_before_stop,
+            "final_points": page.evaluate(_LOSS_POINTS),
+            "statuses": [s["text"] for s in page.evaluate("() => window.__trainStatus")],
+            "final_status": _text(page, "#train-status [data-testid=markdown]"),
+            "checkpoints": checkpoint_choices(page), "plot_titles": plot_titles(page)}
+
+
+def tour_model(page) -> dict:
+    """Wait for the parameter summary and the parameter plot of the selected checkpoint."""
+    show_tab(page, "model")
+    page.wait_for_function("() => /parameters/.test(document.querySelector('#model-summary').textContent)")
+    visible_panel(page).locator(".gtitle", has_text="Parameters of").wait_for()
+    return {"summary": _text(page, "#model-summary"), "plot_titles": plot_titles(page)}
+
+
+TOURS = {"generate": tour_generate, "attention": tour_attention, "positional": tour_positional, "train": tour_train,
+         "model": tour_model}
