@@ -220,17 +220,21 @@ def build_generate_tab(ckpt, user_models):
 
 @handler
 def compute_attention(ckpt, text, target, user_models):
-    """Run the model once on the input and keep every attention pattern for the sliders to browse."""
+    """Run the model once on the input and keep every attention pattern for the sliders to browse; open on the
+    sharpest (lowest-entropy) head, where a pattern is easiest to see."""
     model, tok, _ = resolve(ckpt, user_models)
     record = record_attention(model, tok, check_text(text), target or None, max_tokens=ATTENTION_CAP)
     notice = unknown_notice(tok, text + (target or ""))
     if record.truncated:
         notice += f"**The input was cut to {ATTENTION_CAP} tokens** so the heatmap stays readable. "
     kinds = [k for k in KINDS if k in record.patterns]
-    L, H = record.patterns[kinds[0]].shape[:2]
-    kind_update = gr.update(choices=kinds, value="cross" if "cross" in kinds else kinds[0])
-    return (record, notice, kind_update, gr.update(maximum=max(L - 1, 1), value=L - 1, interactive=L > 1),
-            gr.update(maximum=max(H - 1, 1), value=0, interactive=H > 1), export_attention(record))
+    kind = "cross" if "cross" in kinds else kinds[0]
+    L, H = record.patterns[kind].shape[:2]
+    sharpness = -head_scores(record.patterns[kind])["entropy"]  # (L, H): open on the sharpest head
+    layer, head = divmod(int(sharpness.argmax()), H)
+    return (record, notice, gr.update(choices=kinds, value=kind),
+            gr.update(maximum=max(L - 1, 1), value=layer, interactive=L > 1),
+            gr.update(maximum=max(H - 1, 1), value=head, interactive=H > 1), export_attention(record))
 
 
 def export_attention(record) -> list[str]:

@@ -116,8 +116,11 @@ def load_checkpoint(path: str | Path, device: str | torch.device = "auto"):
     try:
         missing, unexpected = load_model(model, str(path / "model.safetensors"), strict=False)
     except (SafetensorError, RuntimeError, OSError, ValueError) as e:
+        lines = [line.strip() for line in str(e).splitlines() if line.strip()] or [type(e).__name__]
+        if lines[0].startswith("Error(s) in loading state_dict") and len(lines) > 1:  # torch's header line
+            raise CheckpointError(f"{path}/model.safetensors does not match config.json: {lines[1]}") from None
         raise CheckpointError(f"{path}/model.safetensors is not a valid safetensors file for this config: "
-                              f"{str(e).splitlines()[0]}") from None
+                              f"{lines[0]}") from None
     if missing or unexpected:
         raise CheckpointError(f"{path}/model.safetensors does not match config.json: missing {sorted(missing)}, "
                               f"unexpected {sorted(unexpected)}")

@@ -239,7 +239,9 @@ def greedy_batch(model: Transformer, src: Tensor, max_new_tokens: int) -> list[l
     outputs, done = [], torch.zeros(B, dtype=torch.bool, device=src.device)
     for step in range(min(max_new_tokens, cfg.max_len - 1)):
         logits, _, _ = model.decode(token, memory, src_mask, cache=cache, start=step)
-        token = logits[:, -1].argmax(-1, keepdim=True)  # (B, 1)
+        logits = logits[:, -1]  # (B, vocab_size)
+        logits[:, [cfg.pad_id, cfg.bos_id]] = float("-inf")  # never emitted, as in generate()
+        token = logits.argmax(-1, keepdim=True)  # (B, 1)
         outputs.append(token[:, 0])
         done |= token[:, 0] == cfg.eos_id
         if done.all():

@@ -1,0 +1,198 @@
+"""Data: text corpora through `datasets`, the 90/10 split, the tokenizer seeing only the training split, the
+synthetic tasks' correctness, and padded batches."""
+from __future__ import annotations
+
+import datetime as dt
+import random
+import re
+
+import pytest
+import torch
+
+from transformer.cli import build, parse_args
+from transformer.data import DATE_FORMATS, TASKS, load_text, pad, split_text, task_batch, text_batch
+from transformer.tokenization import UNK_ID, CharTokenizer
+
+TEXT = "First line of the corpus.\n\n  second line, caf\u00e9 \u4e2d\u6587\ttabbed\nlast line without a newline"
+
+
+def test_load_text_reads_a_local_file_through_datasets_unchanged(tmp_path):
+    """Oracle: the file's own contents (read as text): load_text returns the whole corpus as one string, with
+    blank lines, leading spaces, tabs, non-ASCII characters and a missing final newline kept."""
+    path = tmp_path / "corpus.txt"
+    path.write_text(TEXT, encoding="utf-8")
+    assert load_text(path) == TEXT
+    assert load_text(str(path)) == TEXT
+
+
+def test_load_text_of_an_unreachable_name_is_a_value_error(tmp_path):
+    """Invariant: a name that is neither a local file nor a loadable Hub dataset is a ValueError saying so."""
+    with pytest.raises(ValueError, match="not a local file"):
+        load_text(tmp_path / "no-such-corpus.txt")
+
+
+@pytest.mark.parametrize("n", [10, 100, 1001, 12345])
+def test_split_is_90_10_by_characters(n):
+    """Oracle: the first int(0.9 n) characters train, the rest (the last ~10%) validate; nothing is lost."""
+    text = "".join(chr(97 + i % 26) for i in range(n))
+    train, val = split_text(text)
+    assert train + val == text
+    assert len(train) == int(n * 0.9)
+    assert abs(len(val) - n / 10) <= 1
+
+
+@pytest.mark.parametrize("tokenizer", ["char", "bpe"])
+def test_cli_builds_the_tokenizer_on_the_training_split_only(tmp_path, tokenizer):
+    """Invariant: no validation text leaks into the tokenizer: a character that only occurs in the last 10% of
+    the corpus maps to <unk>, while the characters of the first 90% are known."""
+    corpus = "the cat sat on the mat. " * 40
+    corpus = corpus + "Z" * (len(corpus) // 20)  # 'Z' only in the last ~5%: inside the validation split
+    train, val = split_text(corpus)
+    assert "Z" not in train and "Z" in val
+    path = tmp_path / "corpus.txt"
+    path.write_text(corpus)
+    args = parse_args(["--text", str(path), "--out", str(tmp_path / "lm"), "--tokenizer", tokenizer, "--bpe-vocab",
+                       "40", "--block-size", "8", "--eval-examples", "4", "--d-model", "16", "--n-heads", "2",
+                       "--n-decoder-layers", "1", "--d-ff", "32"])
+    model, tok, data, _, info, val_text = build(args)
+    assert val_text == val and info["task"] is None
+    assert tok.encode("Z") == [UNK_ID]
+    assert UNK_ID not in tok.encode(train)
+    assert model.config.vocab_size == tok.vocab_size
+    assert int((data.val_ids == UNK_ID).sum()) > 0 and int((data.train_ids == UNK_ID).sum()) == 0
+
+
+# --- synthetic tasks ----------------------------------------------------------------------------------------
+
+
+def samples(name, n=300, seed=0):
+    rng = random.Random(seed)
+    return [TASKS[name].sample(rng) for _ in range(n)]
+
+
+@pytest.mark.parametrize("name, rule", [("copy", lambda s: s), ("reverse", lambda s: s[::-1]),
+                                        ("sort", lambda s: "".join(sorted(s)))])
+def test_letter_tasks_produce_correct_pairs(name, rule):
+    """Oracle: copy's target is the source, reverse's the source reversed, sort's the letters sorted; sources are
+    1-20 lowercase letters, within the task's declared lengths and alphabet."""
+    task = TASKS[name]
+    pairs = samples(name)
+    for source, target in pairs:
+        assert target == rule(source)
+        assert re.fullmatch("[a-z]{1,20}", source)
+        assert len(source) <= task.max_source_len and len(target) <= task.max_target_len
+    assert len({len(s) for s, _ in pairs}) > 10  # lengths vary
+
+
+def test_every_task_uses_only_its_alphabet():
+    """Invariant: each task's sources and targets use only task.alphabet, so CharTokenizer(task.alphabet) (what the
+    trainer uses) never produces <unk> on task data."""
+    for name, task in TASKS.items():
+        tok = CharTokenizer(task.alphabet)
+        for source, target in samples(name, 500, seed=1):
+            assert UNK_ID not in tok.encode(source) + tok.encode(target), (name, source, target)
+            assert len(source) <= task.max_source_len and len(target) <= task.max_target_len
+
+
+def test_date_formats_by_hand():
+    """Oracle: hand-written renderings of 3 March 1998 (a Tuesday) and 22 November 2049 (a Monday)."""
+    assert [f(dt.date(1998, 3, 3)) for f in DATE_FORMATS] == [
+        "March 3, 1998", "3 Mar 98", "Tuesday 3rd of March 1998", "03/03/1998", "03.03.1998", "3 March 1998",
+        "Mar 3 1998", "the 3rd of March, 1998", "Tue, 3 Mar 1998", "MARCH 3 1998", "1998/3/3"]
+    assert [f(dt.date(2049, 11, 22)) for f in DATE_FORMATS] == [
+        "November 22, 2049", "22 Nov 49", "Monday 22nd of November 2049", "11/22/2049", "22.11.2049",
+        "22 November 2049", "Nov 22 2049", "the 22nd of November, 2049", "Mon, 22 Nov 2049", "NOVEMBER 22 2049",
+        "2049/11/22"]
+    ordinals = {1: "1st", 2: "2nd", 3: "3rd", 4: "4th", 11: "11th", 12: "12th", 13: "13th", 21: "21st", 23: "23rd",
+                31: "31st"}
+    for day, text in ordinals.items():
+        assert DATE_FORMATS[7](dt.date(2001, 1, day)).startswith(f"the {text} of")
+
+
+MONTHS = ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+          "november", "december"]
+
+
+def parse_by_hand(source: str) -> dt.date:
+    """An independent reader of the dates task's formats: US order for a/b/c, year first for a/b/c with a
+    four-digit first field, day first for a.b.c; two-digit years 50-99 are 19xx and 00-49 are 20xx."""
+    s = source.lower().replace(",", " ")
+    if re.fullmatch(r"\d{4}/\d{1,2}/\d{1,2}", s):
+        y, m, d = map(int, s.split("/"))
+        return dt.date(y, m, d)
+    if re.fullmatch(r"\d{2}/\d{2}/\d{4}", s):
+        m, d, y = map(int, s.split("/"))
+        return dt.date(y, m, d)
+    if re.fullmatch(r"\d{2}\.\d{2}\.\d{4}", s):
+        d, m, y = map(int, s.split("."))
+        return dt.date(y, m, d)
+    words = [w for w in s.split() if w not in ("the", "of")]
+    month = next(i + 1 for i, name in enumerate(MONTHS) if any(name.startswith(w) and len(w) >= 3 for w in words))
+    numbers = [int(re.match(r"\d+", w).group()) for w in words if w[0].isdigit()]
+    day, year = numbers
+    if year < 100:
+        year += 1900 if year >= 50 else 2000
+    return dt.date(year, month, day)
+
+
+def test_dates_target_is_iso_and_means_the_day_in_the_source():
+    """Oracle: an independent hand-written parser reads the source; the target is ISO 8601, parses with
+    date.fromisoformat, equals the parsed source date, lies in 1950-2049, and any weekday named is that day's."""
+    weekdays = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
+    seen_formats = set()
+    for source, target in samples("dates", 600):
+        date = dt.date.fromisoformat(target)
+        assert target == date.isoformat() and re.fullmatch(r"\d{4}-\d{2}-\d{2}", target)
+        assert parse_by_hand(source) == date, source
+        assert dt.date(1950, 1, 1) <= date <= dt.date(2049, 12, 31)
+        named = [d for d in weekdays if d[:3] in source.lower().replace(",", "").split()[0]]
+        if named:
+            assert weekdays[date.weekday()] == named[0], source
+        seen_formats |= {i for i, f in enumerate(DATE_FORMATS) if f(date) == source}
+    assert seen_formats == set(range(len(DATE_FORMATS)))  # every format occurs
+
+
+@pytest.mark.parametrize("name", sorted(TASKS))
+def test_seeds_decide_the_examples(name):
+    """Invariant: the same seed gives the same examples; different seeds give different ones."""
+    assert samples(name, 20, seed=1) == samples(name, 20, seed=1)
+    assert samples(name, 20, seed=1) != samples(name, 20, seed=2)
+
+
+def test_task_batch_pads_and_shifts_the_target_right():
+    """Oracle: built by hand from the pairs: src = source + eos; with full = bos + target + eos, right-padded with
+    pad_id to the longest, tgt_in = full[:-1] (the target shifted right, starting with bos) and
+    tgt_out = full[1:]. Wherever tgt_out is a real token, tgt_in holds bos + target; the eos a shorter row's
+    tgt_in may hold sits where tgt_out is pad, so it is never scored."""
+    task = TASKS["reverse"]
+    tok = CharTokenizer(task.alphabet)
+    pad_id, bos, eos = 0, 1, 2
+    src, tgt_in, tgt_out, pairs = task_batch(task, tok, random.Random(3), 8, pad_id, bos, eos)
+    S = max(len(s) for s, _ in pairs) + 1
+    T = max(len(t) for _, t in pairs) + 2
+    assert len({len(t) for _, t in pairs}) > 1, "precondition: rows of different lengths"
+    for i, (s, t) in enumerate(pairs):
+        assert src[i].tolist() == tok.encode(s) + [eos] + [pad_id] * (S - len(s) - 1)
+        full = [bos] + tok.encode(t) + [eos] + [pad_id] * (T - len(t) - 2)
+        assert tgt_in[i].tolist() == full[:-1] and tgt_out[i].tolist() == full[1:]
+        real = tgt_out[i] != pad_id
+        assert tgt_in[i][real].tolist() == [bos] + tok.encode(t)
+    assert torch.all(tgt_in[:, 0] == bos)
+
+
+def test_pad_by_hand():
+    """Oracle: [[5, 6, 7], [8]] padded with 0 is [[5, 6, 7], [8, 0, 0]], a LongTensor."""
+    out = pad([[5, 6, 7], [8]], 0)
+    assert out.dtype == torch.long and out.tolist() == [[5, 6, 7], [8, 0, 0]]
+
+
+def test_text_batch_windows_are_slices_and_targets_are_shifted():
+    """Oracle: on the stream 0, 1, 2, ... each window is a run of consecutive ids and y = x + 1 (the next token);
+    the same generator seed gives the same batch."""
+    data = torch.arange(100)
+    x, y = text_batch(data, 8, 16, torch.Generator().manual_seed(0))
+    assert torch.equal(y, x + 1)
+    assert torch.equal(x[:, 1:] - x[:, :-1], torch.ones(16, 7, dtype=torch.long))
+    assert int(y.max()) <= 99
+    x2, _ = text_batch(data, 8, 16, torch.Generator().manual_seed(0))
+    assert torch.equal(x, x2)

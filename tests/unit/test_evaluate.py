@@ -1,0 +1,79 @@
+"""Metrics of trained models, checked on models whose answers are known."""
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from transformer.evaluate import bits, exact_match, nats_per_char
+from transformer.data import TASKS
+from transformer.tokenization import CharTokenizer
+
+
+def test_nats_per_char_of_a_uniform_model_is_log_vocab(make_model):
+    """Oracle: a model whose logits are all 0 predicts every character with probability 1/V, so it scores
+    log V nats per character (log2 V bits) on any text."""
+    model = make_model("decoder-only", tie_embeddings=False, max_len=16)
+    with torch.no_grad():
+        model.lm_head.weight.zero_()
+    tok = CharTokenizer("abcdefghijklm")
+    text = "abcabmlkjigfedc" * 10
+    nats = nats_per_char(model, tok, text, block_size=16)
+    assert nats == pytest.approx(math.log(17), abs=1e-5)
+    assert bits(nats) == pytest.approx(math.log2(17), abs=1e-5)
+
+
+def test_nats_per_char_equals_cross_entropy_computed_by_hand(make_model):
+    """Oracle: the mean next-token cross-entropy over consecutive block_size windows, computed with the model's
+    logits and math.log, divided by the characters covered (one token per character here)."""
+    model = make_model("decoder-only", max_len=8)
+    tok = CharTokenizer("abcdefghijklm")
+    text = "abcdefghijklmmlkjihgfedcba"
+    ids = tok.encode(text)
+    total, covered = 0.0, 0
+    for start in range(0, (len(ids) - 1) // 8 * 8, 8):
+        x = torch.tensor([ids[start: start + 8]])
+        with torch.no_grad():
+            logp = model(x).logits[0].log_softmax(-1)
+        total -= sum(float(logp[t, ids[start + t + 1]]) for t in range(8))
+        covered += 8
+    assert nats_per_char(model, tok, text, block_size=8) == pytest.approx(total / covered, rel=1e-5)
+
+
+def test_exact_match_of_a_model_that_stops_at_once_is_zero(make_model, monkeypatch):
+    """Oracle: a model that always emits EOS first outputs "" for every example, so its exact match on copy (whose
+    targets are never empty) is 0."""
+    task = TASKS["copy"]
+    tok = CharTokenizer(task.alphabet)
+    model = make_model("encoder-decoder", vocab_size=tok.vocab_size)
+    decode = model.decode
+
+    def eos_first(*args, **kwargs):
+        logits, s, c = decode(*args, **kwargs)
+        logits = logits.clone()
+        logits[..., model.config.eos_id] += 100.0
+        return logits, s, c
+
+    monkeypatch.setattr(model, "decode", eos_first)
+    assert exact_match(model, tok, task, n=20, batch_size=8) == 0.0
+
+
+def test_exact_match_scores_outputs_equal_to_the_targets_as_one(make_model, monkeypatch):
+    """Oracle: if decoding returns each copy source's own tokens (its target), exact match is 1; if every other
+    output loses its last token, exactly half match."""
+    import transformer.evaluate as evaluate
+
+    task = TASKS["copy"]
+    tok = CharTokenizer(task.alphabet)
+    model = make_model("encoder-decoder", vocab_size=tok.vocab_size)
+    cfg = model.config
+
+    def sources(src, max_new_tokens):
+        return [[i for i in row if i not in (cfg.pad_id, cfg.eos_id)] for row in src.tolist()]
+
+    monkeypatch.setattr(evaluate, "greedy_batch", lambda m, src, n: sources(src, n))
+    assert exact_match(model, tok, task, n=20, batch_size=8) == 1.0
+    monkeypatch.setattr(evaluate, "greedy_batch",
+                        lambda m, src, n: [o if i % 2 else o[:-1] for i, o in enumerate(sources(src, n))])
+    assert exact_match(model, tok, task, n=20, batch_size=10) == 0.5

@@ -1,0 +1,234 @@
+"""The whole model: fused == explicit attention, masks, causality, masking == deleting, parameter counts."""
+from __future__ import annotations
+
+import pytest
+import torch
+
+from transformer.config import TransformerConfig
+from transformer.model import Transformer
+
+PAD = 0
+# Two padded sources (lengths 6 and 3) and two padded targets (lengths 5 and 2); ids 3..16 are real tokens.
+SRC = torch.tensor([[5, 6, 7, 8, 9, 2], [10, 11, 2, PAD, PAD, PAD]])
+TGT = torch.tensor([[1, 12, 13, 14, 15], [1, 16, PAD, PAD, PAD]])
+TOKENS = torch.tensor([[4, 5, 6, 7, 8, 9], [10, 11, 12, PAD, PAD, PAD]])  # decoder-only, right-padded
+
+VARIANTS = [dict(), dict(n_kv_heads=2), dict(n_kv_heads=1), dict(norm_first=True, activation="gelu"),
+            dict(pos_encoding="learned", tie_embeddings=False)]
+
+
+def run(model, *inputs, explicit: bool):
+    with torch.no_grad():
+        return model(*inputs, return_attention=explicit)
+
+
+def inputs_for(arch):
+    return (SRC, TGT) if arch == "encoder-decoder" else (TOKENS,)
+
+
+@pytest.mark.parametrize("variant", VARIANTS, ids=lambda v: ",".join(f"{k}={x}" for k, x in v.items()) or "base")
+@pytest.mark.parametrize("arch", ["encoder-decoder", "decoder-only"])
+def test_fused_path_equals_explicit_path(make_model, arch, variant):
+    """Invariant: logits through the fused kernel (return_attention=False) equal logits through our explicit
+    softmax(QK^T/sqrt(d_k))V (return_attention=True), with padding, in eval mode with dropout 0."""
+    model = make_model(arch, **variant)
+    fused = run(model, *inputs_for(arch), explicit=False)
+    explicit = run(model, *inputs_for(arch), explicit=True)
+    assert fused.attention is None
+    torch.testing.assert_close(fused.logits, explicit.logits, atol=1e-5, rtol=0)
+
+
+def assert_rows_are_distributions(weights: torch.Tensor, fully_masked: torch.Tensor | None = None):
+    """Every row sums to 1, except rows with nothing to attend to (fully_masked, (B, T)), which are all 0."""
+    sums = weights.sum(-1)  # (B, H, T)
+    expected = torch.ones_like(sums)
+    if fully_masked is not None:
+        expected[fully_masked[:, None, :].expand_as(sums)] = 0.0
+    torch.testing.assert_close(sums, expected, atol=1e-5, rtol=0)
+    assert (weights >= 0).all()
+
+
+def test_encoder_decoder_attention_rows_and_masked_weights(make_model):
+    """Invariants: every attention row sums to 1; weights on padding keys are exactly 0 (encoder self- and
+    cross-attention on source pads, decoder self-attention on target pads) and on future positions exactly 0."""
+    model = make_model("encoder-decoder")
+    maps = run(model, SRC, TGT, explicit=True).attention
+    assert len(maps.encoder_self) == len(maps.decoder_self) == len(maps.cross) == 2
+    for w in maps.encoder_self:
+        assert_rows_are_distributions(w)
+        assert torch.all(w[1, :, :, 3:] == 0)
+    for w in maps.cross:
+        assert_rows_are_distributions(w)
+        assert torch.all(w[1, :, :, 3:] == 0)
+    for w in maps.decoder_self:
+        assert_rows_are_distributions(w)
+        assert torch.all(w.triu(diagonal=1) == 0)  # no query sees a later position
+        assert torch.all(w[1, :, :, 2:] == 0)  # target pads
+
+
+def test_decoder_only_attention_rows_and_masked_weights(make_model):
+    """Invariants: decoder-only self-attention rows sum to 1, future positions and padding keys get exactly 0, and
+    there are no encoder or cross maps."""
+    maps = run(make_model("decoder-only"), TOKENS, explicit=True).attention
+    assert maps.encoder_self == [] and maps.cross == []
+    for w in maps.decoder_self:
+        assert_rows_are_distributions(w)
+        assert torch.all(w.triu(diagonal=1) == 0)
+        assert torch.all(w[1, :, :, 3:] == 0)
+
+
+def test_fully_padded_source_row_gives_no_nan(make_model):
+    """Invariant: a source row that is all padding (nothing to attend to) yields finite logits on both paths,
+    its attention rows are all 0 (not NaN), and the other batch row is unaffected by it."""
+    model = make_model("encoder-decoder")
+    src = torch.tensor([[5, 6, 7, 2], [PAD, PAD, PAD, PAD]])
+    tgt = torch.tensor([[1, 12, 13], [1, 14, 15]])
+    fused = run(model, src, tgt, explicit=False)
+    explicit = run(model, src, tgt, explicit=True)
+    assert torch.isfinite(fused.logits).all() and torch.isfinite(explicit.logits).all()
+    torch.testing.assert_close(fused.logits, explicit.logits, atol=1e-5, rtol=0)
+    for w in explicit.attention.encoder_self + explicit.attention.cross:
+        assert not torch.isnan(w).any() and torch.all(w[1] == 0)
+        assert_rows_are_distributions(w[:1])
+    alone = run(model, src[:1], tgt[:1], explicit=False)
+    torch.testing.assert_close(fused.logits[:1], alone.logits, atol=1e-5, rtol=0)
+
+
+def test_fully_padded_decoder_only_row_gives_no_nan(make_model):
+    """Invariant: a decoder-only row that is all padding gives finite logits on both paths, and zero weights."""
+    model = make_model("decoder-only")
+    tokens = torch.tensor([[4, 5, 6], [PAD, PAD, PAD]])
+    fused = run(model, tokens, explicit=False)
+    explicit = run(model, tokens, explicit=True)
+    assert torch.isfinite(fused.logits).all() and torch.isfinite(explicit.logits).all()
+    torch.testing.assert_close(fused.logits, explicit.logits, atol=1e-5, rtol=0)
+    assert all(torch.all(w[1] == 0) for w in explicit.attention.decoder_self)
+
+
+@pytest.mark.parametrize("explicit", [False, True])
+@pytest.mark.parametrize("arch", ["encoder-decoder", "decoder-only"])
+def test_decoder_is_causal(make_model, arch, explicit):
+    """Invariant (causality): changing the tokens after position t leaves the logits at positions <= t unchanged,
+    for every t, in the decoder-only model and in the decoder of the encoder-decoder model."""
+    model = make_model(arch)
+    src = torch.tensor([[5, 6, 7, 8, 2]])
+    seq = torch.tensor([[1, 9, 10, 11, 12, 13, 14]])
+    g = torch.Generator().manual_seed(0)
+    call = (lambda tgt: run(model, src, tgt, explicit=explicit)) if arch == "encoder-decoder" else (
+        lambda tgt: run(model, tgt, explicit=explicit))
+    base = call(seq).logits
+    for t in range(seq.size(1) - 1):
+        changed = seq.clone()
+        changed[0, t + 1:] = torch.randint(3, 17, (seq.size(1) - t - 1,), generator=g)
+        assert not torch.equal(changed, seq)
+        logits = call(changed).logits
+        torch.testing.assert_close(logits[:, : t + 1], base[:, : t + 1], atol=1e-5, rtol=0)
+        assert not torch.allclose(logits[:, t + 1:], base[:, t + 1:], atol=1e-4)  # the change is visible later
+
+
+@pytest.mark.parametrize("explicit", [False, True])
+def test_masking_padded_source_tokens_equals_deleting_them(make_model, explicit):
+    """Invariant: the target's logits are the same with and without trailing pads in the source; the cross-attention
+    on the real source positions is the same too (the pads get exactly 0)."""
+    model = make_model("encoder-decoder")
+    src = torch.tensor([[5, 6, 7, 2]])
+    tgt = torch.tensor([[1, 12, 13, 14]])
+    padded = torch.cat([src, torch.full((1, 5), PAD)], dim=1)
+    short, long = run(model, src, tgt, explicit=explicit), run(model, padded, tgt, explicit=explicit)
+    torch.testing.assert_close(long.logits, short.logits, atol=1e-5, rtol=0)
+    if explicit:
+        for a, b in zip(long.attention.cross, short.attention.cross):
+            torch.testing.assert_close(a[..., :4], b, atol=1e-6, rtol=0)
+            assert torch.all(a[..., 4:] == 0)
+
+
+@pytest.mark.parametrize("arch", ["encoder-decoder", "decoder-only"])
+def test_padding_a_batch_does_not_change_a_row(make_model, arch):
+    """Invariant: each row of a padded batch gets the logits (at its real positions) it gets alone, unpadded."""
+    model = make_model(arch)
+    batch = run(model, *inputs_for(arch), explicit=False).logits
+    if arch == "encoder-decoder":
+        alone = run(model, SRC[1:, :3], TGT[1:, :2], explicit=False).logits
+        torch.testing.assert_close(batch[1:, :2], alone, atol=1e-5, rtol=0)
+    else:
+        alone = run(model, TOKENS[1:, :3], explicit=False).logits
+        torch.testing.assert_close(batch[1:, :3], alone, atol=1e-5, rtol=0)
+
+
+def test_input_longer_than_max_len_is_a_value_error(make_model):
+    """Invariant: a sequence longer than max_len is refused with a ValueError naming max_len (no silent crop)."""
+    model = make_model("decoder-only", max_len=8)
+    with pytest.raises(ValueError, match="max_len=8"):
+        model(torch.ones(1, 9, dtype=torch.long) * 5)
+
+
+def test_wrong_number_of_inputs_is_a_value_error(make_model):
+    """Invariant: an encoder-decoder model needs (src, tgt); a decoder-only model takes one sequence."""
+    with pytest.raises(ValueError, match="source and a target"):
+        make_model("encoder-decoder")(SRC)
+    with pytest.raises(ValueError, match="one token sequence"):
+        make_model("decoder-only")(TOKENS, TOKENS)
+
+
+def count(model: torch.nn.Module) -> int:
+    return sum(p.numel() for p in model.parameters())  # shared (tied) parameters are counted once
+
+
+def meta_model(**kwargs) -> Transformer:
+    with torch.device("meta"):  # shapes without memory: a 63M-parameter model in milliseconds
+        return Transformer(TransformerConfig(**kwargs))
+
+
+BASE = dict(vocab_size=37000, d_model=512, n_heads=8, n_encoder_layers=6, n_decoder_layers=6, d_ff=2048)
+
+
+def test_parameter_count_of_the_papers_base_model():
+    """Oracle: the count derived by hand for d=512, h=8, N=6, d_ff=2048, vocab 37000, tied embeddings:
+
+    MHA       = 4 (d^2 + d)            = 4 * (262,144 + 512)            = 1,050,624
+    FFN       = 2 d d_ff + d_ff + d    = 2,097,152 + 2,048 + 512        = 2,099,712
+    LayerNorm = 2 d                                                     = 1,024
+    encoder layer = MHA + FFN + 2 LN   = 3,152,384;  x 6 = 18,914,304
+    decoder layer = 2 MHA + FFN + 3 LN = 4,204,032;  x 6 = 25,224,192
+    embedding = vocab d = 37,000 * 512 = 18,944,000, shared with the output projection (no bias);
+    sinusoidal positions have no parameters; post-norm stacks add no final LayerNorm.
+    total = 18,914,304 + 25,224,192 + 18,944,000 = 63,082,496  (~63M; the paper's Table 3 says 65M)
+    """
+    d, d_ff, vocab = 512, 2048, 37000
+    mha, ffn, ln = 4 * (d * d + d), 2 * d * d_ff + d_ff + d, 2 * d
+    assert (mha, ffn, ln) == (1_050_624, 2_099_712, 1_024)
+    by_hand = 6 * (mha + ffn + 2 * ln) + 6 * (2 * mha + ffn + 3 * ln) + vocab * d
+    assert by_hand == 63_082_496
+    model = meta_model(**BASE)
+    assert model.lm_head.weight is model.embed.weight
+    assert count(model) == by_hand
+    assert count(model.encoder[0]) == mha + ffn + 2 * ln and count(model.decoder[0]) == 2 * mha + ffn + 3 * ln
+
+
+@pytest.mark.parametrize("n_kv_heads", [4, 2, 1])
+def test_gqa_and_mqa_shrink_key_value_projections_exactly(n_kv_heads):
+    """Oracle: with G kv heads, k_proj and v_proj map d -> G d_k (weights d G d_k + bias G d_k) instead of d -> d, so
+    each of the 18 attention blocks (6 encoder self, 6 decoder self, 6 cross) saves 2 (d - G d_k)(d + 1)."""
+    d, d_k = 512, 64
+    saved_per_block = 2 * (d - n_kv_heads * d_k) * (d + 1)
+    full, grouped = count(meta_model(**BASE)), count(meta_model(**BASE, n_kv_heads=n_kv_heads))
+    assert full - grouped == 18 * saved_per_block
+    assert n_kv_heads != 1 or full - grouped == 18 * 2 * 448 * 513  # MQA by hand: 8,273,664
+
+
+def test_untied_embeddings_add_exactly_one_vocab_by_d_matrix():
+    """Oracle: untying adds the output projection's own vocab x d weight (37,000 * 512 = 18,944,000)."""
+    assert count(meta_model(**BASE, tie_embeddings=False)) - count(meta_model(**BASE)) == 37000 * 512
+
+
+def test_decoder_only_and_pre_norm_parameter_counts():
+    """Oracle: a decoder-only layer is MHA + FFN + 2 LN (no cross-attention); pre-norm adds one final LayerNorm
+    (2 d) per stack; learned positions add max_len x d."""
+    d, d_ff, vocab, max_len = 64, 256, 100, 128
+    mha, ffn, ln = 4 * (d * d + d), 2 * d * d_ff + d_ff + d, 2 * d
+    kw = dict(vocab_size=vocab, d_model=d, n_heads=4, d_ff=d_ff, max_len=max_len)
+    assert count(meta_model(arch="decoder-only", n_decoder_layers=3, **kw)) == 3 * (mha + ffn + 2 * ln) + vocab * d
+    assert count(meta_model(arch="decoder-only", n_decoder_layers=3, norm_first=True, pos_encoding="learned", **kw)) \
+        == 3 * (mha + ffn + 2 * ln) + vocab * d + ln + max_len * d
+    assert count(meta_model(n_encoder_layers=2, n_decoder_layers=2, norm_first=True, **kw)) == \
+        2 * (mha + ffn + 2 * ln) + 2 * (2 * mha + ffn + 3 * ln) + vocab * d + 2 * ln
