@@ -45,7 +45,8 @@ class TransformerConfig:
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ValueError(f"{name}: must be a positive integer, got {value!r}")
-        if not isinstance(self.n_encoder_layers, int) or self.n_encoder_layers < 0:
+        if not isinstance(self.n_encoder_layers, int) or isinstance(self.n_encoder_layers, bool) \
+                or self.n_encoder_layers < 0:
             raise ValueError(f"n_encoder_layers: must be a non-negative integer, got {self.n_encoder_layers!r}")
         if self.arch == "encoder-decoder" and self.n_encoder_layers == 0:
             raise ValueError("n_encoder_layers: an encoder-decoder model needs at least one encoder layer")
@@ -55,7 +56,7 @@ class TransformerConfig:
             raise ValueError(f"d_model: {self.d_model} is not divisible by n_heads={self.n_heads}")
         if self.n_heads % self.n_kv_heads:
             raise ValueError(f"n_kv_heads: {self.n_kv_heads} does not divide n_heads={self.n_heads}")
-        if not 0.0 <= self.dropout < 1.0:
+        if not isinstance(self.dropout, (int, float)) or isinstance(self.dropout, bool) or not 0.0 <= self.dropout < 1.0:
             raise ValueError(f"dropout: must be in [0, 1), got {self.dropout!r}")
         if self.pos_encoding not in POS_ENCODINGS:
             raise ValueError(f"pos_encoding: must be one of {POS_ENCODINGS}, got {self.pos_encoding!r}")
@@ -63,7 +64,7 @@ class TransformerConfig:
             raise ValueError(f"activation: must be one of {ACTIVATIONS}, got {self.activation!r}")
         for name in ("pad_id", "bos_id", "eos_id"):
             value = getattr(self, name)
-            if not isinstance(value, int) or not 0 <= value < self.vocab_size:
+            if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value < self.vocab_size:
                 raise ValueError(f"{name}: must be a token id in [0, vocab_size={self.vocab_size}), got {value!r}")
 
     @property

@@ -11,6 +11,7 @@ from .analysis import argmax_hit_rate, previous_token
 from .data import Task, pad
 from .generate import greedy_batch
 from .model import Transformer
+from .tokenization import UNK_ID
 
 
 @torch.no_grad()
@@ -61,8 +62,9 @@ def nats_per_char(model: Transformer, tokenizer, text: str, block_size: int | No
         y = torch.stack([ids[s + 1: s + 1 + block_size] for s in starts[i: i + batch_size]]).to(model.device)
         logits = model(x).logits.float()
         total += F.cross_entropy(logits.reshape(-1, logits.size(-1)), y.reshape(-1), reduction="sum").item()
-    covered = tokenizer.decode(ids[1: 1 + n_windows * block_size].tolist())
-    return total / len(covered)
+    scored = ids[1: 1 + n_windows * block_size].tolist()  # every predicted token, once
+    n_chars = sum(1 if i == UNK_ID else len(tokenizer.id_to_token(i)) for i in scored)  # <unk> stood for one char
+    return total / n_chars
 
 
 @torch.no_grad()

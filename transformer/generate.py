@@ -61,6 +61,8 @@ class _Decoder:
             raise ValueError(f"input is {len(ids)} tokens long; this model reads at most max_len={cfg.max_len}")
         self.memory = self.memory_mask = None
         if cfg.is_encoder_decoder:
+            if not ids:
+                raise ValueError("the input is empty: an encoder-decoder model needs at least one source token")
             memory, mask, _ = model.encode(torch.tensor([ids], device=dev))
             self.memory = memory.expand(batch, -1, -1)  # (batch, S, d_model)
             self.memory_mask = None if mask is None else mask.expand(batch, -1, -1, -1)

@@ -32,6 +32,9 @@ from transformer.config import TransformerConfig
     (dict(bos_id=1000), "bos_id"),
     (dict(eos_id=2.0), "eos_id"),
     (dict(vocab_size=True), "vocab_size"),  # a bool is not a size
+    (dict(dropout="0.1"), "dropout"),  # a string from a form is refused by name, not with a TypeError
+    (dict(n_encoder_layers=True), "n_encoder_layers"),
+    (dict(pad_id=False), "pad_id"),
 ])
 def test_invalid_value_raises_value_error_naming_the_field(kwargs, field):
     """Invariant: every bad value raises ValueError whose message starts with the field's name (the app shows it)."""

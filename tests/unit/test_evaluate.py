@@ -41,6 +41,17 @@ def test_nats_per_char_equals_cross_entropy_computed_by_hand(make_model):
     assert nats_per_char(model, tok, text, block_size=8) == pytest.approx(total / covered, rel=1e-5)
 
 
+def test_nats_per_char_counts_an_unknown_character_as_one_character(make_model):
+    """Invariant: <unk> stands for one character of the text, so replacing known characters by unknown ones keeps
+    the character count (the divisor) unchanged: a uniform model still scores exactly log V."""
+    model = make_model("decoder-only", tie_embeddings=False, max_len=16)
+    with torch.no_grad():
+        model.lm_head.weight.zero_()
+    tok = CharTokenizer("abcdefghijklm")
+    nats = nats_per_char(model, tok, "ab€cd€efgh€ijklm" * 10, block_size=16)  # € is not in the vocabulary
+    assert nats == pytest.approx(math.log(17), abs=1e-5)
+
+
 def test_exact_match_of_a_model_that_stops_at_once_is_zero(make_model, monkeypatch):
     """Oracle: a model that always emits EOS first outputs "" for every example, so its exact match on copy (whose
     targets are never empty) is 0."""

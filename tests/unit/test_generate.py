@@ -254,8 +254,11 @@ def test_generation_never_emits_pad_or_bos(make_model, arch, strategy, use_cache
     """Invariant: even a model whose favourite tokens are pad and bos never emits them (they are not text)."""
     model = favour(make_model(arch), PAD, BOS)
     with torch.no_grad():
-        raw = model.decode(torch.tensor([[BOS]]), *(model.encode(torch.tensor([SRC]))[:2] if arch ==
-                                                   "encoder-decoder" else (None, None)))[0][0, -1]
+        if arch == "encoder-decoder":
+            memory, mask, _ = model.encode(torch.tensor([SRC]))
+            raw = model.decode(torch.tensor([[BOS]]), memory, mask)[0][0, -1]
+        else:
+            raw = model.decode(torch.tensor([PROMPT]))[0][0, -1]
     assert set(raw.topk(2).indices.tolist()) == {PAD, BOS}, "precondition: the model prefers pad and bos"
     steps = run(model, input_for(arch), 10, strategy=strategy, use_cache=use_cache, seed=0, num_beams=3)
     assert len(steps) > 0 and not {PAD, BOS} & set(ids_of(steps))
@@ -283,6 +286,12 @@ def test_empty_decoder_only_prompt_raises_value_error(make_model):
         run(make_model("decoder-only"), [], 5)
     with pytest.raises(ValueError, match="prompt is empty"):
         run(make_model("decoder-only"), torch.zeros(1, 0, dtype=torch.long), 5)
+
+
+def test_empty_encoder_decoder_source_raises_value_error(make_model):
+    """Invariant: an empty source is refused with a message, not a torch error from an empty tensor."""
+    with pytest.raises(ValueError, match="input is empty"):
+        run(make_model("encoder-decoder"), [], 5)
 
 
 @pytest.mark.parametrize("kwargs, field", [
