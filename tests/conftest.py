@@ -4,7 +4,13 @@ Everything is small enough that the whole unit suite runs in seconds on one CPU 
 """
 from __future__ import annotations
 
-import pytest
+import os
+
+# No test reaches outside the machine: the Hub is "offline", gradio sends no analytics.
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+
+import pytest  # noqa: E402  (after the environment is set)
 import torch
 from torch import nn
 

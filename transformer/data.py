@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import datetime as dt
+import os
 import random
+import socket
 import string
 from dataclasses import dataclass
 from pathlib import Path
@@ -131,6 +133,9 @@ def load_text(source: str | Path) -> str:
     if path.is_file():
         ds = load_dataset("text", data_files=str(path), sample_by="document", split="train")
         return "".join(ds["text"])
+    if not hub_reachable():
+        raise ValueError(f"could not load {source!r}: it is not a local file, and the Hugging Face Hub cannot be "
+                         f"reached from this machine (offline, or HF_HUB_OFFLINE is set)")
     try:
         ds = load_dataset(str(source), split="train")
     except Exception as e:  # offline, unknown name, gated: all are "cannot load this"
@@ -139,6 +144,18 @@ def load_text(source: str | Path) -> str:
     if "text" not in ds.column_names:
         raise ValueError(f"dataset {source!r} has no 'text' column (columns: {ds.column_names})")
     return "\n".join(ds["text"])
+
+
+def hub_reachable(timeout: float = 3.0) -> bool:
+    """False at once when HF_HUB_OFFLINE is set, else whether huggingface.co answers within `timeout` seconds
+    (so an offline machine gets a clear error in seconds instead of a minute of retries)."""
+    if os.environ.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes", "on"):
+        return False
+    try:
+        socket.create_connection(("huggingface.co", 443), timeout=timeout).close()
+        return True
+    except OSError:
+        return False
 
 
 def split_text(text: str, val_fraction: float = 0.1) -> tuple[str, str]:

@@ -27,8 +27,26 @@ def test_load_text_reads_a_local_file_through_datasets_unchanged(tmp_path):
 
 def test_load_text_of_an_unreachable_name_is_a_value_error(tmp_path):
     """Invariant: a name that is neither a local file nor a loadable Hub dataset is a ValueError saying so."""
-    with pytest.raises(ValueError, match="not a local file"):
+    with pytest.raises(ValueError, match="not a local file.*cannot be reached"):
         load_text(tmp_path / "no-such-corpus.txt")
+
+
+def test_an_unreachable_hub_fails_fast_with_a_clear_message(monkeypatch):
+    """Invariant: without HF_HUB_OFFLINE, a Hub name on a machine that cannot reach the Hub is refused after one
+    failed connection (no minute of retries); the connection attempt is faked, nothing leaves the machine."""
+    import socket
+
+    attempts = []
+
+    def refuse(address, timeout=None):
+        attempts.append(address)
+        raise OSError("unreachable")
+
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.setattr(socket, "create_connection", refuse)
+    with pytest.raises(ValueError, match="Hugging Face Hub cannot be reached"):
+        load_text("someone/some-dataset")
+    assert attempts == [("huggingface.co", 443)]
 
 
 @pytest.mark.parametrize("n", [10, 100, 1001, 12345])
