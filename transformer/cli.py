@@ -14,6 +14,7 @@ from pathlib import Path
 import torch
 from tqdm import tqdm
 
+from .checkpoint import load_checkpoint
 from .config import TransformerConfig
 from .data import TASKS, load_text, split_text
 from .evaluate import bits, exact_match, nats_per_char, previous_token_scores, reverse_anti_diagonality
@@ -46,6 +47,8 @@ def parse_args(argv=None):
     p.add_argument("--out", required=True, help="checkpoint directory to write")
     p.add_argument("--log", help="JSONL log of every event (default: <out>.log.jsonl)")
     p.add_argument("--resume", action="store_true", help="continue the run saved in --out")
+    p.add_argument("--init-from", help="start from this checkpoint's weights and tokenizer (a second training "
+                   "stage); its training record is kept in the new card")
     p.add_argument("--ship", action="store_true", help="drop the optimiser state from the final checkpoint")
     p.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: all cores)")
     _add_dataclass_flags(p.add_argument_group("model (TransformerConfig)"), MODEL_FLAGS)
@@ -80,8 +83,8 @@ def build(args):
         model_kw.setdefault("max_len", max(task.max_source_len, task.max_target_len) + 2)
     else:
         train_text, val_text = split_text(load_text(args.text))
-        if args.resume:
-            tokenizer = load_tokenizer(Path(args.out) / "tokenizer.json")
+        if args.resume or args.init_from:
+            tokenizer = load_tokenizer(Path(args.init_from or args.out) / "tokenizer.json")
         elif args.tokenizer == "char":
             tokenizer = CharTokenizer.from_text(train_text)  # the tokenizer sees the training split only
         else:
@@ -90,12 +93,23 @@ def build(args):
         model_kw.setdefault("max_len", train_cfg.block_size)
     config = TransformerConfig(vocab_size=tokenizer.vocab_size, **model_kw)
     model = Transformer(config)
+    previous = None
+    if args.init_from:
+        start, _, previous = load_checkpoint(args.init_from, device="cpu")
+        if start.config != config:
+            raise SystemExit(f"--init-from {args.init_from}: its config differs from the flags given: "
+                             f"{start.config} vs {config}")
+        model.load_state_dict(start.state_dict())
     if args.task:
         data = TaskData(TASKS[args.task], tokenizer, config, train_cfg.seed, train_cfg.eval_examples)
         info = {"task": args.task}
-        return model, tokenizer, data, train_cfg, info, None
-    data = TextData(train_text, val_text, tokenizer, train_cfg.block_size, train_cfg.seed, train_cfg.eval_examples)
-    return model, tokenizer, data, train_cfg, {"task": None}, val_text
+        val_text = None
+    else:
+        data = TextData(train_text, val_text, tokenizer, train_cfg.block_size, train_cfg.seed, train_cfg.eval_examples)
+        info = {"task": None}
+    if previous is not None:
+        info["previous_stage"] = previous["training"]
+    return model, tokenizer, data, train_cfg, info, val_text
 
 
 def final_metrics(model, tokenizer, args, val_text) -> dict:
@@ -117,7 +131,16 @@ def model_card(name: str, args, info: dict, command: str) -> str:
             if args.task else f"`{args.text}`, first 90% of the characters (the last 10% are validation)")
     lines = [f"# {name}", "", f"Data: {data}.", "", "## How it was trained", "", "```", command, "```", "",
              f"- steps: {t['steps']}, tokens seen: {t['tokens']:,}, wall time: {t['wall_time_s']} s",
-             f"- hardware: {t['hardware']}", "", "## Architecture", "", "```json",
+             f"- hardware: {t['hardware']}", ""]
+    stage = t.get("previous_stage")
+    if stage:
+        lines += ["It started from the weights of an earlier stage (written to the `--init-from` directory), trained "
+                  "with:", "", "```", stage["command"], "```",
+                  "", f"- steps: {stage['steps']}, tokens seen: {stage['tokens']:,}, wall time: "
+                  f"{stage['wall_time_s']} s", f"- hardware: {stage['hardware']}", "",
+                  f"In total: {stage['steps'] + t['steps']} steps, {stage['tokens'] + t['tokens']:,} tokens, "
+                  f"{stage['wall_time_s'] + t['wall_time_s']:.0f} s.", ""]
+    lines += ["## Architecture", "", "```json",
              json.dumps(info["model"], indent=1), "```", "", "## Measured metrics", ""]
     for key, value in m.items():
         lines.append(f"- {key}: {value}")
@@ -137,7 +160,10 @@ def main(argv=None):
         torch.set_num_threads(args.threads)
     command = "python -m transformer.train " + shlex.join(sys.argv[1:] if argv is None else argv)
     model, tokenizer, data, train_cfg, info, val_text = build(args)
+    previous_stage = info.pop("previous_stage", None)
     info["training"] = {"command": command, "hardware": hardware()}
+    if previous_stage:
+        info["training"]["previous_stage"] = previous_stage
     out = Path(args.out)
     trainer = Trainer(model, tokenizer, data, train_cfg, out_dir=out, resume=args.resume, checkpoint_info=info)
     log_path = Path(args.log or f"{out}.log.jsonl")

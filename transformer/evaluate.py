@@ -70,7 +70,7 @@ def nats_per_char(model: Transformer, tokenizer, text: str, block_size: int | No
 @torch.no_grad()
 def previous_token_scores(model: Transformer, tokenizer, text: str, length: int = 128) -> torch.Tensor:
     """(layers, heads) share of attention on position t-1, on the first `length` tokens of text."""
-    ids = torch.tensor([tokenizer.encode(text)[:length]], device=model.device)
+    ids = torch.tensor([tokenizer.encode(text)[: min(length, model.config.max_len)]], device=model.device)
     maps = model(ids, return_attention=True).attention.decoder_self
     return torch.tensor([[previous_token(layer[0, h].float()) for h in range(layer.size(1))] for layer in maps])
 
