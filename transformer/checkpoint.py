@@ -57,6 +57,7 @@ def save_checkpoint(path: str | Path, model: Transformer, tokenizer, *, task=Non
             "task": task, "training": training or {}, "metrics": metrics or {}}
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", dir=path.parent))
+    tmp.chmod(0o755)  # mkdtemp makes it private; a checkpoint is meant to be shared
     try:
         (tmp / "config.json").write_text(json.dumps(info, indent=2) + "\n")
         save_model(model, str(tmp / "model.safetensors"))
