@@ -11,7 +11,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from training_session import PRESETS, TrainingRequest, build_run, warm_up  # noqa: E402
+from tabs.training_session import PRESETS, TrainingRequest, build_run, warm_up  # noqa: E402
 from transformer.analysis import argmax_hit_rate  # noqa: E402
 from transformer.train import Trainer  # noqa: E402
 

@@ -3,7 +3,7 @@ import zipfile
 
 import pytest
 
-from training_session import LIMITS, PRESETS, TrainingRequest, run_training_session
+from tabs.training_session import LIMITS, PRESETS, TrainingRequest, run_training_session
 from transformer import load_checkpoint
 
 
