@@ -29,6 +29,13 @@ def stop_training(control):
     gr.Info("Stopping after the current step…")
 
 
+def bounded_number(key: str, label: str) -> gr.Number:
+    """A number box preset to the tiny model's value; gradio itself refuses values outside LIMITS[key]."""
+    lo, hi = LIMITS[key]
+    return gr.Number(value=PRESETS["tiny"][key], label=f"{label} ({lo:g}-{hi:g})", minimum=lo, maximum=hi,
+                     precision=None if isinstance(lo, float) else 0)
+
+
 def build_train_tab(ckpt, user_models):
     with gr.Tab("Train"):
         gr.Markdown("Train a small model right here and watch its loss fall and its attention take shape. "
@@ -43,19 +50,11 @@ def build_train_tab(ckpt, user_models):
             hub = gr.Textbox(label="Hugging Face Hub dataset (needs internet)", placeholder="e.g. tiny_shakespeare")
         with gr.Accordion("Hyper-parameters (the preset fills these)", open=False):
             with gr.Row():
-                layers = gr.Number(value=PRESETS["tiny"]["layers"], precision=0, label="Layers",
-                                   minimum=LIMITS["layers"][0], maximum=LIMITS["layers"][1])
-                heads = gr.Number(value=PRESETS["tiny"]["heads"], precision=0, label="Heads",
-                                  minimum=LIMITS["heads"][0], maximum=LIMITS["heads"][1])
-                d_model = gr.Number(value=PRESETS["tiny"]["d_model"], precision=0, label="d_model",
-                                    minimum=LIMITS["d_model"][0], maximum=LIMITS["d_model"][1])
+                layers, heads, d_model = (bounded_number(k, label) for k, label in
+                                          (("layers", "Layers"), ("heads", "Heads"), ("d_model", "d_model")))
             with gr.Row():
-                lr = gr.Number(value=PRESETS["tiny"]["lr"], label="Peak learning rate",
-                               minimum=LIMITS["lr"][0], maximum=LIMITS["lr"][1])
-                steps = gr.Number(value=PRESETS["tiny"]["steps"], precision=0, label="Steps",
-                                  minimum=LIMITS["steps"][0], maximum=LIMITS["steps"][1])
-                batch = gr.Number(value=PRESETS["tiny"]["batch_size"], precision=0, label="Batch size",
-                                  minimum=LIMITS["batch_size"][0], maximum=LIMITS["batch_size"][1])
+                lr, steps, batch = (bounded_number(k, label) for k, label in
+                                    (("lr", "Peak learning rate"), ("steps", "Steps"), ("batch_size", "Batch size")))
         with gr.Row():
             start = gr.Button("Start", variant="primary", elem_id="train-start")
             stop = gr.Button("Stop", variant="stop", elem_id="train-stop")
