@@ -29,7 +29,7 @@ def _add_dataclass_flags(group, dataclass_fields, prefix=""):
     for f in dataclass_fields:
         default = f.default if f.default is not MISSING else None
         flag = "--" + prefix + f.name.replace("_", "-")
-        if isinstance(default, bool):
+        if isinstance(default, bool) or "bool" in str(f.type):
             group.add_argument(flag, dest=f.name, action=argparse.BooleanOptionalAction, default=None,
                                help=f"(default {default})")
         else:

@@ -296,3 +296,15 @@ def test_resume_needs_a_checkpoint(tmp_path):
         Trainer(model, tok, data, train_cfg(), resume=True)
     with pytest.raises(CheckpointError):
         Trainer(model, tok, data, train_cfg(), out_dir=tmp_path / "nothing", resume=True)
+
+
+def test_bf16_is_on_by_default_only_where_it_pays():
+    """bench/bf16_training.py: bf16 autocast slowed d_model 64-128 training and doubled d_model 256 on a bf16 CPU;
+    the default follows that measurement, and an explicit setting always wins."""
+    import torch
+
+    from transformer.train import bf16_pays
+
+    cpu = torch.device("cpu")
+    assert not bf16_pays(64, cpu) and not bf16_pays(128, cpu)
+    assert bf16_pays(256, cpu) == torch.ops.mkldnn._is_mkldnn_bf16_supported()
