@@ -246,7 +246,8 @@ class Trainer:
             samples = [(s, t, o) for (s, t), o in list(zip(pairs, outputs))[:3]]
             ex_src, ex_tgt = src[:1, : len(tok.encode(pairs[0][0])) + 1], tgt[:1, : len(tok.encode(pairs[0][1])) + 1]
             attention = model(ex_src, ex_tgt, return_attention=True).attention.cross[-1][0].cpu()  # (H, T, S)
-            queries, keys = ex_tgt[0].tolist(), ex_src[0].tolist()
+            # rows are labelled by the token each decoder position produces (as in transformer.probe)
+            queries, keys = tgt[0, 1: ex_tgt.size(1) + 1].tolist(), ex_src[0].tolist()
             return EvalEvent(self.step, val_loss, self.elapsed, token_acc, exact, samples, attention,
                              [tok.id_to_token(i) for i in queries], [tok.id_to_token(i) for i in keys])
         x, y = (t.to(model.device) for t in self.data.val_batch)
