@@ -52,7 +52,6 @@ def export_attention(record) -> list[str]:
     return [str(folder / "attention.csv"), str(folder / "attention.json")]
 
 
-@handler
 def _selected(record, kind, layer, head):
     """The (L, H, T, S) pattern of `kind`, the layer and head clamped to it, and the axis tokens."""
     if record is None:
