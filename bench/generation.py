@@ -20,6 +20,7 @@ from transformer.generate import cache_bytes_per_token, generate
 
 TARGET = 5.0  # cached >= 5x the tokens/s of uncached
 PROMPT_LEN = 16
+PROMPT = torch.arange(3, 3 + PROMPT_LEN)  # ids 0-2 are pad/bos/eos
 
 
 def make_model(n_kv_heads: int | None, new_tokens: int, seed: int = 0) -> Transformer:
@@ -33,8 +34,6 @@ def make_model(n_kv_heads: int | None, new_tokens: int, seed: int = 0) -> Transf
             return model
     raise RuntimeError("every seed tried stops at EOS early")
 
-
-PROMPT = torch.arange(3, 3 + PROMPT_LEN)  # ids 0-2 are pad/bos/eos
 
 
 def run(model: Transformer, new_tokens: int, use_cache: bool) -> list[int]:
