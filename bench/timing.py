@@ -85,20 +85,25 @@ def interleave(candidates: dict[str, Callable[[], object]], rounds: int, reps: i
     return Interleaved(seconds)
 
 
-def matmul_gflops(n: int = 2048, dtype: torch.dtype = torch.float32, seconds: float = 1.5) -> float:
-    """Sustained rate of an n x n @ n x n matmul in GFLOP/s (2 n^3 flops per product), median of ~0.1 s blocks."""
-    a, b = torch.randn(n, n).to(dtype), torch.randn(n, n).to(dtype)
-    out = torch.empty(n, n, dtype=dtype)
+def _sustained_gflops(product: Callable[[], object], n: int, seconds: float) -> float:
+    """GFLOP/s of an n x n @ n x n `product` (2 n^3 flops), median of ~0.1 s blocks after 3 warm-up calls."""
     for _ in range(3):
-        torch.matmul(a, b, out=out)
+        product()
     rates, t_end = [], time.perf_counter() + seconds
     while time.perf_counter() < t_end or len(rates) < 3:
         t0, k = time.perf_counter(), 0
         while time.perf_counter() - t0 < 0.1:
-            torch.matmul(a, b, out=out)
+            product()
             k += 1
         rates.append(2 * n ** 3 * k / (time.perf_counter() - t0) / 1e9)
     return statistics.median(rates)
+
+
+def matmul_gflops(n: int = 2048, dtype: torch.dtype = torch.float32, seconds: float = 1.5) -> float:
+    """Sustained rate of an n x n @ n x n matmul in GFLOP/s (2 n^3 flops per product), median of ~0.1 s blocks."""
+    a, b = torch.randn(n, n).to(dtype), torch.randn(n, n).to(dtype)
+    out = torch.empty(n, n, dtype=dtype)
+    return _sustained_gflops(lambda: torch.matmul(a, b, out=out), n, seconds)
 
 
 def numpy_matmul_gflops(n: int = 2048, seconds: float = 1.5) -> float | None:
@@ -111,16 +116,7 @@ def numpy_matmul_gflops(n: int = 2048, seconds: float = 1.5) -> float | None:
     rng = np.random.default_rng(0)
     a, b = rng.random((n, n), dtype=np.float32), rng.random((n, n), dtype=np.float32)
     out = np.empty((n, n), dtype=np.float32)
-    for _ in range(3):
-        np.matmul(a, b, out=out)
-    rates, t_end = [], time.perf_counter() + seconds
-    while time.perf_counter() < t_end or len(rates) < 3:
-        t0, k = time.perf_counter(), 0
-        while time.perf_counter() - t0 < 0.1:
-            np.matmul(a, b, out=out)
-            k += 1
-        rates.append(2 * n ** 3 * k / (time.perf_counter() - t0) / 1e9)
-    return statistics.median(rates)
+    return _sustained_gflops(lambda: np.matmul(a, b, out=out), n, seconds)
 
 
 def matmul_report() -> tuple[float, float, str]:

@@ -8,7 +8,7 @@ from pathlib import Path
 import gradio as gr
 
 from transformer.checkpoint import CheckpointError, load_checkpoint
-from transformer.tokenization import UNK_ID
+from transformer.tokenization import unknown_characters
 
 CHECKPOINTS = Path(__file__).resolve().parents[1] / "checkpoints"
 SHIPPED = sorted(p.parent.name for p in CHECKPOINTS.glob("*/config.json"))
@@ -68,7 +68,7 @@ def check_text(text: str, what: str = "input") -> str:
 
 
 def unknown_notice(tokenizer, text: str) -> str:
-    unknown = sorted({c for c in text if tokenizer.encode(c) == [UNK_ID]})
+    unknown = unknown_characters(tokenizer, text)
     if not unknown:
         return ""
     return f"Characters this model never saw became `<unk>`: {' '.join(repr(c) for c in unknown)}. "

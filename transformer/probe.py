@@ -8,7 +8,7 @@ from torch import Tensor
 
 from .generate import generate
 from .model import Transformer
-from .tokenization import UNK_ID
+from .tokenization import unknown_characters
 
 KINDS = ("encoder self", "decoder self", "cross")
 
@@ -37,7 +37,7 @@ class AttentionRecord:
 
 def _encode(tokenizer, text: str, cap: int) -> tuple[list[int], bool, str]:
     ids = tokenizer.encode(text)
-    unknown = "".join(sorted({c for c in text if UNK_ID in tokenizer.encode(c)}))
+    unknown = unknown_characters(tokenizer, text)
     return ids[:cap], len(ids) > cap, unknown
 
 

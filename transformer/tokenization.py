@@ -88,6 +88,11 @@ class BPETokenizer:
         self.tokenizer.save(str(path))
 
 
+def unknown_characters(tokenizer, text: str) -> str:
+    """The distinct characters of `text` that the tokenizer encodes as <unk>, sorted."""
+    return "".join(sorted({c for c in text if UNK_ID in tokenizer.encode(c)}))
+
+
 def tokenizer_from_dict(data: dict) -> CharTokenizer | BPETokenizer:
     """Rebuild a tokenizer from its tokenizer.json contents; raises ValueError on anything unexpected."""
     if data.get("kind") == "char":

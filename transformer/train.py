@@ -22,7 +22,7 @@ from safetensors.torch import load_file, save_file
 
 from .checkpoint import CheckpointError, load_checkpoint, read_info, save_checkpoint
 from .data import Task, pad, task_batch, text_batch
-from .generate import greedy_batch
+from .generate import generate, greedy_batch
 from .model import Transformer
 
 SCHEDULES = ("noam", "cosine", "constant")
@@ -255,7 +255,6 @@ class Trainer:
         val_loss = F.cross_entropy(logits.flatten(0, 1), y.flatten()).item()
         token_acc = float((logits.argmax(-1) == y).float().mean())
         prompt = x[0, :32].tolist()
-        from .generate import generate  # local: generate imports model, which this module already needs
         continuation = [s.token_id for s in generate(model, prompt, 64, strategy="sample", temperature=0.8, seed=0)]
         samples = [(tok.decode(prompt), "", tok.decode(continuation))]
         ex = x[:1, :48]
