@@ -6,32 +6,52 @@ This file only assembles the page; each tab (in `tabs/`) builds its components a
 """
 from __future__ import annotations
 
-import ctypes
 import os
 
-import gradio as gr
+# Before gradio is imported: no analytics, no version check, no telemetry. The app opens no socket outside the
+# machine unless a user asks for a Hub resource (tests/reliability/test_no_outside_sockets.py proves it).
+os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
 
-from tabs.attention import build_attention_tab
-from tabs.common import SHIPPED
-from tabs.generate import build_generate_tab
-from tabs.model import build_model_tab
-from tabs.positional import build_positional_tab
-from tabs.train import build_train_tab
-from tabs.training_session import warm_up
+import ctypes  # noqa: E402
+import uuid  # noqa: E402
+
+import gradio as gr  # noqa: E402
+
+from tabs.attention import build_attention_tab  # noqa: E402
+from tabs.common import SHIPPED  # noqa: E402
+from tabs.demos import demo_buttons, wire_demos  # noqa: E402
+from tabs.generate import build_generate_tab  # noqa: E402
+from tabs.model import build_model_tab  # noqa: E402
+from tabs.positional import build_positional_tab  # noqa: E402
+from tabs.train import build_train_tab  # noqa: E402
+from tabs.training_session import warm_up  # noqa: E402
+
+
+def adopt_browser_key(stored: str) -> tuple[str, str]:
+    """This browser's key for its trained models: kept in its local storage (made at its first visit) and copied
+    into the session's state, which every handler reads (API clients, with no local storage, use their session)."""
+    key = stored if isinstance(stored, str) and len(stored) == 32 else uuid.uuid4().hex
+    return key, key
 
 
 def build_demo() -> gr.Blocks:
-    with gr.Blocks(title="Attention Lab") as demo:
+    # Gradio's own cache (files it serves) is cleaned every 10 minutes of anything older than 30 minutes.
+    with gr.Blocks(title="Attention Lab", delete_cache=(600, 1800)) as demo:
         gr.Markdown("# Attention Lab\nA Transformer from *Attention Is All You Need*, written from scratch: "
                     "generate with it, look inside its attention, and train one yourself.")
-        user_models = gr.State({})
+        stored, key = gr.BrowserState("", storage_key="attention-lab-browser"), gr.State("")
+        demo.load(adopt_browser_key, stored, [stored, key], api_visibility="private", queue=False)
         default = "reverse" if "reverse" in SHIPPED else (SHIPPED[0] if SHIPPED else None)
         ckpt = gr.Dropdown(SHIPPED, value=default, label="Checkpoint (used by every tab)", elem_id="ckpt")
-        build_generate_tab(ckpt, user_models)
-        build_attention_tab(demo, ckpt, user_models)
-        build_positional_tab(demo, ckpt, user_models)
-        build_train_tab(ckpt, user_models)
-        build_model_tab(demo, ckpt, user_models)
+        buttons, explain = demo_buttons()
+        with gr.Tabs(elem_id="tabs") as tabs:
+            build_generate_tab(ckpt, key)
+            attention = build_attention_tab(demo, ckpt, key)
+            build_positional_tab(demo, ckpt, key)
+            train = build_train_tab(demo, ckpt, key)
+            build_model_tab(demo, ckpt, key)
+        wire_demos(buttons, explain, tabs, ckpt, attention, train)
     demo.queue(max_size=256, default_concurrency_limit=4)  # generous: training is limited per event instead
     return demo
 

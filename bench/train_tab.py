@@ -12,15 +12,12 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from tabs.training_session import PRESETS, TrainingRequest, build_run, warm_up  # noqa: E402
-from transformer.analysis import argmax_hit_rate  # noqa: E402
 from transformer.train import Trainer  # noqa: E402
 
 
 def anti_diagonal_hit_rate(event) -> float:
-    """Best head: fraction of output positions whose strongest weight is on the mirrored source position."""
-    n = len(event.key_tokens) - 1  # source characters (the last key is </s>)
-    mirrored = torch.arange(n - 1, -1, -1)
-    return max(argmax_hit_rate(event.attention[h, :n, :], mirrored) for h in range(event.attention.size(0)))
+    """Best head of the last layer: the anti-diagonal score (transformer.analysis, on the text positions)."""
+    return float(event.attention.scores()["anti-diagonal"][-1].max())
 
 
 def main(threshold: float = 0.9, limit_s: float = 180):

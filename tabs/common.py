@@ -1,8 +1,10 @@
-"""What every tab shares: the checkpoint list, model loading, input checks, and turning errors into messages."""
+"""What every tab shares: the checkpoint list, model loading, the per-browser model store, input checks, and
+turning errors into messages."""
 from __future__ import annotations
 
 import functools
 import inspect
+import math
 from pathlib import Path
 
 import gradio as gr
@@ -10,34 +12,46 @@ import gradio as gr
 from transformer.checkpoint import CheckpointError, load_checkpoint
 from transformer.tokenization import unknown_characters
 
+from .user_models import UserModels
+
 CHECKPOINTS = Path(__file__).resolve().parents[1] / "checkpoints"
 SHIPPED = sorted(p.parent.name for p in CHECKPOINTS.glob("*/config.json"))
 MAX_PROMPT_CHARS = 2000
 ATTENTION_CAP = 64  # tokens shown on a heatmap's axes
 FAST = dict(trigger_mode="always_last", show_progress="hidden", concurrency_limit=8, concurrency_id="draw")
+USER_MODELS = UserModels(per_browser=3, browsers=64)  # what the Train tab says: "your last 3 models are kept"
 
 
 class UserError(Exception):
     """Raised by handlers for bad input; shown to the user as it is."""
 
 
+def _message(e: Exception) -> str:
+    return str(e) if not isinstance(e, KeyError) else str(e.args[0] if e.args else e)
+
+
 def handler(fn):
-    """Turn library errors (bad values, bad checkpoints) into a visible gr.Error instead of a stack trace."""
+    """Turn library errors (bad values, bad checkpoints) into a visible gr.Error instead of a stack trace; a
+    gr.Error raised inside passes through as it is."""
     if inspect.isgeneratorfunction(fn):
         @functools.wraps(fn)
         def wrapped_generator(*args, **kwargs):
             try:
                 yield from fn(*args, **kwargs)
+            except gr.Error:
+                raise
             except (UserError, ValueError, CheckpointError) as e:
-                raise gr.Error(str(e)) from None
+                raise gr.Error(_message(e)) from None
         return wrapped_generator
 
     @functools.wraps(fn)
     def wrapped(*args, **kwargs):
         try:
             return fn(*args, **kwargs)
+        except gr.Error:
+            raise
         except (UserError, ValueError, CheckpointError) as e:
-            raise gr.Error(str(e)) from None
+            raise gr.Error(_message(e)) from None
     return wrapped
 
 
@@ -47,24 +61,59 @@ def shipped_model(name: str):
     return load_checkpoint(CHECKPOINTS / name)
 
 
-def resolve(name: str, user_models: dict):
-    if name in (user_models or {}):
-        return user_models[name]
+def browser_key(key, request: gr.Request | None = None) -> str:
+    """The key of this browser's model store: the random key kept in its local storage, or, for an API client
+    (which has no local storage), its session."""
+    if isinstance(key, str) and key:
+        return key
+    session = getattr(request, "session_hash", None) if request is not None else None
+    return f"session:{session}" if session else ""
+
+
+def resolve(name, key: str):
+    """(model, tokenizer, info) of a checkpoint name: a shipped one, or one this browser trained."""
+    if not isinstance(name, str) or not name:
+        raise UserError("pick a checkpoint from the list")
     if name in SHIPPED:
         return shipped_model(name)
-    raise UserError(f"unknown checkpoint {name!r}: pick one from the list")
+    entry = USER_MODELS.get(key, name)
+    if entry is not None:
+        return entry
+    raise UserError(f"unknown checkpoint {name[:80]!r}: pick one from the list (a model trained here is kept for "
+                    f"the browser that trained it, its last {USER_MODELS.per_browser} models)")
 
 
-def checkpoint_choices(user_models: dict) -> list[str]:
-    return SHIPPED + sorted(user_models or {})
+def checkpoint_choices(key: str) -> list[str]:
+    return SHIPPED + USER_MODELS.names(key)
 
 
-def check_text(text: str, what: str = "input") -> str:
+def check_text(text, what: str = "input", limit: int = MAX_PROMPT_CHARS) -> str:
+    if text is not None and not isinstance(text, str):
+        raise UserError(f"the {what} must be text")
     if text is None or not text.strip():
         raise UserError(f"the {what} is empty: type something first")
-    if len(text) > MAX_PROMPT_CHARS:
-        raise UserError(f"the {what} is {len(text):,} characters long; the limit here is {MAX_PROMPT_CHARS:,}")
+    if len(text) > limit:
+        raise UserError(f"the {what} is {len(text):,} characters long; the limit here is {limit:,}")
     return text
+
+
+def check_number(value, what: str, lo: float, hi: float, integer: bool = False):
+    """A number from a UI control, checked: finite, within [lo, hi], whole when `integer`; the error names it."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise UserError(f"{what} must be a number between {lo:g} and {hi:g}, got {str(value)[:40]!r}")
+    if not lo <= value <= hi:
+        raise UserError(f"{what} must be between {lo:g} and {hi:g}, got {value:g}")
+    if integer:
+        if value != int(value):
+            raise UserError(f"{what} must be a whole number, got {value:g}")
+        return int(value)
+    return float(value)
+
+
+def check_choice(value, what: str, choices) -> str:
+    if not isinstance(value, str) or value not in choices:
+        raise UserError(f"{what} must be one of {', '.join(map(str, choices))}; got {str(value)[:40]!r}")
+    return value
 
 
 def unknown_notice(tokenizer, text: str) -> str:

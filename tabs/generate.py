@@ -6,20 +6,21 @@ import time
 
 import gradio as gr
 import pandas as pd
-import torch
 
 import visualize as viz
 from transformer.data import TASKS
-from transformer.generate import generate
+from transformer.generate import STRATEGIES, generate
+from transformer.probe import encode_input, record_step
 
-from .common import ATTENTION_CAP, MAX_PROMPT_CHARS, UserError, check_text, handler, resolve, unknown_notice
+from .common import (ATTENTION_CAP, MAX_PROMPT_CHARS, browser_key, check_choice, check_number, check_text, handler,
+                     resolve, unknown_notice)
 
 LM_PROMPTS = ["ROMEO:\n", "First Citizen:\nBefore we proceed", "KING RICHARD III:\nNow is the", "JULIET:\nO "]
 
 
 @handler
-def example_input(ckpt: str, user_models: dict) -> str:
-    _, _, info = resolve(ckpt, user_models)
+def example_input(ckpt, key, request: gr.Request = None) -> str:
+    _, _, info = resolve(ckpt, browser_key(key, request))
     task = info.get("task")
     if task in TASKS:
         return TASKS[task].sample(random.Random())[0]
@@ -33,66 +34,64 @@ def _step_table(tokenizer, steps) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["step", "token", "probability", "alternatives"])
 
 
+def decoding_settings(strategy, temperature, top_k, top_p, num_beams, max_new_tokens, seed) -> dict:
+    """The Generate tab's decoding controls, each checked; an error names the control."""
+    seed = check_number(seed, "Seed", -1, 2**31 - 1, integer=True)
+    return dict(strategy=check_choice(strategy, "Decoding", STRATEGIES),
+                temperature=check_number(temperature, "Temperature", 0, 2),
+                top_k=check_number(top_k, "Top-k", 0, 50, integer=True) or None,
+                top_p=(lambda p: p if p < 1 else None)(check_number(top_p, "Top-p", 0.05, 1)),
+                num_beams=check_number(num_beams, "Beams", 1, 8, integer=True),
+                max_new_tokens=check_number(max_new_tokens, "Max new tokens", 1, 400, integer=True),
+                seed=None if seed < 0 else seed)
+
+
 @handler
-def run_generate(ckpt, prompt, strategy, temperature, top_k, top_p, num_beams, max_new_tokens, seed, user_models):
+def run_generate(ckpt, prompt, strategy, temperature, top_k, top_p, num_beams, max_new_tokens, seed, key,
+                 request: gr.Request = None):
     """Stream the output text and the per-step probability table as tokens are produced."""
-    model, tok, _ = resolve(ckpt, user_models)
-    cfg = model.config
-    ids = tok.encode(check_text(prompt, "prompt"))
-    notice = unknown_notice(tok, prompt)
-    if cfg.is_encoder_decoder:
-        if len(ids) + 1 > cfg.max_len:
-            raise UserError(f"the input is {len(ids)} tokens; this model reads at most {cfg.max_len - 1}")
-        ids = ids + [cfg.eos_id]
-    elif len(ids) > cfg.max_len:
-        ids = ids[-cfg.max_len:]
-        notice += f"The prompt was cut to its last {cfg.max_len} tokens (the model's context). "
-    decoding = dict(strategy=strategy, temperature=float(temperature), top_k=int(top_k) or None,
-                    top_p=float(top_p) if top_p < 1 else None, num_beams=int(num_beams),
-                    seed=None if seed is None or seed < 0 else int(seed))
+    key = browser_key(key, request)
+    model, tok, _ = resolve(ckpt, key)
+    decoding = decoding_settings(strategy, temperature, top_k, top_p, num_beams, max_new_tokens, seed)
+    encoded = encode_input(model, tok, check_text(prompt, "prompt"))
+    notice = unknown_notice(tok, prompt) + encoded.cut_message()
     steps, last = [], 0.0
-    for step in generate(model, ids, int(max_new_tokens), **decoding):
+    for step in generate(model, encoded.ids, decoding.pop("max_new_tokens"), **decoding):
         steps.append(step)
         if time.perf_counter() - last > 0.1:  # at most ~10 updates a second
             last = time.perf_counter()
             yield tok.decode(s.token_id for s in steps), _step_table(tok, steps), None, gr.update(), notice
-    state = {"ckpt": ckpt, "input": ids, "output": [s.token_id for s in steps],
+    state = {"ckpt": ckpt, "key": key, "input": encoded.ids, "output": [s.token_id for s in steps],
              "top": [[(tok.id_to_token(t), p) for t, p in s.top] for s in steps]}
     picker = gr.update(maximum=max(len(steps) - 1, 1), value=0, interactive=len(steps) > 1)  # a slider needs max > min
     yield tok.decode(state["output"]), _step_table(tok, steps), state, picker, notice or "Done."
 
 
+def clear_generate():
+    """Before a run: no output, table, plots or notice of the previous run stay on screen."""
+    return "", None, None, gr.update(value=0, interactive=False), "", None, None
+
+
 @handler
-def inspect_step(gen_state, step, user_models):
-    """For generated token `step`: its top alternatives, and where it looked (last layer, mean over heads)."""
+def inspect_step(gen_state, step):
+    """For generated token `step`: its top alternatives, and where it looked (last layer, mean over heads) in the
+    forward pass that produced it (transformer.probe.record_step: the same context, the same weights)."""
     if not gen_state or not gen_state["output"]:
         return viz.empty_curves("Generate something first"), viz.empty_curves("")
-    model, tok, _ = resolve(gen_state["ckpt"], user_models)
-    cfg, step = model.config, min(int(step), len(gen_state["output"]) - 1)
-    out = gen_state["output"]
-    chosen = tok.id_to_token(out[step])
+    model, tok, _ = resolve(gen_state["ckpt"], gen_state["key"])
+    step = min(check_number(step, "step", 0, 10_000, integer=True), len(gen_state["output"]) - 1)
+    chosen = tok.id_to_token(gen_state["output"][step])
     probs = viz.token_probabilities(chosen, gen_state["top"][step], title=f"step {step}: the model's top choices")
-    with torch.no_grad():
-        if cfg.is_encoder_decoder:
-            src = torch.tensor([gen_state["input"]], device=model.device)
-            tgt = torch.tensor([[cfg.bos_id] + out[:step + 1]], device=model.device)
-            att = model(src, tgt, return_attention=True).attention.cross[-1][0, :, step]  # (H, S)
-            keys = gen_state["input"]
-        else:
-            seq = (gen_state["input"] + out)[-cfg.max_len:]
-            query = len(seq) - len(out) + step - 1  # the position whose prediction was token `step`
-            att = model(torch.tensor([seq[: query + 1]], device=model.device),
-                        return_attention=True).attention.decoder_self[-1][0, :, query]  # (H, query + 1)
-            keys = seq[: query + 1]
-    keys_shown = keys[-ATTENTION_CAP:]
-    weights = att.mean(0).cpu()[-ATTENTION_CAP:]
-    where = viz.attended_bar(weights, [tok.id_to_token(i) for i in keys_shown],
+    pattern, query = record_step(model, tok, gen_state["input"], gen_state["output"], step)
+    weights = pattern.weights[-1, :, query].mean(0)  # (S,): last layer, mean of heads
+    shown = slice(max(0, len(weights) - ATTENTION_CAP), None)  # the most recent keys when there are many
+    where = viz.attended_bar(weights[shown], pattern.key_tokens[shown],
                              title=f"where {chosen!r} looked (last layer, mean of heads)")
     return probs, where
 
 
-def build_generate_tab(ckpt, user_models):
-    with gr.Tab("Generate"):
+def build_generate_tab(ckpt, key):
+    with gr.Tab("Generate", id="generate"):
         gr.Markdown("Type a prompt (language model) or a task input (seq2seq models), then watch the tokens arrive.")
         with gr.Row():
             prompt = gr.Textbox(label="Prompt or task input", lines=3, max_length=MAX_PROMPT_CHARS, scale=4,
@@ -101,7 +100,7 @@ def build_generate_tab(ckpt, user_models):
                 example = gr.Button("New example", elem_id="gen-example")
                 go = gr.Button("Generate", variant="primary", elem_id="gen-go")
         with gr.Row():
-            strategy = gr.Radio(["greedy", "sample", "beam"], value="greedy", label="Decoding")
+            strategy = gr.Radio(list(STRATEGIES), value="greedy", label="Decoding")
             temperature = gr.Slider(0, 2, value=1.0, step=0.05, label="Temperature (sample)")
             top_k = gr.Slider(0, 50, value=0, step=1, label="Top-k (0 = off)")
             top_p = gr.Slider(0.05, 1, value=1.0, step=0.05, label="Top-p (1 = off)")
@@ -116,15 +115,15 @@ def build_generate_tab(ckpt, user_models):
         picker = gr.Slider(0, 1, value=0, step=1, label="Pick a generated token", interactive=False,
                            elem_id="gen-picker")
         with gr.Row():
-            probs_plot = gr.Plot(show_label=False, label="Top alternatives")
-            where_plot = gr.Plot(show_label=False, label="Where it looked")
-    example.click(example_input, [ckpt, user_models], prompt, api_name="example")
-    inputs = [ckpt, prompt, strategy, temperature, top_k, top_p, num_beams, max_new, seed, user_models]
-    gen_event = dict(fn=run_generate, inputs=inputs, outputs=[output, table, gen_state, picker, notice],
-                     concurrency_limit=4, concurrency_id="generate")
-    go.click(**gen_event, api_name="generate").then(
-        inspect_step, [gen_state, picker, user_models], [probs_plot, where_plot], api_name="inspect_after_generate",
-        api_visibility="private")
-    prompt.submit(**gen_event, api_visibility="private")
-    picker.change(inspect_step, [gen_state, picker, user_models], [probs_plot, where_plot], api_name="inspect_step",
-                  trigger_mode="always_last", show_progress="hidden")
+            probs_plot = gr.Plot(show_label=False, label="Top alternatives", elem_id="gen-probs")
+            where_plot = gr.Plot(show_label=False, label="Where it looked", elem_id="gen-where")
+    example.click(example_input, [ckpt, key], prompt, api_name="example")
+    inputs = [ckpt, prompt, strategy, temperature, top_k, top_p, num_beams, max_new, seed, key]
+    cleared = [output, table, gen_state, picker, notice, probs_plot, where_plot]
+    inspect = dict(fn=inspect_step, inputs=[gen_state, picker], outputs=[probs_plot, where_plot])
+    picker.change(**inspect, api_name="inspect_step", trigger_mode="always_last", show_progress="hidden")
+    for trigger, api in ((go.click, "generate"), (prompt.submit, None)):
+        trigger(clear_generate, None, cleared, queue=False, api_visibility="private").then(
+            run_generate, inputs, [output, table, gen_state, picker, notice], api_name=api,
+            api_visibility="public" if api else "private", concurrency_limit=4, concurrency_id="generate").then(
+            **inspect, api_visibility="private")

@@ -9,12 +9,12 @@ from transformer import TransformerConfig
 from transformer.generate import cache_bytes_per_token
 from transformer.model import parameter_counts
 
-from .common import handler, resolve
+from .common import browser_key, handler, resolve
 
 
 @handler
-def describe_model(ckpt, user_models):
-    model, tok, info = resolve(ckpt, user_models)
+def describe_model(ckpt, key, request: gr.Request = None):
+    model, tok, info = resolve(ckpt, browser_key(key, request))
     cfg = model.config
     counts = parameter_counts(model)
     total = sum(counts.values())
@@ -43,14 +43,14 @@ def describe_model(ckpt, user_models):
     return summary, table, viz.parameter_breakdown(counts, title=f"Parameters of {ckpt}"), pd.DataFrame(kv_rows)
 
 
-def build_model_tab(demo, ckpt, user_models):
-    with gr.Tab("Model"):
+def build_model_tab(demo, ckpt, key):
+    with gr.Tab("Model", id="model"):
         summary = gr.Markdown(elem_id="model-summary")
         with gr.Row():
             table = gr.Dataframe(label="Parameters per component")
             plot = gr.Plot(show_label=False, label="Where the parameters are")
         kv = gr.Dataframe(label="KV-cache size per generated token (fp32), for MHA / GQA / MQA variants")
     outputs = [summary, table, plot, kv]
-    ckpt.change(describe_model, [ckpt, user_models], outputs, api_name="model", concurrency_limit=8,
+    ckpt.change(describe_model, [ckpt, key], outputs, api_name="model", concurrency_limit=8,
                 concurrency_id="draw")
-    demo.load(describe_model, [ckpt, user_models], outputs, api_visibility="private")
+    demo.load(describe_model, [ckpt, key], outputs, api_visibility="private")

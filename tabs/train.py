@@ -1,32 +1,61 @@
 """Train tab: train a small model in this browser session and watch it learn."""
 from __future__ import annotations
 
+import threading
+
 import gradio as gr
 
 from transformer.data import TASKS
 
-from .common import checkpoint_choices, handler
-from .training_session import LIMITS, PRESETS, TrainingRequest, run_training_session
+from .common import USER_MODELS, UserError, browser_key, checkpoint_choices, handler
+from .exports import EXPORTS
+from .training_session import LIMITS, PRESETS, TrainingRequest, export_checkpoint, run_training_session
 
 
 @handler
-def run_train(source, task, text, upload, hub, layers, heads, d_model, lr, steps, batch, models,
-              progress=gr.Progress()):
-    """Stream the session's training run onto the Train tab (curves, status, samples, attention, zip)."""
-    request = TrainingRequest(source, task, text, upload, hub, layers, heads, d_model, lr, steps, batch)
-    for update in run_training_session(request, models or {}):
-        yield (update.curves, update.status, update.samples, update.attention, update.zip_path,
-               gr.update(choices=checkpoint_choices(update.models)), update.models, update.control)
-        if update.total:
+def run_train(source, task, text, upload, hub, layers, heads, d_model, lr, steps, batch, key,
+              request: gr.Request = None, progress=gr.Progress()):
+    """Stream the session's training run onto the Train tab (curves, status, samples, attention, checkpoint list)."""
+    key = browser_key(key, request)
+    request_ = TrainingRequest(source, task, text, upload, hub, layers, heads, d_model, lr, steps, batch)
+    for update in run_training_session(request_, USER_MODELS, key):
+        ckpt = gr.update(choices=checkpoint_choices(key), value=update.name) if update.done else gr.update()
+        yield update.curves, update.status, update.samples, update.attention, ckpt, update.control
+        if update.total and not update.done:
             progress((update.step, update.total), desc="training")
 
 
 def stop_training(control):
     """Ask this session's run to stop after its current step; the run itself reports the final status."""
-    if control is None or control.is_set():
+    if not isinstance(control, threading.Event) or control.is_set():
         raise gr.Error("Nothing is training in this tab: press Start first")
     control.set()
     gr.Info("Stopping after the current step…")
+
+
+@handler
+def download_model(ckpt, key, request: gr.Request = None) -> str:
+    """A checkpoint zip of the selected model, if this browser trained it; written only when asked."""
+    key = browser_key(key, request)
+    entry = USER_MODELS.get(key, ckpt) if isinstance(ckpt, str) else None
+    if entry is None:
+        raise UserError("select a model you trained here in the checkpoint list first (the shipped ones are in "
+                        "the project's checkpoints/ folder)")
+    model, tokenizer, info = entry
+    return export_checkpoint(model, tokenizer, info, ckpt, EXPORTS.new("checkpoint"))
+
+
+def restore_models(key, request: gr.Request = None):
+    """On page load: this browser's models (kept on the server under its key) back in the checkpoint list."""
+    return gr.update(choices=checkpoint_choices(browser_key(key, request)))
+
+
+def busy():
+    return gr.update(interactive=False, value="Training…")
+
+
+def idle():
+    return gr.update(interactive=True, value="Start")
 
 
 def bounded_number(key: str, label: str) -> gr.Number:
@@ -36,18 +65,21 @@ def bounded_number(key: str, label: str) -> gr.Number:
                      precision=None if isinstance(lo, float) else 0)
 
 
-def build_train_tab(ckpt, user_models):
-    with gr.Tab("Train"):
+def build_train_tab(demo, ckpt, key):
+    with gr.Tab("Train", id="train"):
         gr.Markdown("Train a small model right here and watch its loss fall and its attention take shape. "
-                    "The default (reverse, tiny) learns to read its input backwards in about a minute.")
+                    "The default (reverse, tiny) learns to read its input backwards in about a minute. "
+                    f"Your last {USER_MODELS.per_browser} models stay in the checkpoint list of this browser, also "
+                    "after a reload.")
         with gr.Row():
-            source = gr.Radio(["task", "text"], value="task", label="Train on")
-            task = gr.Dropdown(sorted(TASKS), value="reverse", label="Task")
+            source = gr.Radio(["task", "text"], value="task", label="Train on", elem_id="train-source")
+            task = gr.Dropdown(sorted(TASKS), value="reverse", label="Task", elem_id="train-task")
             preset = gr.Radio(list(PRESETS), value="tiny", label="Model size")
         with gr.Accordion("Text (for “text”): paste, upload a .txt, or name a Hub dataset", open=False):
             text = gr.Textbox(label="Paste text", lines=4, max_length=LIMITS["text_chars"])
             upload = gr.File(label="Upload a .txt file", file_types=[".txt"], type="filepath")
-            hub = gr.Textbox(label="Hugging Face Hub dataset (needs internet)", placeholder="e.g. tiny_shakespeare")
+            hub = gr.Textbox(label="Hugging Face Hub dataset name (needs internet)", max_length=200,
+                             placeholder="e.g. owner/dataset")
         with gr.Accordion("Hyper-parameters (the preset fills these)", open=False):
             with gr.Row():
                 layers, heads, d_model = (bounded_number(k, label) for k, label in
@@ -63,12 +95,19 @@ def build_train_tab(ckpt, user_models):
             curves = gr.Plot(show_label=False, label="Loss and learning rate", elem_id="train-curves")
             attention = gr.Plot(show_label=False, label="Attention of one example", elem_id="train-attention")
         samples = gr.Dataframe(label="Samples at the last evaluation", max_height=250)
-        download = gr.File(label="Your model as a checkpoint zip")
+        with gr.Row():
+            download = gr.Button("Download the selected model (checkpoint zip)", elem_id="train-download", scale=1)
+            zip_file = gr.File(label="Checkpoint zip", scale=3)
         control = gr.State(None)
     preset.change(lambda p: tuple(PRESETS[p][k] for k in ("layers", "heads", "d_model", "lr", "steps", "batch_size")),
                   preset, [layers, heads, d_model, lr, steps, batch], api_visibility="private")
-
-    start.click(run_train, [source, task, text, upload, hub, layers, heads, d_model, lr, steps, batch, user_models],
-                [curves, status, samples, attention, download, ckpt, user_models, control], api_name="train",
-                concurrency_limit=LIMITS["concurrent_trainings"], concurrency_id="train", show_progress_on=[status])
+    inputs = [source, task, text, upload, hub, layers, heads, d_model, lr, steps, batch, key]
+    start.click(busy, None, start, queue=False, api_visibility="private").then(
+        run_train, inputs, [curves, status, samples, attention, ckpt, control], api_name="train",
+        concurrency_limit=LIMITS["concurrent_trainings"], concurrency_id="train", show_progress_on=[status]).then(
+        idle, None, start, queue=False, api_visibility="private")
     stop.click(stop_training, control, None, api_name="stop", concurrency_limit=None)
+    download.click(download_model, [ckpt, key], zip_file, api_name="download_model", concurrency_limit=2)
+    demo.load(restore_models, key, ckpt, api_visibility="private")
+    return dict(source=source, task=task, preset=preset, start=start, status=status, curves=curves,
+                attention=attention, inputs=inputs)

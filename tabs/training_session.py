@@ -5,8 +5,9 @@ app.py only maps each update onto its components.
 """
 from __future__ import annotations
 
+import codecs
+import math
 import shutil
-import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
@@ -17,11 +18,10 @@ import torch
 
 import visualize as viz
 from transformer import Transformer, TransformerConfig
-from transformer.analysis import entropy
 from transformer.checkpoint import resolve_device, save_checkpoint
-from transformer.data import TASKS, load_text, split_text
+from transformer.data import TASKS, TaskData, TextData, load_hub_text, split_text
 from transformer.tokenization import CharTokenizer
-from transformer.train import TaskData, TextData, TrainConfig, Trainer, TrainingError
+from transformer.train import TrainConfig, Trainer, TrainingError
 
 PRESETS = {
     "tiny": {"layers": 1, "heads": 4, "d_model": 64, "lr": 3e-3, "steps": 1500, "batch_size": 64},
@@ -50,39 +50,54 @@ class TrainingRequest:
     batch_size: int
 
     def validated(self) -> "TrainingRequest":
-        if self.source not in ("task", "text"):
-            raise ValueError(f"train on 'task' or 'text', not {self.source!r}")
-        if self.source == "task" and self.task not in TASKS:
-            raise ValueError(f"unknown task {self.task!r}; choose one of {', '.join(sorted(TASKS))}")
+        if not isinstance(self.source, str) or self.source not in ("task", "text"):
+            raise ValueError(f"train on 'task' or 'text', not {str(self.source)[:40]!r}")
+        if self.source == "task" and (not isinstance(self.task, str) or self.task not in TASKS):
+            raise ValueError(f"unknown task {str(self.task)[:40]!r}; choose one of {', '.join(sorted(TASKS))}")
         for name in ("layers", "heads", "d_model", "lr", "steps", "batch_size"):
             value, (lo, hi) = getattr(self, name), LIMITS[name]
-            if value is None or not lo <= value <= hi:
-                raise ValueError(f"{name.replace('_', ' ')} must be between {lo} and {hi}, got {value}")
+            label = name.replace("_", " ")
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
+                    or not lo <= value <= hi:
+                raise ValueError(f"{label} must be a number between {lo:g} and {hi:g}, got {str(value)[:40]}")
+            if name != "lr" and value != int(value):
+                raise ValueError(f"{label} must be a whole number, got {value:g}")
         for name in ("layers", "heads", "d_model", "steps", "batch_size"):
             setattr(self, name, int(getattr(self, name)))
         if self.d_model % self.heads:
             raise ValueError(f"d_model ({self.d_model}) must be divisible by the number of heads ({self.heads})")
+        for name in ("text", "upload", "hub"):
+            if getattr(self, name) is not None and not isinstance(getattr(self, name), str):
+                raise ValueError(f"{name}: expected text, got {type(getattr(self, name)).__name__}")
         return self
 
     def corpus(self) -> str:
-        """The text to train on: an upload, else pasted text, else a Hub dataset."""
+        """The text to train on: an upload, else pasted text, else a Hub dataset *name* (never a server path)."""
         if self.upload:
-            raw = Path(self.upload).read_bytes()[: 4 * LIMITS["text_chars"]]
-            try:
-                text = raw.decode("utf-8")
-            except UnicodeDecodeError:
-                raise ValueError("the upload is not a UTF-8 text file") from None
-            if "\x00" in text:
-                raise ValueError("the upload is not a text file (it contains binary data)")
+            text = read_upload(self.upload, LIMITS["text_chars"])
         elif self.text and self.text.strip():
             text = self.text
         elif self.hub and self.hub.strip():
-            text = load_text(self.hub.strip())
+            text = load_hub_text(self.hub.strip())
         else:
             raise ValueError("paste some text, upload a .txt file or name a Hub dataset to train on text")
         if len(text) < LIMITS["min_text_chars"]:
             raise ValueError(f"the text has {len(text):,} characters; give at least {LIMITS['min_text_chars']:,}")
         return text[: LIMITS["text_chars"]]
+
+
+def read_upload(path: str, max_chars: int) -> str:
+    """The first max_chars characters of an uploaded UTF-8 text file (a character cut by the byte limit is
+    dropped, not an error)."""
+    with open(path, "rb") as f:
+        raw = f.read(4 * max_chars)  # a UTF-8 character is at most 4 bytes
+    try:
+        text = codecs.getincrementaldecoder("utf-8")().decode(raw, final=False)  # keeps a cut character back
+    except UnicodeDecodeError:
+        raise ValueError("the upload is not a UTF-8 text file") from None
+    if "\x00" in text:
+        raise ValueError("the upload is not a text file (it contains binary data)")
+    return text[:max_chars]
 
 
 @dataclass
@@ -91,11 +106,11 @@ class SessionUpdate:
     status: str
     samples: pd.DataFrame
     attention: object
-    models: dict
     control: threading.Event
     step: int = 0
     total: int = 0
-    zip_path: str | None = None
+    name: str | None = None  # the name this run's model takes in the checkpoint list (reserved at the start)
+    done: bool = False
 
 
 @dataclass
@@ -132,73 +147,90 @@ def build_run(request: TrainingRequest):
     train_cfg = TrainConfig(steps=r.steps, batch_size=r.batch_size, schedule="cosine", lr=r.lr,
                             warmup=min(100, r.steps // 10), eval_every=max(25, r.steps // 30), eval_examples=64,
                             max_seconds=LIMITS["seconds"], block_size=TEXT_BLOCK, seed=0)
+    torch.manual_seed(train_cfg.seed)  # as the CLI's --seed: the same request starts from the same weights
     model = Transformer(config).to(resolve_device())
     return model, tokenizer, data_factory(train_cfg), train_cfg, (r.task if r.source == "task" else None)
 
 
 def _attention_figure(event):
-    """The sharpest head (lowest entropy) of the last layer for the evaluation example."""
-    if event.attention is None:
+    """The sharpest head (lowest entropy) of the last layer for the evaluation example, titled by its kind."""
+    pattern = event.attention
+    if pattern is None:
         return viz.empty_curves("No attention yet")
-    h = min(range(event.attention.size(0)), key=lambda i: entropy(event.attention[i].float()))
-    kind = "cross" if event.query_tokens != event.key_tokens else "self"
-    return viz.head_heatmap(event.attention[h], event.query_tokens, event.key_tokens,
-                            title=f"{kind}-attention, last layer, head {h} (step {event.step})")
+    layer, head = pattern.sharpest_head(layer=pattern.shape[0] - 1)
+    mask = pattern.mask if pattern.kind != "encoder self" else None
+    return viz.head_heatmap(pattern.weights[layer, head], pattern.query_tokens, pattern.key_tokens,
+                            title=f"{pattern.kind} attention, last layer, head {head} (step {event.step})", mask=mask)
 
 
-def _export(model, tokenizer, task, name, trainer) -> str:
-    folder = Path(tempfile.mkdtemp(prefix="attention-lab-"))
-    save_checkpoint(folder / name, model, tokenizer, task=task, training=trainer.training_info())
-    return shutil.make_archive(str(folder / name), "zip", folder, name)
+def export_checkpoint(model, tokenizer, info: dict, name: str, folder: Path) -> str:
+    """A checkpoint zip of a model trained here, written into `folder` (the app's bounded export folder)."""
+    stem = "".join(c if c.isalnum() or c in "-_" else "-" for c in name).strip("-") or "model"
+    save_checkpoint(folder / stem, model, tokenizer, task=info.get("task"), training=info.get("training"),
+                    metrics=info.get("metrics"))
+    archive = shutil.make_archive(str(folder / stem), "zip", folder, stem)
+    shutil.rmtree(folder / stem)
+    return archive
 
 
-def run_training_session(request: TrainingRequest, models: dict):
+def run_training_session(request: TrainingRequest, store, key: str):
     """Train as requested and yield SessionUpdates: at most a few a second, and one at every evaluation.
 
-    Setting the yielded `control` event stops training after the current step; the model trained so far then
-    joins `models` (the session's checkpoints) and is offered as a zip.
+    The model's name is reserved in `store` (tabs.user_models.UserModels) for browser `key` before training
+    starts. Setting the yielded `control` event stops training after the current step; the model trained so far
+    then joins the store, kept for inference only (no gradients, no optimiser).
     """
     model, tokenizer, data, train_cfg, task = build_run(request.validated())
     trainer = Trainer(model, tokenizer, data, train_cfg)
+    name = store.reserve(key, task)
     control, history = threading.Event(), _History()
     samples = pd.DataFrame(columns=["input", "expected", "model output"])
     attention = viz.empty_curves(f"Attention appears at the first evaluation (step {train_cfg.eval_every})")
-    status, last_yield, event = "Starting…", 0.0, None
-    yield SessionUpdate(viz.empty_curves("Starting…"), status, samples, attention, models, control, 0, train_cfg.steps)
-    outcome = "finished"
+    status, last_yield, event, finished = f"Starting “{name}”…", 0.0, None, False
     try:
-        for event in trainer.run():
-            if event.kind == "step":
-                history.steps.append(event.step)
-                history.losses.append(event.loss)
-                history.lrs.append(event.lr)
-                status = (f"step {event.step}/{train_cfg.steps} · loss {event.loss:.3f} · "
-                          f"{event.tokens_per_sec:,.0f} tokens/s · {event.elapsed:.0f} s")
-            else:
-                history.val_steps.append(event.step)
-                history.val_losses.append(event.val_loss)
-                extra = f" · exact match {event.exact_match:.0%}" if event.exact_match is not None else ""
-                status += f" · validation loss {event.val_loss:.3f}{extra}"
-                samples = pd.DataFrame(event.samples, columns=["input", "expected", "model output"])
-                attention = _attention_figure(event)
-            if control.is_set():
-                outcome = "stopped"
-                break
-            if event.kind == "eval" or time.perf_counter() - last_yield > 1 / LIMITS["updates_per_second"]:
-                last_yield = time.perf_counter()
-                yield SessionUpdate(history.figure(), status, samples, attention, models, control, trainer.step,
-                                    train_cfg.steps)
-    except TrainingError as e:
-        outcome = f"stopped: {e}"
-    control.set()
-    model.eval()
-    name = f"my {task or 'text'} model #{sum(1 for n in models if n.startswith('my ')) + 1}"
-    models[name] = (model, tokenizer, {"task": task, "metrics": {}, "training": trainer.training_info()})
-    zip_path = _export(model, tokenizer, task, name.replace(" ", "-").replace("#", ""), trainer)
-    status = (f"**Training {outcome}** after {trainer.step} steps ({trainer.elapsed:.0f} s). "
-              f"“{name}” is now in the checkpoint list. " + (status if event is not None else ""))
-    yield SessionUpdate(history.figure(), status, samples, attention, models, control, trainer.step, train_cfg.steps,
-                        zip_path)
+        yield SessionUpdate(viz.empty_curves("Starting…"), status, samples, attention, control, 0, train_cfg.steps,
+                            name)
+        outcome = "finished"
+        try:
+            for event in trainer.run():
+                if event.kind == "step":
+                    history.steps.append(event.step)
+                    history.losses.append(event.loss)
+                    history.lrs.append(event.lr)
+                    status = (f"step {event.step}/{train_cfg.steps} · loss {event.loss:.3f} · "
+                              f"{event.tokens_per_sec:,.0f} tokens/s · {event.elapsed:.0f} s")
+                else:
+                    history.val_steps.append(event.step)
+                    history.val_losses.append(event.val_loss)
+                    extra = f" · exact match {event.exact_match:.0%}" if event.exact_match is not None else ""
+                    status += f" · validation loss {event.val_loss:.3f}{extra}"
+                    samples = pd.DataFrame(event.samples, columns=["input", "expected", "model output"])
+                    attention = _attention_figure(event)
+                if control.is_set():
+                    outcome = "stopped"
+                    break
+                if event.kind == "eval" or time.perf_counter() - last_yield > 1 / LIMITS["updates_per_second"]:
+                    last_yield = time.perf_counter()
+                    yield SessionUpdate(history.figure(), status, samples, attention, control, trainer.step,
+                                        train_cfg.steps, name)
+        except TrainingError as e:
+            outcome = f"stopped: {e}"
+        control.set()
+        info = {"task": task, "metrics": {}, "training": trainer.training_info()}
+        del trainer  # the optimiser's state goes with it: only the weights are kept
+        dropped = store.put(key, name, model, tokenizer, info)
+        finished = True
+        status = (f"**Training {outcome}** after {info['training']['steps']} steps "
+                  f"({info['training']['wall_time_s']:.0f} s). “{name}” is now in the checkpoint list"
+                  + (f" (the oldest, {', '.join(dropped)}, made room: a browser keeps its last "
+                     f"{store.per_browser} models)" if dropped else "") + ". "
+                  + (status if event is not None else ""))
+        yield SessionUpdate(history.figure(), status, samples, attention, control, info["training"]["steps"],
+                            train_cfg.steps, name, done=True)
+    finally:
+        control.set()
+        if not finished:
+            store.release(key, name)
 
 
 def warm_up():

@@ -5,6 +5,7 @@ Everything is small enough that the whole unit suite runs in seconds on one CPU 
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 # No test reaches outside the machine: the Hub is "offline", gradio sends no analytics.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -108,8 +109,8 @@ def reverse_run(tmp_path_factory):
     out_dir."""
     from types import SimpleNamespace
 
-    from transformer.data import TASKS
-    from transformer.train import TaskData, TrainConfig, Trainer
+    from transformer.data import TASKS, TaskData
+    from transformer.train import TrainConfig, Trainer
 
     task = TASKS["reverse"]
     tokenizer = CharTokenizer(task.alphabet)
@@ -126,3 +127,93 @@ def reverse_run(tmp_path_factory):
     model.eval()
     return SimpleNamespace(model=model, tokenizer=tokenizer, task=task, trainer=trainer, events=events,
                            out_dir=out_dir, train_cfg=train_cfg)
+
+
+# --- a small random GPT-2 in the Hugging Face layout (transformer/pretrained.py; transformers is a dev dependency) ---
+
+TINY_GPT2_TEXTS = [
+    "Hello, world! The quick brown fox jumps over the lazy dog.",
+    "Attention is all you need.\nA new line, and another:\n\n  indented (two spaces).",
+    "Emoji 🙂🚀 and café, naïve; tabs\tand    runs of spaces... \"quotes\" & <tags>?",
+    "Mary and John went to the store. John gave a drink to Mary.",
+]
+
+
+def build_tiny_gpt2(directory: Path, seed: int = 0, **config) -> Path:
+    """Save a small random `transformers.GPT2LMHeadModel` with a real byte-level BPE into `directory`.
+
+    2 layers, 4 heads, n_embd 64, 64 positions; the tokenizer (~350 tokens, <|endoftext|> at id 0) is trained with
+    `tokenizers` on TINY_GPT2_TEXTS and wrapped as transformers' GPT-2 tokenizer. Every parameter, biases and
+    LayerNorms included, is drawn with std 0.2 (LayerNorm weights around 1), so a wrong mapping rule shows in the
+    outputs and attention is far from uniform. Files: config.json, model.safetensors, tokenizer.json, vocab.json,
+    merges.txt (and transformers' generation_config.json, tokenizer_config.json). `config` overrides GPT2Config
+    fields (activation_function, layer_norm_epsilon, n_inner, ...).
+    """
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import GPT2Config, GPT2LMHeadModel, GPT2TokenizerFast
+
+    directory.mkdir(parents=True, exist_ok=True)
+    bpe = Tokenizer(models.BPE())
+    bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    bpe.decoder = decoders.ByteLevel()
+    bpe.train_from_iterator(TINY_GPT2_TEXTS, trainers.BpeTrainer(
+        vocab_size=400, special_tokens=["<|endoftext|>"], initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False))
+    hf_tokenizer = GPT2TokenizerFast(tokenizer_object=bpe, bos_token="<|endoftext|>", eos_token="<|endoftext|>",
+                                     unk_token="<|endoftext|>")
+    hf_tokenizer.save_pretrained(directory)  # tokenizer.json
+    bpe.model.save(str(directory))  # vocab.json + merges.txt, GPT-2's original tokenizer files
+    eot = bpe.token_to_id("<|endoftext|>")
+    config = GPT2Config(vocab_size=bpe.get_vocab_size(), n_positions=64, n_embd=64, n_layer=2, n_head=4,
+                        bos_token_id=eot, eos_token_id=eot, **config)
+    torch.manual_seed(seed)
+    model = GPT2LMHeadModel(config)
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            p.normal_(1.0 if ".ln_" in f".{name}" and name.endswith("weight") else 0.0, 0.2)
+    model.save_pretrained(directory, safe_serialization=True)
+    return directory
+
+
+def add_to_hub_cache(cache: Path, repo_id: str, files: dict[str, Path | bytes], revision: str = "a" * 40) -> Path:
+    """Put `files` (name -> source file or contents) into a Hugging Face hub cache as huggingface_hub lays it out:
+    models--owner--name/blobs/<sha256>, snapshots/<revision>/<name> -> ../../blobs/<sha256>, refs/main = revision.
+    Returns the snapshot directory."""
+    import hashlib
+    import shutil
+
+    repo = cache / ("models--" + repo_id.replace("/", "--"))
+    snapshot = repo / "snapshots" / revision
+    (repo / "blobs").mkdir(parents=True, exist_ok=True)
+    snapshot.mkdir(parents=True, exist_ok=True)
+    (repo / "refs").mkdir(exist_ok=True)
+    (repo / "refs" / "main").write_text(revision)
+    for name, source in files.items():
+        data = source if isinstance(source, bytes) else Path(source).read_bytes()
+        blob = repo / "blobs" / hashlib.sha256(data).hexdigest()
+        if not blob.exists():
+            if isinstance(source, bytes):
+                blob.write_bytes(data)
+            else:
+                shutil.copyfile(source, blob)
+        (snapshot / name).symlink_to(Path("..", "..", "blobs", blob.name))
+    return snapshot
+
+
+TINY_GPT2_REPO = "attention-lab/tiny-gpt2"  # its repo id in tiny_gpt2_hub_cache; listed as "tiny-gpt2 (pretrained)"
+
+
+@pytest.fixture(scope="session")
+def tiny_gpt2_dir(tmp_path_factory) -> Path:
+    """A directory holding a small random GPT-2 in the Hugging Face layout (see build_tiny_gpt2)."""
+    return build_tiny_gpt2(tmp_path_factory.mktemp("tiny-gpt2") / "tiny-gpt2")
+
+
+@pytest.fixture(scope="session")
+def tiny_gpt2_hub_cache(tiny_gpt2_dir, tmp_path_factory) -> Path:
+    """A Hugging Face hub cache directory (set HF_HUB_CACHE to it) holding the tiny GPT-2 as TINY_GPT2_REPO, with
+    the files a download by `python -m transformer.pretrained` keeps (config, safetensors, tokenizer files)."""
+    cache = tmp_path_factory.mktemp("hf-hub-cache")
+    names = ("config.json", "model.safetensors", "tokenizer.json", "vocab.json", "merges.txt")
+    add_to_hub_cache(cache, TINY_GPT2_REPO, {name: tiny_gpt2_dir / name for name in names})
+    return cache

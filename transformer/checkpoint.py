@@ -1,26 +1,37 @@
 """Checkpoint directories: config.json + model.safetensors + tokenizer.json + README.md (the model card).
 
 Weights are stored with safetensors, which holds tensors only: loading a checkpoint never runs code from it.
+A checkpoint is data that may come from anyone, so `load_checkpoint` checks it before allocating anything large:
+no symbolic links, bounded file sizes and nesting, every tensor the safetensors header declares has the name,
+floating dtype and shape that config.json implies, the model stays under MAX_MODEL_NUMBERS, and the weights are
+finite. These limits bound checkpoints only; `Transformer(config)` builds a model of any size on purpose.
 """
 from __future__ import annotations
 
 import json
 import os
 import shutil
+import stat
 import tempfile
 from pathlib import Path
-from typing import Callable
+from typing import BinaryIO, Callable
 
 import torch
-from safetensors import SafetensorError
-from safetensors.torch import load_model, save_model
+from safetensors.torch import save_model
 
 from .config import TransformerConfig
 from .model import Transformer
+from .safetensors_reader import read_header, read_tensors
 from .tokenization import tokenizer_from_dict
 
 FORMAT_VERSION = 1
 FILES = ("config.json", "model.safetensors", "tokenizer.json")
+
+MAX_JSON_BYTES = {"config.json": 2**20, "tokenizer.json": 16 * 2**20}  # GPT-2's tokenizer.json is 1.4 MB
+MAX_HEADER_BYTES = 16 * 2**20  # a safetensors header holds ~100 bytes per tensor
+MAX_MODEL_NUMBERS = 2_000_000_000  # parameters + buffers (8 GB in float32)
+MAX_SIZES = {"vocab_size": 2**22, "d_model": 2**16, "d_ff": 2**18, "n_heads": 2**12, "n_kv_heads": 2**12,
+             "n_encoder_layers": 64, "n_decoder_layers": 64, "max_len": 2**20}
 
 
 class CheckpointError(Exception):
@@ -42,10 +53,28 @@ def model_card(name: str, info: dict) -> str:
     return "\n".join(lines)
 
 
+# --- saving ---------------------------------------------------------------------------------------------------
+
+
+def _old_copy(path: Path) -> Path:
+    return path.with_name(f".{path.name}.old")
+
+
+def _temp_prefix(path: Path) -> str:
+    return f".{path.name}.tmp-"
+
+
 def save_checkpoint(path: str | Path, model: Transformer, tokenizer, *, task=None, training: dict | None = None,
                     metrics: dict | None = None, card: str | None = None,
                     extra: Callable[[Path], None] | None = None) -> Path:
-    """Write a checkpoint directory atomically: into a temporary sibling, then renamed over `path`.
+    """Write a checkpoint directory so that a crash at any moment leaves a complete checkpoint to load.
+
+    The new checkpoint is written (and synced) into a temporary sibling `.<name>.tmp-*`; then `<name>` is renamed
+    to `.<name>.old`, the temporary directory renamed to `<name>`, and `.<name>.old` deleted. A rename is atomic,
+    and `.<name>.old` is only deleted while `<name>` exists, so at every moment either `<name>` is a complete
+    checkpoint, or `<name>` is absent and `.<name>.old` is the complete previous one. `load_checkpoint` reads
+    `.<name>.old` in that case; the next save or resume (`recover_checkpoint`) renames it back and deletes the
+    leftovers of killed saves. One process writes a given path at a time.
 
     `extra(tmp_dir)` may add files (a Trainer adds its optimiser state) before the rename.
     """
@@ -56,7 +85,8 @@ def save_checkpoint(path: str | Path, model: Transformer, tokenizer, *, task=Non
     info = {"format_version": FORMAT_VERSION, "model": model.config.to_dict(), "tokenizer": {"kind": tokenizer.kind},
             "task": task, "training": training or {}, "metrics": metrics or {}}
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", dir=path.parent))
+    recover_checkpoint(path)
+    tmp = Path(tempfile.mkdtemp(prefix=_temp_prefix(path), dir=path.parent))
     tmp.chmod(0o755)  # mkdtemp makes it private; a checkpoint is meant to be shared
     try:
         (tmp / "config.json").write_text(json.dumps(info, indent=2) + "\n")
@@ -65,32 +95,75 @@ def save_checkpoint(path: str | Path, model: Transformer, tokenizer, *, task=Non
         (tmp / "README.md").write_text(card if card is not None else model_card(path.name, info))
         if extra is not None:
             extra(tmp)
-        old = None
+        _sync_directory(tmp)
         if path.exists():
-            old = path.with_name(f".{path.name}.old")
-            shutil.rmtree(old, ignore_errors=True)
-            os.rename(path, old)
+            os.rename(path, _old_copy(path))
         os.rename(tmp, path)
-        if old is not None:
-            shutil.rmtree(old)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
+        recover_checkpoint(path)
         raise
+    _sync_directory(path.parent, files=False)
+    shutil.rmtree(_old_copy(path), ignore_errors=True)
     return path
 
 
-def read_info(path: str | Path) -> dict:
-    """Parse and check config.json; raises CheckpointError."""
-    path = Path(path)
-    if not path.is_dir():
-        raise CheckpointError(f"{path}: not a checkpoint directory")
-    for name in FILES:
-        if not (path / name).is_file():
-            raise CheckpointError(f"{path}: missing {name}")
+def _sync_directory(directory: Path, files: bool = True) -> None:
+    """fsync the files of `directory` and the directory itself, so a rename never publishes unwritten data."""
+    names = sorted(os.listdir(directory)) if files else []
+    for name in names:
+        fd = os.open(directory / name, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    fd = os.open(directory, os.O_RDONLY)
     try:
-        info = json.loads((path / "config.json").read_text())
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise CheckpointError(f"{path}/config.json is not valid JSON: {e}") from None
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def recover_checkpoint(path: str | Path) -> None:
+    """Finish what a killed save left behind: put `.<name>.old` back when `<name>` is missing, then delete the
+    temporary directories of unfinished saves and a `.<name>.old` whose `<name>` exists (see save_checkpoint)."""
+    path = Path(path)
+    old = _old_copy(path)
+    if not os.path.lexists(path) and old.is_dir() and not old.is_symlink():
+        os.rename(old, path)
+    if not path.parent.is_dir():
+        return
+    for name in os.listdir(path.parent):
+        if name.startswith(_temp_prefix(path)):
+            shutil.rmtree(path.parent / name, ignore_errors=True)
+    if os.path.lexists(path) and os.path.lexists(old):
+        shutil.rmtree(old, ignore_errors=True)
+
+
+# --- loading --------------------------------------------------------------------------------------------------
+
+
+def load_checkpoint(path: str | Path, device: str | torch.device = "auto"):
+    """Load (model in eval mode, tokenizer, info) from a checkpoint directory; raises CheckpointError.
+
+    Every check that can refuse the checkpoint runs before the model and its weights are allocated.
+    """
+    path = _checkpoint_dir(Path(path))
+    info = read_info(path)
+    config = _model_config(path, info)
+    tokenizer = _read_tokenizer(path, config)
+    weights = _read_weights(path, config)
+    model = Transformer(config)
+    model.load_state_dict(weights, strict=False)  # _read_weights checked the names: only tied copies are absent
+    _check_finite(path, model)
+    return model.to(resolve_device(device)).eval(), tokenizer, info
+
+
+def read_info(path: str | Path) -> dict:
+    """Parse and check config.json (after the directory checks); raises CheckpointError."""
+    path = _checkpoint_dir(Path(path))
+    _check_files(path)
+    info = _read_json(path / "config.json")
     if not isinstance(info, dict) or info.get("format_version") != FORMAT_VERSION:
         version = info.get("format_version") if isinstance(info, dict) else None
         raise CheckpointError(f"{path}/config.json: unknown format_version {version!r} (this code reads "
@@ -98,31 +171,148 @@ def read_info(path: str | Path) -> dict:
     return info
 
 
-def load_checkpoint(path: str | Path, device: str | torch.device = "auto"):
-    """Load (model in eval mode, tokenizer, info) from a checkpoint directory; raises CheckpointError."""
-    path = Path(path)
-    info = read_info(path)
+def _checkpoint_dir(path: Path) -> Path:
+    """The directory to read: `path`, or the complete previous checkpoint `.<name>.old` when a save was killed
+    between its two renames. A symbolic link is refused: a checkpoint must not point at files elsewhere."""
+    if not os.path.lexists(path) and os.path.lexists(_old_copy(path)):
+        path = _old_copy(path)
+    if path.is_symlink():
+        raise CheckpointError(f"{path} is a symbolic link; a checkpoint directory must be a real directory")
+    if not path.is_dir():
+        raise CheckpointError(f"{path}: not a checkpoint directory")
+    return path
+
+
+def _check_files(path: Path) -> None:
+    """No entry of the directory is a symbolic link (not even to another checkpoint's weights), and the three
+    files are regular files."""
+    for entry in os.scandir(path):
+        if entry.is_symlink():
+            raise CheckpointError(f"{path}/{entry.name} is a symbolic link; a checkpoint must hold its own files")
+    for name in FILES:
+        try:
+            mode = os.lstat(path / name).st_mode
+        except FileNotFoundError:
+            raise CheckpointError(f"{path}: missing {name}") from None
+        if not stat.S_ISREG(mode):
+            raise CheckpointError(f"{path}/{name} is not a regular file")
+
+
+def _open_regular(file: Path) -> BinaryIO:
+    """Open a file for reading without following a symbolic link (even one made after the checks) and without
+    blocking on a FIFO; anything but a regular file is refused."""
+    try:
+        fd = os.open(file, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    except OSError as e:
+        raise CheckpointError(f"{file}: cannot be opened ({e.strerror})") from None
+    f = os.fdopen(fd, "rb")
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        f.close()
+        raise CheckpointError(f"{file} is not a regular file")
+    return f
+
+
+def _read_json(file: Path):
+    """Parse a JSON file of at most MAX_JSON_BYTES[its name]; too big, too deeply nested or invalid is refused."""
+    limit = MAX_JSON_BYTES[file.name]
+    with _open_regular(file) as f:
+        raw = f.read(limit + 1)
+    if len(raw) > limit:
+        raise CheckpointError(f"{file} is larger than {limit:,} bytes, the limit for a checkpoint's {file.name}")
+    try:
+        return json.loads(raw.decode("utf-8"))
+    except RecursionError:
+        raise CheckpointError(f"{file} is nested too deeply to be a checkpoint's {file.name}") from None
+    except ValueError as e:  # JSONDecodeError, UnicodeDecodeError, an integer of thousands of digits
+        raise CheckpointError(f"{file} is not valid JSON: {e}") from None
+
+
+def _model_config(path: Path, info: dict) -> TransformerConfig:
+    """config.json's model config, valid (TransformerConfig's checks) and within MAX_SIZES."""
     try:
         config = TransformerConfig.from_dict(info["model"])
     except (KeyError, TypeError, ValueError) as e:
         raise CheckpointError(f"{path}/config.json: bad model config: {e}") from None
+    for name, limit in MAX_SIZES.items():
+        if getattr(config, name) > limit:
+            raise CheckpointError(f"{path}/config.json: {name}={getattr(config, name)} is larger than a checkpoint "
+                                  f"may declare ({limit:,})")
+    return config
+
+
+def _read_tokenizer(path: Path, config: TransformerConfig):
+    """tokenizer.json, rebuilt; a char vocabulary must round-trip unchanged (distinct single characters in the
+    tokenizer's own order), so that every id means what it meant in training; its size must be config's."""
+    data = _read_json(path / "tokenizer.json")
+    vocab = data.get("vocab") if isinstance(data, dict) and data.get("kind") == "char" else None
+    for entry in vocab if isinstance(vocab, list) else []:
+        if not isinstance(entry, str) or len(entry) != 1:
+            raise CheckpointError(f"{path}/tokenizer.json: vocab entry {entry!r:.40} is not a single character")
+    if isinstance(vocab, list) and len(set(vocab)) != len(vocab):
+        twice = sorted({c for c in vocab if vocab.count(c) > 1})
+        raise CheckpointError(f"{path}/tokenizer.json: vocab entries {twice} appear more than once")
     try:
-        tokenizer = tokenizer_from_dict(json.loads((path / "tokenizer.json").read_text(encoding="utf-8")))
+        tokenizer = tokenizer_from_dict(data)
     except Exception as e:  # json, tokenizers and our own errors: all mean the file is bad
         raise CheckpointError(f"{path}/tokenizer.json: {e}") from None
+    if vocab is not None and tokenizer.to_dict()["vocab"] != vocab:
+        raise CheckpointError(f"{path}/tokenizer.json: vocab is not in the order the char tokenizer keeps "
+                              f"(sorted), so its ids would not be the ones the model was trained with")
     if tokenizer.vocab_size != config.vocab_size:
         raise CheckpointError(f"{path}: tokenizer has {tokenizer.vocab_size} tokens, config says vocab_size="
                               f"{config.vocab_size}")
-    model = Transformer(config)
-    try:
-        missing, unexpected = load_model(model, str(path / "model.safetensors"), strict=False)
-    except (SafetensorError, RuntimeError, OSError, ValueError) as e:
-        lines = [line.strip() for line in str(e).splitlines() if line.strip()] or [type(e).__name__]
-        if lines[0].startswith("Error(s) in loading state_dict") and len(lines) > 1:  # torch's header line
-            raise CheckpointError(f"{path}/model.safetensors does not match config.json: {lines[1]}") from None
-        raise CheckpointError(f"{path}/model.safetensors is not a valid safetensors file for this config: "
-                              f"{lines[0]}") from None
+    return tokenizer
+
+
+def _read_weights(path: Path, config: TransformerConfig) -> dict[str, torch.Tensor]:
+    """model.safetensors as tensors, read only after its header has been checked against the file's size
+    (safetensors_reader) and against config.json."""
+    file = path / "model.safetensors"
+    with _open_regular(file) as f:
+        size = os.fstat(f.fileno()).st_size
+        try:
+            header, start = read_header(f, size, MAX_HEADER_BYTES)
+        except ValueError as e:
+            raise CheckpointError(f"{file} is not a valid safetensors file: {e}") from None
+        _match_config(file, header, *_expected_tensors(path, config))
+        try:
+            return read_tensors(f, size, header, start)
+        except ValueError as e:
+            raise CheckpointError(f"{file}: {e}") from None
+
+
+def _expected_tensors(path: Path, config: TransformerConfig) -> tuple[dict[str, tuple[int, ...]], list[set[str]]]:
+    """The state dict config.json implies (name -> shape) and the groups of names sharing one tensor (tied
+    embeddings), read off the model built on the `meta` device: shapes without memory. A model of more than
+    MAX_MODEL_NUMBERS parameters and buffers is refused."""
+    with torch.device("meta"):
+        model = Transformer(config)
+    numbers = sum(p.numel() for p in model.parameters()) + sum(b.numel() for b in model.buffers())
+    if numbers > MAX_MODEL_NUMBERS:
+        raise CheckpointError(f"{path}/config.json describes a model of {numbers:,} parameters and buffers, more "
+                              f"than a checkpoint may hold ({MAX_MODEL_NUMBERS:,})")
+    shapes = {name: tuple(t.shape) for name, t in model.state_dict(keep_vars=True).items()}
+    groups: dict[int, set[str]] = {}
+    for name, tensor in model.state_dict(keep_vars=True).items():
+        groups.setdefault(id(tensor), set()).add(name)
+    return shapes, list(groups.values())
+
+
+def _match_config(file: Path, header: dict, shapes: dict[str, tuple[int, ...]], groups: list[set[str]]) -> None:
+    """Every tensor of the file is one config.json implies, with its shape; every tensor (or a tied copy) is there."""
+    unexpected = sorted(set(header) - set(shapes))
+    missing = sorted(name for group in groups if not group & set(header) for name in group)
     if missing or unexpected:
-        raise CheckpointError(f"{path}/model.safetensors does not match config.json: missing {sorted(missing)}, "
-                              f"unexpected {sorted(unexpected)}")
-    return model.to(resolve_device(device)).eval(), tokenizer, info
+        raise CheckpointError(f"{file} does not match config.json: missing {missing[:8]}, unexpected "
+                              f"{[name[:80] for name in unexpected[:8]]}")
+    for name, shape in shapes.items():
+        if name in header and tuple(header[name]["shape"]) != shape:
+            raise CheckpointError(f"{file} does not match config.json: size mismatch for {name}: the file has "
+                                  f"{header[name]['shape']}, config.json implies {list(shape)}")
+
+
+def _check_finite(path: Path, model: Transformer) -> None:
+    """Every weight is a finite number (after conversion to the model's dtype, where a float64 1e300 overflows)."""
+    for name, tensor in model.state_dict().items():
+        if tensor.is_floating_point() and not torch.isfinite(tensor).all():
+            raise CheckpointError(f"{path}/model.safetensors: {name} holds NaN or infinite values")

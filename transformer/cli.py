@@ -14,13 +14,16 @@ from pathlib import Path
 import torch
 from tqdm import tqdm
 
-from .checkpoint import load_checkpoint
+from .analysis import repeated_sequence_scores
+from .checkpoint import load_checkpoint, recover_checkpoint
 from .config import TransformerConfig
-from .data import TASKS, load_text, split_text
-from .evaluate import bits, exact_match, nats_per_char, previous_token_scores, reverse_anti_diagonality
+from .data import (INDUCTION_ALPHABET, INDUCTION_MIN_HALF, TASKS, InductionData, TaskData, TextData, load_text,
+                   split_text)
+from .evaluate import (bits, exact_match, induction_metrics, nats_per_char, previous_token_scores,
+                       reverse_anti_diagonality)
 from .model import Transformer
 from .tokenization import BPETokenizer, CharTokenizer, load_tokenizer
-from .train import TaskData, TextData, TrainConfig, Trainer
+from .train import TrainConfig, Trainer
 
 MODEL_FLAGS = [f for f in fields(TransformerConfig) if f.name not in ("vocab_size", "pad_id", "bos_id", "eos_id")]
 
@@ -42,6 +45,9 @@ def parse_args(argv=None):
     data = p.add_argument_group("data").add_mutually_exclusive_group(required=True)
     data.add_argument("--task", choices=sorted(TASKS), help="a synthetic seq2seq task")
     data.add_argument("--text", help="a text file (or a Hugging Face Hub dataset name) for a language model")
+    data.add_argument("--induction", action="store_true", help="a decoder-only model on the induction-head task "
+                      "(Olsson et al. 2022): random distinct characters, then the same again; halves of "
+                      f"{INDUCTION_MIN_HALF} to max_len // 2 characters")
     p.add_argument("--tokenizer", choices=["char", "bpe"], default="char", help="tokenizer for --text (default char)")
     p.add_argument("--bpe-vocab", type=int, default=512, help="BPE vocabulary size (default 512)")
     p.add_argument("--out", required=True, help="checkpoint directory to write")
@@ -77,10 +83,16 @@ def build(args):
     """(model, tokenizer, data, info, validation text or None) from the parsed arguments."""
     train_cfg = TrainConfig(**_pick(args, fields(TrainConfig)))
     model_kw = _pick(args, MODEL_FLAGS)
+    if args.resume:
+        recover_checkpoint(args.out)  # a save killed between its renames leaves the checkpoint as .<out>.old
     if args.task:
         task = TASKS[args.task]
         tokenizer = CharTokenizer(task.alphabet)
         model_kw.setdefault("max_len", max(task.max_source_len, task.max_target_len) + 2)
+    elif args.induction:
+        tokenizer = CharTokenizer(INDUCTION_ALPHABET)
+        model_kw.setdefault("arch", "decoder-only")
+        model_kw.setdefault("max_len", train_cfg.block_size)
     else:
         train_text, val_text = split_text(load_text(args.text))
         if args.resume or args.init_from:
@@ -92,6 +104,7 @@ def build(args):
         model_kw.setdefault("arch", "decoder-only")
         model_kw.setdefault("max_len", train_cfg.block_size)
     config = TransformerConfig(vocab_size=tokenizer.vocab_size, **model_kw)
+    torch.manual_seed(train_cfg.seed)  # --seed decides the initial weights and the dropout masks (resume restores them)
     model = Transformer(config)
     previous = None
     if args.init_from:
@@ -104,6 +117,13 @@ def build(args):
         data = TaskData(TASKS[args.task], tokenizer, config, train_cfg.seed, train_cfg.eval_examples)
         info = {"task": args.task}
         val_text = None
+    elif args.induction:
+        if config.is_encoder_decoder:
+            raise SystemExit("--induction trains a decoder-only model: drop --arch encoder-decoder")
+        ids = torch.tensor(tokenizer.encode(INDUCTION_ALPHABET))
+        data = InductionData(ids, INDUCTION_MIN_HALF, min(config.max_len // 2, len(ids)), train_cfg.seed,
+                             train_cfg.eval_examples)
+        info, val_text = {"task": "induction"}, None
     else:
         data = TextData(train_text, val_text, tokenizer, train_cfg.block_size, train_cfg.seed, train_cfg.eval_examples)
         info = {"task": None}
@@ -119,16 +139,25 @@ def final_metrics(model, tokenizer, args, val_text) -> dict:
         if args.task == "reverse":
             metrics["anti_diagonal_cross_attention"] = reverse_anti_diagonality(model, tokenizer, TASKS["reverse"])
         return metrics
+    if args.induction:
+        return induction_metrics(model)
     nats = nats_per_char(model, tokenizer, val_text)
     prev = previous_token_scores(model, tokenizer, val_text)
+    detectors = repeated_sequence_scores(model)  # on random tokens repeated twice, as TransformerLens measures them
     return {"val_nats_per_char": round(nats, 4), "val_bpc": round(bits(nats), 4),
-            "previous_token_score": [[round(v, 3) for v in row] for row in prev.tolist()]}
+            "previous_token_score": [[round(v, 3) for v in row] for row in prev.tolist()],
+            "duplicate_token_score": [[round(v, 3) for v in row] for row in detectors["duplicate token"].tolist()],
+            "induction_score": [[round(v, 3) for v in row] for row in detectors["induction"].tolist()]}
 
 
 def model_card(name: str, args, info: dict, command: str) -> str:
     t, m = info["training"], info["metrics"]
     data = (f"synthetic task `{args.task}`: {TASKS[args.task].description}; fresh examples every step"
             if args.task else f"`{args.text}`, first 90% of the characters (the last 10% are validation)")
+    if args.induction:
+        data = (f"the induction-head task (Olsson et al. 2022): n distinct random characters of `{INDUCTION_ALPHABET}`"
+                f" followed by the same n again, n drawn from {INDUCTION_MIN_HALF}..{info['model']['max_len'] // 2} "
+                f"for every batch; fresh sequences every step")
     lines = [f"# {name}", "", f"Data: {data}.", "", "## How it was trained", "", "```", command, "```", "",
              f"- steps: {t['steps']}, tokens seen: {t['tokens']:,}, wall time: {t['wall_time_s']} s",
              f"- hardware: {t['hardware']}", ""]
@@ -148,6 +177,9 @@ def model_card(name: str, args, info: dict, command: str) -> str:
     if args.task:
         lines.append(f"- Trained only on inputs that `TASKS['{args.task}']` makes; other inputs are out of "
                      f"distribution (max source length {TASKS[args.task].max_source_len}).")
+    elif args.induction:
+        lines.append("- It has only ever seen a random string followed by its repeat: it predicts the second copy and "
+                     "guesses on everything else. Characters outside the alphabet become `<unk>`.")
     else:
         lines.append("- A small character-level model: it imitates the look of the corpus, not its sense.")
     lines += ["", f"Re-run the command above to reproduce these metrics (seeded; CPU timings vary).", ""]
@@ -167,15 +199,16 @@ def main(argv=None):
     out = Path(args.out)
     trainer = Trainer(model, tokenizer, data, train_cfg, out_dir=out, resume=args.resume, checkpoint_info=info)
     log_path = Path(args.log or f"{out}.log.jsonl")
-    with open(log_path, "a") as log, tqdm(total=train_cfg.steps, initial=trainer.step, unit="step") as bar:
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    # line-buffered: each record reaches the file as it is written, so a killed run keeps every step it logged
+    with open(log_path, "a", buffering=1) as log, tqdm(total=train_cfg.steps, initial=trainer.step, unit="step") as bar:
         for event in trainer.run():
-            record = {k: v for k, v in asdict(event).items() if k not in ("attention", "query_tokens", "key_tokens")}
+            record = {f.name: getattr(event, f.name) for f in fields(event) if f.name != "attention"}
             log.write(json.dumps(record) + "\n")
             if event.kind == "step":
                 bar.update(1)
                 bar.set_postfix(loss=f"{event.loss:.3f}", lr=f"{event.lr:.2e}", tok_s=f"{event.tokens_per_sec:.0f}")
             else:
-                log.flush()
                 extra = f" exact {event.exact_match:.3f}" if event.exact_match is not None else ""
                 tqdm.write(f"step {event.step}: val loss {event.val_loss:.4f}{extra} | {event.samples[0]}")
     tqdm.write("measuring final metrics ...")

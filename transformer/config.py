@@ -1,11 +1,12 @@
 """TransformerConfig: every size and switch of a model in one validated dataclass."""
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass, fields
 
 ARCHS = ("encoder-decoder", "decoder-only")
 POS_ENCODINGS = ("sinusoidal", "learned")
-ACTIVATIONS = ("relu", "gelu")
+ACTIVATIONS = ("relu", "gelu", "gelu_tanh")  # gelu_tanh: GELU's tanh approximation, as in GPT-2
 
 
 @dataclass
@@ -14,6 +15,10 @@ class TransformerConfig:
 
     `n_encoder_layers=None` means 6 for "encoder-decoder" and 0 for "decoder-only".
     Every bad value raises ValueError naming the field, so a UI can show it as it is.
+
+    pad_id, bos_id and eos_id may coincide: GPT-2 has one special token, <|endoftext|> (50256), that starts and
+    ends a text and that Hugging Face also pads with. A pad_id equal to bos_id or eos_id means "no padding
+    token" (`has_padding` is False): no key is masked as padding, and generation emits that token only as EOS.
     """
 
     arch: str = "encoder-decoder"
@@ -24,11 +29,14 @@ class TransformerConfig:
     n_encoder_layers: int | None = None
     n_decoder_layers: int = 6
     d_ff: int = 2048
+    attention_only: bool = False  # True: layers without the feed-forward sub-layer (Olsson et al. 2022)
     dropout: float = 0.1
     max_len: int = 512
     pos_encoding: str = "sinusoidal"
     norm_first: bool = False  # False = post-norm, as in the paper
     activation: str = "relu"
+    layer_norm_eps: float = 1e-5  # epsilon of every LayerNorm (torch's default; GPT-2 states its own)
+    scale_embeddings: bool = True  # x sqrt(d_model) on the token embedding (section 3.4); GPT-2 does not scale
     tie_embeddings: bool = True
     pad_id: int = 0
     bos_id: int = 1
@@ -62,6 +70,13 @@ class TransformerConfig:
             raise ValueError(f"pos_encoding: must be one of {POS_ENCODINGS}, got {self.pos_encoding!r}")
         if self.activation not in ACTIVATIONS:
             raise ValueError(f"activation: must be one of {ACTIVATIONS}, got {self.activation!r}")
+        if not isinstance(self.attention_only, bool):
+            raise ValueError(f"attention_only: must be true or false, got {self.attention_only!r}")
+        if not isinstance(self.layer_norm_eps, (int, float)) or isinstance(self.layer_norm_eps, bool) \
+                or not math.isfinite(self.layer_norm_eps) or self.layer_norm_eps <= 0:
+            raise ValueError(f"layer_norm_eps: must be a finite number > 0, got {self.layer_norm_eps!r}")
+        if not isinstance(self.scale_embeddings, bool):
+            raise ValueError(f"scale_embeddings: must be true or false, got {self.scale_embeddings!r}")
         for name in ("pad_id", "bos_id", "eos_id"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value < self.vocab_size:
@@ -71,6 +86,11 @@ class TransformerConfig:
     def d_k(self) -> int:
         """Size of one head's queries, keys and values: d_k = d_v = d_model / h (section 3.2.2)."""
         return self.d_model // self.n_heads
+
+    @property
+    def has_padding(self) -> bool:
+        """True when pad_id is a token of its own; False when it is also BOS or EOS (GPT-2: no padding token)."""
+        return self.pad_id not in (self.bos_id, self.eos_id)
 
     @property
     def is_encoder_decoder(self) -> bool:

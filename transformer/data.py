@@ -4,6 +4,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 import random
+import re
 import socket
 import string
 from dataclasses import dataclass
@@ -118,19 +119,44 @@ def pad(sequences: list[list[int]], pad_id: int) -> Tensor:
     return out
 
 
+class TaskData:
+    """Seq2seq batches from a synthetic task; validation examples come from a different seed."""
+
+    def __init__(self, task: Task, tokenizer, model_cfg, seed: int, n_val: int):
+        self.task, self.tokenizer, self.cfg = task, tokenizer, model_cfg
+        self.rng = random.Random(seed)
+        val_rng = random.Random(seed + 1_000_003)
+        self.val_pairs = [task.sample(val_rng) for _ in range(n_val)]
+
+    def train_batch(self, batch_size: int):
+        c = self.cfg
+        src, tgt_in, tgt_out, _ = task_batch(self.task, self.tokenizer, self.rng, batch_size, c.pad_id, c.bos_id,
+                                             c.eos_id)
+        return (src, tgt_in), tgt_out
+
+    def state(self) -> dict:
+        version, internal, gauss = self.rng.getstate()
+        return {"rng": [version, list(internal), gauss]}
+
+    def load_state(self, state: dict):
+        version, internal, gauss = state["rng"]
+        self.rng.setstate((version, tuple(internal), gauss))
+
+
 # --- text corpora ---------------------------------------------------------------------------------------------
 
 
-def load_text(source: str | Path) -> str:
+def load_text(source: str | Path, hub_only: bool = False) -> str:
     """A whole text corpus as one string: a local file read through `datasets`' "text" loader, or else the name of
-    a Hub dataset with a "text" column. A Hub name that cannot be reached raises ValueError saying so."""
+    a Hub dataset with a "text" column. A Hub name that cannot be reached raises ValueError saying so.
+    `hub_only` skips the local file (use `load_hub_text`, which checks the name first)."""
     import datasets  # imported here: `datasets` takes a second to import
 
     datasets.disable_progress_bars()  # library code does not print
     load_dataset = datasets.load_dataset
 
     path = Path(source)
-    if path.is_file():
+    if not hub_only and path.is_file():
         ds = load_dataset("text", data_files=str(path), sample_by="document", split="train")
         return "".join(ds["text"])
     if not hub_reachable():
@@ -144,6 +170,28 @@ def load_text(source: str | Path) -> str:
     if "text" not in ds.column_names:
         raise ValueError(f"dataset {source!r} has no 'text' column (columns: {ds.column_names})")
     return "\n".join(ds["text"])
+
+
+HUB_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,95}(/[A-Za-z0-9][A-Za-z0-9_.-]{0,95})?")
+
+
+def load_hub_text(name: str) -> str:
+    """A Hub dataset's "text" column as one string, for callers that must never read a local file (the app): `name`
+    must look like `owner/dataset` or `dataset`, never a path, and is checked before anything touches the disk or
+    the network."""
+    if not isinstance(name, str) or not HUB_NAME.fullmatch(name) or ".." in name or name.endswith((".", "-")):
+        raise ValueError(f"the Hub dataset must be a name like 'owner/dataset' or 'dataset' (letters, digits, "
+                         f"'-', '_', '.'; at most 96 characters each), got {str(name)[:60]!r}")
+    if Path(name).exists() or name.split("/")[0] in _packaged_builders():
+        raise ValueError(f"{name!r} is not a Hub dataset name here (it names a local folder or a file format)")
+    return load_text(name, hub_only=True)
+
+
+def _packaged_builders() -> set[str]:
+    """`datasets`' own loaders ("text", "csv", "json", ...), which read local files: never a Hub name here."""
+    from datasets.packaged_modules import _PACKAGED_DATASETS_MODULES
+
+    return set(_PACKAGED_DATASETS_MODULES)
 
 
 def hub_reachable(timeout: float = 3.0) -> bool:
@@ -164,9 +212,81 @@ def split_text(text: str, val_fraction: float = 0.1) -> tuple[str, str]:
     return text[:cut], text[cut:]
 
 
+class TextData:
+    """Language-model batches: random windows of the training tokens; validation windows are fixed."""
+
+    def __init__(self, train_text: str, val_text: str, tokenizer, block_size: int, seed: int, n_val: int):
+        self.tokenizer, self.block_size = tokenizer, block_size
+        self.train_ids = torch.tensor(tokenizer.encode(train_text))
+        self.val_ids = torch.tensor(tokenizer.encode(val_text))
+        if len(self.train_ids) <= block_size + 1 or len(self.val_ids) <= block_size + 1:
+            raise ValueError(f"the text is too short for block_size={block_size}: it needs more than "
+                             f"{10 * (block_size + 1)} tokens")
+        self.generator = torch.Generator().manual_seed(seed)
+        val_gen = torch.Generator().manual_seed(seed + 1_000_003)
+        self.val_batch = text_batch(self.val_ids, block_size, min(n_val, 64), val_gen)
+
+    def train_batch(self, batch_size: int):
+        x, y = text_batch(self.train_ids, self.block_size, batch_size, self.generator)
+        return (x,), y
+
+    def state(self) -> dict:
+        return {"generator": self.generator.get_state().tolist()}
+
+    def load_state(self, state: dict):
+        self.generator.set_state(torch.tensor(state["generator"], dtype=torch.uint8))
+
+
 def text_batch(data: Tensor, block_size: int, batch_size: int, generator: torch.Generator) -> tuple[Tensor, Tensor]:
     """Random windows of a token stream: x (B, block_size) and y, the same windows shifted one token left."""
     starts = torch.randint(len(data) - block_size - 1, (batch_size,), generator=generator)
     x = torch.stack([data[i: i + block_size] for i in starts.tolist()])  # (B, T)
     y = torch.stack([data[i + 1: i + 1 + block_size] for i in starts.tolist()])  # (B, T)
     return x, y
+
+
+# --- repeated random tokens: the induction-head task of Olsson et al. (2022) -----------------------------------
+
+INDUCTION_ALPHABET = string.ascii_letters + string.digits  # 62 characters a teacher can type
+INDUCTION_MIN_HALF = 4  # the shortest first half of a training sequence
+
+
+def repeated_random_tokens(ids: Tensor, n_seqs: int, seq_len: int, generator: torch.Generator) -> Tensor:
+    """(n_seqs, 2 * seq_len): seq_len distinct tokens drawn at random from `ids`, then the same tokens again.
+
+    Distinct, so that every token of the second copy occurred exactly once before: the token after that occurrence
+    is the one to predict, and its position is t - seq_len + 1 for query t.
+    """
+    if not 1 <= seq_len <= len(ids):
+        raise ValueError(f"seq_len: must be in [1, {len(ids)}] (distinct tokens from {len(ids)} ids), got {seq_len}")
+    order = torch.rand(n_seqs, len(ids), generator=generator).argsort(-1)[:, :seq_len]  # (n_seqs, seq_len), distinct
+    first = ids[order]
+    return torch.cat([first, first], dim=1)  # (n_seqs, 2 * seq_len)
+
+
+class InductionData:
+    """Language-model batches for the induction-head task: n random distinct tokens from `ids`, then the same n again.
+
+    Every training batch draws its own n from [min_half, max_half], so no fixed positional offset solves the task:
+    the model has to find the earlier copy of the current token by its content. x is a sequence without its last
+    token and y the sequence without its first (like TextData); the validation batch is fixed, with n = max_half.
+    """
+
+    def __init__(self, ids: Tensor, min_half: int, max_half: int, seed: int, n_val: int):
+        if not 1 <= min_half <= max_half:
+            raise ValueError(f"min_half: must be in [1, max_half={max_half}], got {min_half}")
+        self.ids, self.min_half, self.max_half = ids, min_half, max_half
+        self.generator = torch.Generator().manual_seed(seed)
+        val = repeated_random_tokens(ids, min(n_val, 64), max_half, torch.Generator().manual_seed(seed + 1_000_003))
+        self.val_batch = val[:, :-1], val[:, 1:]  # (B, 2 max_half - 1) each
+
+    def train_batch(self, batch_size: int):
+        n = int(torch.randint(self.min_half, self.max_half + 1, (), generator=self.generator))
+        seqs = repeated_random_tokens(self.ids, batch_size, n, self.generator)  # (B, 2n)
+        return (seqs[:, :-1],), seqs[:, 1:]
+
+    def state(self) -> dict:
+        return {"generator": self.generator.get_state().tolist()}
+
+    def load_state(self, state: dict):
+        self.generator.set_state(torch.tensor(state["generator"], dtype=torch.uint8))

@@ -22,15 +22,19 @@ def sinusoidal_table(max_len: int, d_model: int) -> Tensor:
 
 
 class TokenEmbedding(nn.Module):
-    """"In the embedding layers, we multiply those weights by sqrt(d_model)"   (section 3.4)"""
+    """"In the embedding layers, we multiply those weights by sqrt(d_model)"   (section 3.4)
 
-    def __init__(self, vocab_size: int, d_model: int):
+    `scale=False` leaves them unscaled, as GPT-2 does.
+    """
+
+    def __init__(self, vocab_size: int, d_model: int, scale: bool = True):
         super().__init__()
         self.weight = nn.Parameter(torch.empty(vocab_size, d_model))
-        self.scale = math.sqrt(d_model)
+        self.scale = math.sqrt(d_model) if scale else None
 
     def forward(self, ids: Tensor) -> Tensor:
-        return nn.functional.embedding(ids, self.weight) * self.scale  # (B, T) -> (B, T, d_model)
+        x = nn.functional.embedding(ids, self.weight)  # (B, T) -> (B, T, d_model)
+        return x if self.scale is None else x * self.scale
 
 
 class SinusoidalPositionalEncoding(nn.Module):

@@ -7,10 +7,12 @@ import random
 import torch
 import torch.nn.functional as F
 
-from .analysis import argmax_hit_rate, previous_token
+from .analysis import (best_head, head_scores, previous_token, random_token_ids, repeated_sequence_scores,
+                       repeated_sequences)
 from .data import Task, pad
 from .generate import greedy_batch
 from .model import Transformer
+from .probe import record_ids
 from .tokenization import UNK_ID
 
 
@@ -30,21 +32,17 @@ def exact_match(model: Transformer, tokenizer, task: Task, n: int = 1000, seed: 
 
 @torch.no_grad()
 def reverse_anti_diagonality(model: Transformer, tokenizer, task: Task, n: int = 200, seed: int = 777) -> float:
-    """For `reverse`: the fraction of output positions whose strongest cross-attention weight, in the best head of
-    the last decoder layer, falls on the mirrored source position (output t reads source n-1-t)."""
+    """For `reverse`: the anti-diagonal score (`transformer.analysis.anti_diagonal` on the text positions, the same
+    definition as the app's overview) of the best cross-attention head of the last decoder layer, averaged over n
+    fresh examples read with their true targets. 1.0 = output letter i puts all its weight on source letter m-1-i."""
     cfg, rng = model.config, random.Random(seed)
-    hits = torch.zeros(cfg.n_heads)
-    total = 0
+    total = torch.zeros(cfg.n_heads)
     for _ in range(n):
         source, target = task.sample(rng)
-        src = torch.tensor([tokenizer.encode(source) + [cfg.eos_id]], device=model.device)
-        tgt = torch.tensor([[cfg.bos_id] + tokenizer.encode(target)], device=model.device)
-        cross = model(src, tgt, return_attention=True).attention.cross[-1][0]  # (H, T, S)
-        m = len(source)
-        mirrored = torch.arange(m - 1, -1, -1, device=model.device)  # output t reads source m-1-t
-        hits += torch.tensor([argmax_hit_rate(cross[h, :m, :], mirrored) * m for h in range(cfg.n_heads)])
-        total += m
-    return float(hits.max() / total)
+        pattern = record_ids(model, tokenizer, tokenizer.encode(source) + [cfg.eos_id],
+                             tokenizer.encode(target)).patterns["cross"]
+        total += head_scores(pattern.weights[-1:], pattern.query_text, pattern.key_text)["anti-diagonal"][0]
+    return float(total.max() / n)
 
 
 @torch.no_grad()
@@ -77,3 +75,40 @@ def previous_token_scores(model: Transformer, tokenizer, text: str, length: int 
 
 def bits(nats: float) -> float:
     return nats / math.log(2)
+
+
+@torch.no_grad()
+def in_context_accuracy(model: Transformer, vocab_size: int | None = None, seq_len: int | None = None,
+                        n_seqs: int = 200, seed: int = 0) -> tuple[float, float]:
+    """Greedy next-token accuracy of a decoder-only model on n random distinct tokens repeated twice (the sequences
+    of `analysis.repeated_sequences`): (on the first copy, on the second copy).
+
+    First copy: the tokens at positions 1..n-1, which nothing in the context predicts (chance: about 1 / the number
+    of tokens drawn from). Second copy: positions n+1..2n-1, each the token that followed the earlier occurrence of
+    the token before it (what an induction head predicts). Position n, where the repeat starts, counts in neither.
+    """
+    tokens = repeated_sequences(model, vocab_size, seq_len, n_seqs, seed)  # (B, 2n)
+    n = tokens.size(1) // 2
+    hits = model(tokens[:, :-1]).logits.argmax(-1) == tokens[:, 1:]  # (B, 2n - 1); column i scores position i + 1
+    return float(hits[:, : n - 1].float().mean()), float(hits[:, n:].float().mean())
+
+
+def induction_metrics(model: Transformer, seq_len: int | None = None, n_seqs: int = 200, seed: int = 2024) -> dict:
+    """What the `induction` checkpoint's card states, measured on n_seqs fresh repeated random sequences: the best
+    previous-token head and the best induction head ("layer.head" and score), every head's detector scores, and
+    the in-context accuracy on each copy beside chance (1 / the number of tokens drawn from)."""
+    tokens = repeated_sequences(model, seq_len=seq_len, n_seqs=n_seqs, seed=seed)
+    seq_len = tokens.size(1) // 2
+    scores = repeated_sequence_scores(model, seq_len=seq_len, n_seqs=n_seqs, seed=seed)
+    first, second = in_context_accuracy(model, seq_len=seq_len, n_seqs=n_seqs, seed=seed)
+    n_ids = len(random_token_ids(model.config))
+    prev_head, prev = best_head(scores["previous token"])
+    ind_head, ind = best_head(scores["induction"])
+    table = {name.replace(" ", "_") + "_score": [[round(v, 3) for v in row] for row in s.tolist()]
+             for name, s in scores.items()}
+    return {"previous_token_head": prev_head, "previous_token_head_score": round(prev, 3),
+            "induction_head": ind_head, "induction_head_score": round(ind, 3),
+            "in_context_accuracy_first_copy": round(first, 3), "in_context_accuracy_second_copy": round(second, 3),
+            "chance_accuracy": round(1 / n_ids, 3),
+            "measured_on": f"{n_seqs} fresh sequences of {seq_len} random distinct tokens repeated twice (seed {seed})",
+            **table}

@@ -23,7 +23,7 @@ STRATEGIES = ("greedy", "sample", "beam")
 class GenerationStep:
     token_id: int
     prob: float  # probability of token_id under the distribution it was chosen from
-    top: list[tuple[int, float]]  # the five most likely tokens of that distribution, (id, prob)
+    top: list[tuple[int, float]]  # the five most likely tokens of that distribution, (id, prob), and token_id
 
 
 def filter_top_k(logits: Tensor, k: int) -> Tensor:
@@ -42,16 +42,33 @@ def filter_top_p(logits: Tensor, p: float) -> Tensor:
     return logits.masked_fill(drop, float("-inf"))
 
 
+def never_emitted(config: TransformerConfig) -> list[int]:
+    """Ids generation never produces: pad and bos, unless one of them is also EOS (GPT-2's <|endoftext|> is all
+    three), in which case producing it ends the text."""
+    return sorted({config.pad_id, config.bos_id} - {config.eos_id})
+
+
 def cache_bytes_per_token(config: TransformerConfig, dtype: torch.dtype = torch.float32) -> int:
     """Bytes the decoder's self-attention KV cache grows by per generated token (keys + values, all layers)."""
     return 2 * config.n_decoder_layers * config.n_kv_heads * config.d_k * torch.tensor([], dtype=dtype).element_size()
 
 
+def context_start(length: int, max_len: int) -> int:
+    """The first position a decoder-only model reads when its sequence (prompt + generated so far) is `length`
+    tokens long. Up to max_len it reads everything; each time the context would overflow, it drops the oldest
+    tokens and keeps the last max_len // 2 (+ 1, the token just added), then grows again."""
+    start = 0
+    while length - start > max_len:
+        start += max_len + 1 - max_len // 2  # the overflow happens at length start + max_len + 1
+    return start
+
+
 class _Decoder:
     """Decoding state of `batch` parallel sequences: the tokens so far and, with use_cache, the KV cache.
 
-    A decoder-only model whose context fills up (max_len) drops the oldest half of its context and
-    re-reads the rest; cached and uncached decoding drop at the same point, so they stay equal.
+    A decoder-only model whose context fills up reads only the tokens from `context_start(length, max_len)` on
+    (the one rule, shared with `transformer.probe`); cached and uncached decoding drop at the same point, so they
+    stay equal.
     """
 
     def __init__(self, model: Transformer, ids: list[int], batch: int, use_cache: bool):
@@ -92,7 +109,7 @@ class _Decoder:
         else:
             logits, _, _ = self.model.decode(self.tokens[:, self.context_start:], self.memory, self.memory_mask)
         logits = logits[:, -1].float()  # (batch, vocab_size)
-        logits[:, [self.cfg.pad_id, self.cfg.bos_id]] = float("-inf")  # never emitted
+        logits[:, never_emitted(self.cfg)] = float("-inf")
         return logits
 
     def append(self, next_tokens: Tensor, parents: Tensor | None = None):
@@ -104,9 +121,11 @@ class _Decoder:
                     if c is not None:
                         c.reorder(parents)
         self.tokens = torch.cat([self.tokens, next_tokens[:, None]], dim=1)  # (batch, T + 1)
-        if not self.cfg.is_encoder_decoder and self.tokens.size(1) - self.context_start > self.cfg.max_len:
-            self.context_start = self.tokens.size(1) - self.cfg.max_len // 2
-            self._reset_cache()
+        if not self.cfg.is_encoder_decoder:
+            start = context_start(self.tokens.size(1), self.cfg.max_len)
+            if start != self.context_start:
+                self.context_start = start
+                self._reset_cache()
 
 
 def _distribution(logits: Tensor, strategy: str, temperature: float, top_k: int | None, top_p: float | None) -> Tensor:
@@ -119,9 +138,13 @@ def _distribution(logits: Tensor, strategy: str, temperature: float, top_k: int 
     return logits.softmax(-1)
 
 
-def _top(probs: Tensor, n: int = 5) -> list[tuple[int, float]]:
+def _top(probs: Tensor, chosen: int, n: int = 5) -> list[tuple[int, float]]:
+    """The n most likely tokens, (id, prob), plus the chosen token when sampling picked one outside them."""
     values, ids = probs.topk(min(n, probs.numel()))
-    return list(zip(ids.tolist(), values.tolist()))
+    top = list(zip(ids.tolist(), values.tolist()))
+    if chosen not in ids.tolist():
+        top.append((chosen, float(probs[chosen])))
+    return top
 
 
 def _check_decoding(max_new_tokens, strategy, temperature, top_k, top_p, num_beams):
@@ -167,7 +190,7 @@ def generate(model: Transformer, input_ids, max_new_tokens: int, *, strategy: st
             token = int(probs.argmax())
         if token == model.config.eos_id:
             return
-        yield GenerationStep(token, float(probs[token]), _top(probs))
+        yield GenerationStep(token, float(probs[token]), _top(probs, token))
         decoder.append(torch.tensor([token], device=model.device))
 
 
@@ -191,7 +214,7 @@ def _beam_search(decoder: _Decoder, max_new_tokens: int, num_beams: int, length_
             if score == float("-inf"):
                 break
             probs = logp[beam].exp()
-            item = GenerationStep(token, float(probs[token]), _top(probs))
+            item = GenerationStep(token, float(probs[token]), _top(probs, token))
             if token == eos:
                 finished.append((score / (step + 1) ** length_penalty, histories[beam]))
                 continue
@@ -242,7 +265,7 @@ def greedy_batch(model: Transformer, src: Tensor, max_new_tokens: int) -> list[l
     for step in range(min(max_new_tokens, cfg.max_len - 1)):
         logits, _, _ = model.decode(token, memory, src_mask, cache=cache, start=step)
         logits = logits[:, -1]  # (B, vocab_size)
-        logits[:, [cfg.pad_id, cfg.bos_id]] = float("-inf")  # never emitted, as in generate()
+        logits[:, never_emitted(cfg)] = float("-inf")  # as in generate()
         token = logits.argmax(-1, keepdim=True)  # (B, 1)
         outputs.append(token[:, 0])
         done |= token[:, 0] == cfg.eos_id

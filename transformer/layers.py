@@ -1,6 +1,7 @@
 """The layers of the encoder and the decoder (section 3.1), composed from one residual sub-layer block."""
 from __future__ import annotations
 
+from functools import partial
 from typing import Callable
 
 import torch.nn.functional as F
@@ -10,6 +11,10 @@ from .attention import KVCache, MultiHeadAttention
 from .config import TransformerConfig
 
 
+ACTIVATION_FUNCTIONS = {"relu": F.relu, "gelu": F.gelu,
+                        "gelu_tanh": partial(F.gelu, approximate="tanh")}  # GPT-2's GELU: the tanh approximation
+
+
 class FeedForward(nn.Module):
     """FFN(x) = max(0, x W_1 + b_1) W_2 + b_2        (equation 2; GELU instead of max(0, .) as an option)"""
 
@@ -17,7 +22,7 @@ class FeedForward(nn.Module):
         super().__init__()
         self.w_1 = nn.Linear(d_model, d_ff)
         self.w_2 = nn.Linear(d_ff, d_model)
-        self.activation = F.relu if activation == "relu" else F.gelu
+        self.activation = ACTIVATION_FUNCTIONS[activation]
         self.dropout = nn.Dropout(dropout)
 
     def forward(self, x: Tensor) -> Tensor:
@@ -31,9 +36,9 @@ class SublayerConnection(nn.Module):
     The sub-layer returns (output, attention weights or None); the weights pass through untouched.
     """
 
-    def __init__(self, d_model: int, dropout: float, norm_first: bool):
+    def __init__(self, d_model: int, dropout: float, norm_first: bool, eps: float = 1e-5):
         super().__init__()
-        self.norm = nn.LayerNorm(d_model)
+        self.norm = nn.LayerNorm(d_model, eps=eps)
         self.dropout = nn.Dropout(dropout)
         self.norm_first = norm_first
 
@@ -49,18 +54,29 @@ def _attention(cfg: TransformerConfig) -> MultiHeadAttention:
     return MultiHeadAttention(cfg.d_model, cfg.n_heads, cfg.n_kv_heads, dropout=cfg.dropout)
 
 
+def _feed_forward(cfg: TransformerConfig) -> FeedForward | None:
+    """The layer's FFN, or None for an attention-only layer (`cfg.attention_only`: no FFN sub-layer at all)."""
+    return None if cfg.attention_only else FeedForward(cfg.d_model, cfg.d_ff, cfg.dropout, cfg.activation)
+
+
 class EncoderLayer(nn.Module):
-    """Multi-head self-attention, then the position-wise feed-forward network, each in a SublayerConnection."""
+    """Multi-head self-attention, then the position-wise feed-forward network, each in a SublayerConnection.
+
+    With `cfg.attention_only` the layer is its attention sub-layer alone.
+    """
 
     def __init__(self, cfg: TransformerConfig):
         super().__init__()
         self.self_attn = _attention(cfg)
-        self.ffn = FeedForward(cfg.d_model, cfg.d_ff, cfg.dropout, cfg.activation)
-        self.sublayers = nn.ModuleList(SublayerConnection(cfg.d_model, cfg.dropout, cfg.norm_first) for _ in range(2))
+        self.ffn = _feed_forward(cfg)
+        n_sublayers = 1 if self.ffn is None else 2
+        self.sublayers = nn.ModuleList(SublayerConnection(cfg.d_model, cfg.dropout, cfg.norm_first, cfg.layer_norm_eps)
+                                       for _ in range(n_sublayers))
 
     def forward(self, x: Tensor, mask: Tensor | None, need_weights: bool = False) -> tuple[Tensor, Tensor | None]:
         x, weights = self.sublayers[0](x, lambda h: self.self_attn(h, h, h, mask, need_weights))
-        x, _ = self.sublayers[1](x, lambda h: (self.ffn(h), None))
+        if self.ffn is not None:
+            x, _ = self.sublayers[1](x, lambda h: (self.ffn(h), None))
         return x, weights  # (B, S, d_model), (B, H, S, S) or None
 
 
@@ -68,17 +84,17 @@ class DecoderLayer(nn.Module):
     """Masked self-attention, then attention over the encoder output, then the feed-forward network.
 
     With `cross_attention=False` it is the block of a decoder-only (GPT-style) model: the same layer
-    without its middle sub-layer.
+    without its middle sub-layer. With `cfg.attention_only` it has no feed-forward sub-layer either.
     """
 
     def __init__(self, cfg: TransformerConfig, cross_attention: bool = True):
         super().__init__()
         self.self_attn = _attention(cfg)
         self.cross_attn = _attention(cfg) if cross_attention else None
-        self.ffn = FeedForward(cfg.d_model, cfg.d_ff, cfg.dropout, cfg.activation)
-        n_sublayers = 3 if cross_attention else 2
-        self.sublayers = nn.ModuleList(
-            SublayerConnection(cfg.d_model, cfg.dropout, cfg.norm_first) for _ in range(n_sublayers))
+        self.ffn = _feed_forward(cfg)
+        n_sublayers = 1 + (self.cross_attn is not None) + (self.ffn is not None)
+        self.sublayers = nn.ModuleList(SublayerConnection(cfg.d_model, cfg.dropout, cfg.norm_first, cfg.layer_norm_eps)
+                                       for _ in range(n_sublayers))
 
     def forward(self, x: Tensor, tgt_mask: Tensor | None, memory: Tensor | None = None,
                 memory_mask: Tensor | None = None, need_weights: bool = False,
@@ -91,5 +107,6 @@ class DecoderLayer(nn.Module):
         if self.cross_attn is not None:
             x, cross_w = self.sublayers[1](x, lambda h: self.cross_attn(
                 h, memory, memory, memory_mask, need_weights, cache=cross_cache))
-        x, _ = self.sublayers[-1](x, lambda h: (self.ffn(h), None))
+        if self.ffn is not None:
+            x, _ = self.sublayers[-1](x, lambda h: (self.ffn(h), None))
         return x, self_w, cross_w

@@ -33,7 +33,7 @@ class Transformer(nn.Module):
     def __init__(self, config: TransformerConfig):
         super().__init__()
         self.config = cfg = config
-        self.embed = TokenEmbedding(cfg.vocab_size, cfg.d_model)
+        self.embed = TokenEmbedding(cfg.vocab_size, cfg.d_model, scale=cfg.scale_embeddings)
         self.pos_encoding = positional_encoding(cfg.pos_encoding, cfg.max_len, cfg.d_model)
         self.embed_dropout = nn.Dropout(cfg.dropout)  # "dropout to the sums of the embeddings and the positional encodings"
         self.encoder = nn.ModuleList(EncoderLayer(cfg) for _ in range(cfg.n_encoder_layers))
@@ -41,8 +41,10 @@ class Transformer(nn.Module):
             DecoderLayer(cfg, cross_attention=cfg.is_encoder_decoder) for _ in range(cfg.n_decoder_layers))
         # Pre-norm stacks end with a LayerNorm; post-norm layers already end with one.
         use_final_norm = cfg.norm_first
-        self.encoder_norm = nn.LayerNorm(cfg.d_model) if use_final_norm and cfg.is_encoder_decoder else nn.Identity()
-        self.decoder_norm = nn.LayerNorm(cfg.d_model) if use_final_norm else nn.Identity()
+        eps = cfg.layer_norm_eps
+        self.encoder_norm = nn.LayerNorm(cfg.d_model, eps=eps) if use_final_norm and cfg.is_encoder_decoder \
+            else nn.Identity()
+        self.decoder_norm = nn.LayerNorm(cfg.d_model, eps=eps) if use_final_norm else nn.Identity()  # GPT-2's ln_f
         self.lm_head = nn.Linear(cfg.d_model, cfg.vocab_size, bias=False)
         self._init_weights()
         if cfg.tie_embeddings:  # "we share the same weight matrix between the two embedding layers and the pre-softmax linear transformation"
@@ -62,8 +64,14 @@ class Transformer(nn.Module):
         return self.embed_dropout(self.pos_encoding(self.embed(ids), start))  # (B, T, d_model)
 
     def _key_mask(self, ids: Tensor) -> Tensor | None:
-        """Padding mask over keys, or None when there is no padding (so the fused kernel needs no mask)."""
-        return padding_mask(ids, self.config.pad_id) if (ids == self.config.pad_id).any() else None
+        """Padding mask over keys, or None when there is no padding (so the fused kernel needs no mask).
+
+        A model without a padding token of its own (GPT-2, `config.has_padding` False) masks nothing: its
+        <|endoftext|> in a prompt is a real token that later positions attend to.
+        """
+        if not self.config.has_padding or not (ids == self.config.pad_id).any():
+            return None
+        return padding_mask(ids, self.config.pad_id)
 
     def encode(self, src: Tensor, need_weights: bool = False) -> tuple[Tensor, Tensor | None, list[Tensor]]:
         """src (B, S) -> memory (B, S, d_model), source padding mask (B, 1, 1, S) or None, weights per layer."""

@@ -1,12 +1,25 @@
-"""Run a model on one input and collect every attention pattern with the tokens that label its axes."""
+"""The probe: the one owner of "input -> tokens -> positions -> attention record".
+
+Three rules live here and nowhere else, so the app, the Trainer and the CLI cannot disagree about them:
+
+- `encode_input`: how a text becomes the ids a model reads, and how a too-long input is cut. An encoder reads
+  `text + </s>` and keeps the *first* tokens (a sentence is read from its start); a decoder-only model keeps the
+  *last* ones (the next token depends on the most recent context).
+- `step_context`: which tokens a decoding step read (a decoder-only model whose context fills up drops its oldest
+  tokens: `transformer.generate.context_start`).
+- `AttentionPattern` / `AttentionRecord`: attention weights that carry their kind, the tokens of both axes, which
+  cells were masked, and which positions are text (the head scores leave `<s>` and `</s>` out).
+"""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import torch
 from torch import Tensor
 
-from .generate import generate
+from .analysis import detector_scores, head_scores
+from .attention import causal_mask
+from .generate import context_start, generate
 from .model import Transformer
 from .tokenization import unknown_characters
 
@@ -14,61 +27,193 @@ KINDS = ("encoder self", "decoder self", "cross")
 
 
 @dataclass
-class AttentionRecord:
-    """Attention of one example. Each pattern is (layers, heads, queries, keys), on the CPU.
+class EncodedInput:
+    """A text as a model reads it: `ids` (with `</s>` for an encoder source), and what the cut left out."""
 
-    Decoder self-attention is labelled by the decoder's input tokens; cross-attention rows by the token that
-    each decoder position produces (so in `reverse`, output "c" looking at source "c" lies on the anti-diagonal).
+    ids: list[int]
+    n_text_tokens: int  # tokens of the whole text, before any cut
+    n_kept: int  # tokens of the text that were kept
+    limit: int  # the most text tokens this reader takes
+    unknown: str  # characters of the text the tokenizer does not know (they became <unk>)
+    what: str = "input"
+
+    @property
+    def truncated(self) -> bool:
+        return self.n_kept < self.n_text_tokens
+
+    def cut_message(self) -> str:
+        """One sentence saying what was cut, or "" when nothing was."""
+        if not self.truncated:
+            return ""
+        return (f"The {self.what} has {self.n_text_tokens} tokens; this model reads at most {self.limit}, so it was "
+                f"cut to its {'first' if self.what != 'prompt' else 'last'} {self.n_kept}.")
+
+
+def encode_input(model: Transformer, tokenizer, text: str, *, max_tokens: int | None = None,
+                 role: str = "input") -> EncodedInput:
+    """Encode `text` for `model`, cutting it to what the model (and `max_tokens`, a display limit) can read.
+
+    role "input": the source of an encoder-decoder model (`text + </s>`, first tokens kept) or the whole input of
+    a decoder-only model (last tokens kept); role "target": the decoder's target of an encoder-decoder model (room
+    is left for `<s>`; first tokens kept).
+    """
+    cfg = model.config
+    if not text:
+        raise ValueError(f"the {role} is empty: type some text")
+    ids = tokenizer.encode(text)
+    keep_last = not cfg.is_encoder_decoder and role == "input"
+    limit = cfg.max_len if keep_last else cfg.max_len - 1  # room for </s> (source) or <s> (target)
+    limit = limit if max_tokens is None else min(limit, max_tokens)
+    kept = ids[-limit:] if keep_last else ids[:limit]
+    what = "prompt" if keep_last else role
+    read = kept + [cfg.eos_id] if cfg.is_encoder_decoder and role == "input" else kept
+    return EncodedInput(read, len(ids), len(kept), limit, unknown_characters(tokenizer, text), what)
+
+
+def step_context(model: Transformer, input_ids: list[int], output_ids: list[int], step: int) -> tuple[list[int], int]:
+    """What decoding step `step` (the step that produced output_ids[step]) read: (decoder input ids, position in
+    the whole sequence of the first of them). `input_ids` are what `generate` was given (a prompt, or a source
+    with its `</s>`); the decoder's input is `<s>` + earlier outputs (encoder-decoder) or the prompt + earlier
+    outputs, from `context_start` on (decoder-only)."""
+    cfg = model.config
+    if not 0 <= step < len(output_ids):
+        raise ValueError(f"step: must be in [0, {len(output_ids)}), got {step}")
+    if cfg.is_encoder_decoder:
+        return [cfg.bos_id] + output_ids[:step], 0
+    sequence = input_ids + output_ids[:step]
+    start = context_start(len(sequence), cfg.max_len)
+    return sequence[start:], start
+
+
+@dataclass
+class AttentionPattern:
+    """One kind of attention of one example: weights (L, H, T, S) on the CPU, with the tokens of both axes.
+
+    `mask` (T, S) is True where a query may attend (the causal mask of decoder self-attention); `query_text` and
+    `key_text` are the positions that hold text rather than `<s>` / `</s>`: head scores are computed on them.
     """
 
-    source_tokens: list[str]  # encoder input (encoder-decoder) or the text (decoder-only)
-    decoder_tokens: list[str]  # decoder input: <s> + target (encoder-decoder) or the text (decoder-only)
-    output_tokens: list[str]  # what each decoder position predicts: target + </s> (encoder-decoder)
-    patterns: dict[str, Tensor]  # kind -> (L, H, T, S)
-    truncated: bool
-    unknown_chars: str  # characters of the input that the tokenizer does not know
+    kind: str
+    weights: Tensor  # (L, H, T, S)
+    query_tokens: list[str]
+    key_tokens: list[str]
+    mask: Tensor  # (T, S) bool
+    query_text: list[int]
+    key_text: list[int]
+    key_ids: list[int] = field(default_factory=list)  # token ids of the keys (the detectors compare tokens)
 
-    def axes(self, kind: str) -> tuple[list[str], list[str]]:
-        """(query labels, key labels) of a kind of attention."""
-        return {"encoder self": (self.source_tokens, self.source_tokens),
-                "decoder self": (self.decoder_tokens, self.decoder_tokens),
-                "cross": (self.output_tokens, self.source_tokens)}[kind]
+    @property
+    def shape(self) -> tuple[int, int]:
+        """(layers, heads)."""
+        return tuple(self.weights.shape[:2])
+
+    def scores(self) -> dict[str, Tensor]:
+        """Every head score, {name: (layers, heads)}: transformer.analysis.head_scores on the text positions, and,
+        for self-attention, the duplicate-token and induction detectors on this input's tokens."""
+        scores = head_scores(self.weights, self.query_text, self.key_text)
+        if self.kind != "cross" and self.key_ids:
+            detected = detector_scores(self.weights, torch.tensor(self.key_ids))
+            scores.update({k: v for k, v in detected.items() if k not in scores})
+        return scores
+
+    def sharpest_head(self, layer: int | None = None) -> tuple[int, int]:
+        """(layer, head) with the lowest entropy, in `layer` or in the whole model."""
+        entropy = self.scores()["entropy"]  # (L, H)
+        if layer is not None:
+            return layer, int(entropy[layer].argmin())
+        flat = int(entropy.argmin())
+        return divmod(flat, entropy.size(1))
 
 
-def _encode(tokenizer, text: str, cap: int) -> tuple[list[int], bool, str]:
-    ids = tokenizer.encode(text)
-    unknown = unknown_characters(tokenizer, text)
-    return ids[:cap], len(ids) > cap, unknown
+@dataclass
+class AttentionRecord:
+    """Every attention pattern of one example, by kind, and what the encoding cut or did not know."""
+
+    patterns: dict[str, AttentionPattern]
+    notices: list[str] = field(default_factory=list)  # sentences about cuts, in the order of the inputs
+    unknown_chars: str = ""
+
+    @property
+    def truncated(self) -> bool:
+        return bool(self.notices)
+
+    @property
+    def kinds(self) -> list[str]:
+        return [k for k in KINDS if k in self.patterns]
+
+
+def _is_text(cfg, ids: list[int]) -> list[int]:
+    return [i for i, t in enumerate(ids) if t not in (cfg.bos_id, cfg.eos_id, cfg.pad_id)]
+
+
+@torch.no_grad()
+def record_ids(model: Transformer, tokenizer, input_ids: list[int], target_ids: list[int] | None = None
+               ) -> AttentionRecord:
+    """Attention of `model` reading `input_ids` (a source with its `</s>`, or a decoder-only input) and, for an
+    encoder-decoder model, the target `target_ids` (without `<s>`/`</s>`): one forward pass, every pattern.
+
+    Self-attention rows and columns are labelled by the token at that position. Cross-attention rows are labelled
+    by the token each decoder position *produces* (target + `</s>`), so in `reverse` output "c" looking at source
+    "c" lies on the anti-diagonal.
+    """
+    cfg, name, dev = model.config, tokenizer.id_to_token, model.device
+    tokens = [name(i) for i in input_ids]
+    if not cfg.is_encoder_decoder:
+        maps = model(torch.tensor([input_ids], device=dev), return_attention=True).attention
+        T, text = len(input_ids), _is_text(cfg, input_ids)
+        pattern = AttentionPattern("decoder self", torch.stack(maps.decoder_self)[:, 0].float().cpu(), tokens,
+                                   tokens, causal_mask(T)[0, 0], text, text, list(input_ids))
+        return AttentionRecord({"decoder self": pattern})
+    target_ids = list(target_ids or [])
+    dec_in, produced = [cfg.bos_id] + target_ids, target_ids + [cfg.eos_id]
+    maps = model(torch.tensor([input_ids], device=dev), torch.tensor([dec_in], device=dev),
+                 return_attention=True).attention
+    S, T = len(input_ids), len(dec_in)
+    src_text, out_text = _is_text(cfg, input_ids), _is_text(cfg, produced)
+    dec_tokens, out_tokens = [name(i) for i in dec_in], [name(i) for i in produced]
+    stack = lambda maps_: torch.stack(maps_)[:, 0].float().cpu()  # noqa: E731  (L, H, queries, keys)
+    patterns = {
+        "encoder self": AttentionPattern("encoder self", stack(maps.encoder_self), tokens, tokens,
+                                         torch.ones(S, S, dtype=torch.bool), src_text, src_text, list(input_ids)),
+        "decoder self": AttentionPattern("decoder self", stack(maps.decoder_self), dec_tokens, dec_tokens,
+                                         causal_mask(T)[0, 0], _is_text(cfg, dec_in), _is_text(cfg, dec_in), dec_in),
+        "cross": AttentionPattern("cross", stack(maps.cross), out_tokens, tokens, torch.ones(T, S, dtype=torch.bool),
+                                  out_text, src_text, list(input_ids)),
+    }
+    return AttentionRecord(patterns)
 
 
 @torch.no_grad()
 def record_attention(model: Transformer, tokenizer, text: str, target: str | None = None,
-                     max_tokens: int = 64) -> AttentionRecord:
-    """Attention of `model` on `text` (and, for encoder-decoder, `target`: the model's own greedy output when None).
+                     max_tokens: int | None = 64) -> AttentionRecord:
+    """Attention of `model` on `text` (and, for encoder-decoder, `target`: the model's own greedy output when
+    empty), cut as `encode_input` says; the record's notices say what was cut."""
+    source = encode_input(model, tokenizer, text, max_tokens=max_tokens)
+    inputs, target_ids = [source], None
+    if model.config.is_encoder_decoder:
+        if target:
+            encoded = encode_input(model, tokenizer, target, max_tokens=max_tokens, role="target")
+            inputs.append(encoded)
+            target_ids = encoded.ids
+        else:
+            limit = model.config.max_len - 1 if max_tokens is None else min(max_tokens, model.config.max_len - 1)
+            target_ids = [s.token_id for s in generate(model, source.ids, limit)]
+    record = record_ids(model, tokenizer, source.ids, target_ids)
+    record.notices = [m for m in (e.cut_message() for e in inputs) if m]
+    record.unknown_chars = "".join(sorted(set("".join(e.unknown for e in inputs))))
+    return record
 
-    Inputs longer than max_tokens (or the model's max_len) are truncated; `truncated` says so.
-    """
-    cfg, name = model.config, tokenizer.id_to_token
-    if not text:
-        raise ValueError("the input is empty: type some text")
-    cap = min(max_tokens, cfg.max_len - 1)
-    ids, truncated, unknown = _encode(tokenizer, text, cap)
-    if not cfg.is_encoder_decoder:
-        maps = model(torch.tensor([ids], device=model.device), return_attention=True).attention
-        tokens = [name(i) for i in ids]
-        patterns = {"decoder self": torch.stack(maps.decoder_self)[:, 0].cpu()}
-        return AttentionRecord(tokens, tokens, tokens[1:] + [""], patterns, truncated, unknown)
-    src = ids + [cfg.eos_id]
-    if target is None or target == "":
-        out = [s.token_id for s in generate(model, src, cap)]
+
+@torch.no_grad()
+def record_step(model: Transformer, tokenizer, input_ids: list[int], output_ids: list[int], step: int
+                ) -> tuple[AttentionPattern, int]:
+    """Where decoding step `step` looked: the pattern of the forward pass that step made, over the context it read
+    (`step_context`), and the query row of that step (the last decoder position). Cross-attention for an
+    encoder-decoder model (which source tokens the output came from), self-attention for a decoder-only one."""
+    context, _ = step_context(model, input_ids, output_ids, step)
+    if model.config.is_encoder_decoder:
+        pattern = record_ids(model, tokenizer, input_ids, context[1:]).patterns["cross"]
+        pattern.query_tokens[-1] = tokenizer.id_to_token(output_ids[step])  # cross rows: the token produced
     else:
-        out, cut, unknown_target = _encode(tokenizer, target, cap)
-        truncated, unknown = truncated or cut, "".join(sorted(set(unknown + unknown_target)))
-    dec_in = [cfg.bos_id] + out
-    maps = model(torch.tensor([src], device=model.device), torch.tensor([dec_in], device=model.device),
-                 return_attention=True).attention
-    patterns = {"encoder self": torch.stack(maps.encoder_self)[:, 0].cpu(),  # (L, H, S, S)
-                "decoder self": torch.stack(maps.decoder_self)[:, 0].cpu(),  # (L, H, T, T)
-                "cross": torch.stack(maps.cross)[:, 0].cpu()}  # (L, H, T, S)
-    return AttentionRecord([name(i) for i in src], [name(i) for i in dec_in],
-                           [name(i) for i in out + [cfg.eos_id]], patterns, truncated, unknown)
+        pattern = record_ids(model, tokenizer, context).patterns["decoder self"]
+    return pattern, len(context) - 1

@@ -2,6 +2,7 @@
 
 Both reserve the same special tokens at the same ids, so a model's pad/bos/eos ids never depend on the text.
 `encode` adds no special tokens; characters never seen in training become <unk>, never an exception.
+GPT2BPETokenizer reads GPT-2's own byte-level BPE (transformer/pretrained.py): no <unk>, since any text is bytes.
 """
 from __future__ import annotations
 
@@ -88,21 +89,85 @@ class BPETokenizer:
         self.tokenizer.save(str(path))
 
 
+class GPT2BPETokenizer:
+    """GPT-2's byte-level BPE: text -> UTF-8 bytes, each byte shown as a printable character (a space is 'Ġ',
+    a newline 'Ċ'), then merges. Every string is encodable, so there is no <unk> (`unk_id` is None).
+
+    Built from a Hugging Face tokenizer.json or from GPT-2's vocab.json + merges.txt. Its one special token,
+    <|endoftext|>, is matched where it appears literally in the text, as Hugging Face's GPT-2 tokenizer does.
+    """
+
+    kind = "gpt2-bpe"
+    unk_id = None
+    ENDOFTEXT = "<|endoftext|>"
+
+    def __init__(self, tokenizer: Tokenizer):
+        if not _is_byte_level(json.loads(tokenizer.to_str())):
+            raise ValueError("a GPT-2 tokenizer needs a byte-level BPE (ByteLevel pre-tokenizer and decoder)")
+        self.tokenizer = tokenizer
+        self._bytes = decoders.ByteLevel()  # shows one token's bytes as text, for id_to_token
+
+    @classmethod
+    def from_file(cls, path: str | Path) -> "GPT2BPETokenizer":
+        """From a Hugging Face tokenizer.json."""
+        return cls(Tokenizer.from_file(str(path)))
+
+    @classmethod
+    def from_vocab_merges(cls, vocab: str | Path, merges: str | Path) -> "GPT2BPETokenizer":
+        """From GPT-2's original files: vocab.json (token -> id) and merges.txt (one merge per line)."""
+        tok = Tokenizer(models.BPE.from_file(str(vocab), str(merges)))
+        tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+        tok.decoder = decoders.ByteLevel()
+        if tok.token_to_id(cls.ENDOFTEXT) is not None:
+            tok.add_special_tokens([cls.ENDOFTEXT])
+        return cls(tok)
+
+    @property
+    def vocab_size(self) -> int:
+        return self.tokenizer.get_vocab_size()
+
+    def encode(self, text: str) -> list[int]:
+        return self.tokenizer.encode(text, add_special_tokens=False).ids
+
+    def decode(self, ids: Iterable[int]) -> str:
+        return self.tokenizer.decode(list(ids), skip_special_tokens=False)
+
+    def id_to_token(self, i: int) -> str:
+        """The token as text: 'Ġthe' -> ' the', 'Ċ' -> a newline; part of a multi-byte character -> '\ufffd'."""
+        return self._bytes.decode([self.tokenizer.id_to_token(i)])
+
+    def to_dict(self) -> dict:
+        return json.loads(self.tokenizer.to_str())
+
+    def save(self, path: str | Path) -> None:
+        self.tokenizer.save(str(path))
+
+
+def _is_byte_level(data: dict) -> bool:
+    """A `tokenizers` JSON whose decoder is ByteLevel: GPT-2's scheme (our BPETokenizer uses Metaspace)."""
+    return (data.get("decoder") or {}).get("type") == "ByteLevel"
+
+
 def unknown_characters(tokenizer, text: str) -> str:
-    """The distinct characters of `text` that the tokenizer encodes as <unk>, sorted."""
-    return "".join(sorted({c for c in text if UNK_ID in tokenizer.encode(c)}))
+    """The distinct characters of `text` that the tokenizer encodes as <unk>, sorted ("" for byte-level BPE)."""
+    unk_id = getattr(tokenizer, "unk_id", UNK_ID)
+    if unk_id is None:
+        return ""
+    return "".join(sorted({c for c in text if unk_id in tokenizer.encode(c)}))
 
 
-def tokenizer_from_dict(data: dict) -> CharTokenizer | BPETokenizer:
+def tokenizer_from_dict(data: dict) -> CharTokenizer | BPETokenizer | GPT2BPETokenizer:
     """Rebuild a tokenizer from its tokenizer.json contents; raises ValueError on anything unexpected."""
     if data.get("kind") == "char":
         if data.get("special_tokens") != list(SPECIAL_TOKENS) or not isinstance(data.get("vocab"), list):
             raise ValueError("char tokenizer.json must hold special_tokens and a vocab list")
         return CharTokenizer(data["vocab"])
+    if "model" in data and _is_byte_level(data):
+        return GPT2BPETokenizer(Tokenizer.from_str(json.dumps(data)))
     if "model" in data:
         return BPETokenizer(Tokenizer.from_str(json.dumps(data)))
     raise ValueError("tokenizer.json is neither a char tokenizer nor a `tokenizers` BPE tokenizer")
 
 
-def load_tokenizer(path: str | Path) -> CharTokenizer | BPETokenizer:
+def load_tokenizer(path: str | Path) -> CharTokenizer | BPETokenizer | GPT2BPETokenizer:
     return tokenizer_from_dict(json.loads(Path(path).read_text(encoding="utf-8")))

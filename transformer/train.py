@@ -1,4 +1,4 @@
-"""Training: a Trainer that yields small event records, the paper's schedule and optimiser, and a CLI.
+"""Training: a Trainer that yields small event records, the paper's schedule and optimiser; its CLI is cli.py.
 
     python -m transformer.train --task reverse --out checkpoints/reverse
     python -m transformer.train --text ../shared/data/tinyshakespeare.txt --arch decoder-only --out runs/lm
@@ -7,9 +7,13 @@ The CLI and the app's Train tab are two consumers of the same `Trainer.run()` ev
 """
 from __future__ import annotations
 
+if __name__ == "__main__":  # `python -m transformer.train` runs the CLI, which imports this module as a library
+    from transformer.cli import main
+
+    raise SystemExit(main())
+
 import json
 import math
-import random
 import time
 from contextlib import nullcontext
 from dataclasses import asdict, dataclass, field
@@ -20,10 +24,11 @@ import torch
 import torch.nn.functional as F
 from safetensors.torch import load_file, save_file
 
-from .checkpoint import CheckpointError, load_checkpoint, read_info, save_checkpoint
-from .data import Task, pad, task_batch, text_batch
+from .checkpoint import CheckpointError, load_checkpoint, read_info, recover_checkpoint, save_checkpoint
+from .data import TaskData, TextData, pad
 from .generate import generate, greedy_batch
 from .model import Transformer
+from .probe import AttentionPattern, record_ids
 
 SCHEDULES = ("noam", "cosine", "constant")
 
@@ -104,63 +109,12 @@ class EvalEvent:
     token_accuracy: float | None = None
     exact_match: float | None = None
     samples: list[tuple[str, str, str]] = field(default_factory=list)  # (input, expected, model output)
-    attention: torch.Tensor | None = None  # (H, T, S): cross-attention (seq2seq) or self-attention, last layer
-    query_tokens: list[str] = field(default_factory=list)
-    key_tokens: list[str] = field(default_factory=list)
+    attention: AttentionPattern | None = None  # of one validation example: cross (seq2seq) or decoder self (LM)
     kind: str = "eval"
 
 
 class TrainingError(RuntimeError):
     """Training cannot go on (the loss became NaN or infinite); the message says where."""
-
-
-class TaskData:
-    """Seq2seq batches from a synthetic task; validation examples come from a different seed."""
-
-    def __init__(self, task: Task, tokenizer, model_cfg, seed: int, n_val: int):
-        self.task, self.tokenizer, self.cfg = task, tokenizer, model_cfg
-        self.rng = random.Random(seed)
-        val_rng = random.Random(seed + 1_000_003)
-        self.val_pairs = [task.sample(val_rng) for _ in range(n_val)]
-
-    def train_batch(self, batch_size: int):
-        c = self.cfg
-        src, tgt_in, tgt_out, _ = task_batch(self.task, self.tokenizer, self.rng, batch_size, c.pad_id, c.bos_id,
-                                             c.eos_id)
-        return (src, tgt_in), tgt_out
-
-    def state(self) -> dict:
-        version, internal, gauss = self.rng.getstate()
-        return {"rng": [version, list(internal), gauss]}
-
-    def load_state(self, state: dict):
-        version, internal, gauss = state["rng"]
-        self.rng.setstate((version, tuple(internal), gauss))
-
-
-class TextData:
-    """Language-model batches: random windows of the training tokens; validation windows are fixed."""
-
-    def __init__(self, train_text: str, val_text: str, tokenizer, block_size: int, seed: int, n_val: int):
-        self.tokenizer, self.block_size = tokenizer, block_size
-        self.train_ids = torch.tensor(tokenizer.encode(train_text))
-        self.val_ids = torch.tensor(tokenizer.encode(val_text))
-        if len(self.train_ids) <= block_size + 1 or len(self.val_ids) <= block_size + 1:
-            raise ValueError(f"the text is too short for block_size={block_size}: it needs more than "
-                             f"{10 * (block_size + 1)} tokens")
-        self.generator = torch.Generator().manual_seed(seed)
-        val_gen = torch.Generator().manual_seed(seed + 1_000_003)
-        self.val_batch = text_batch(self.val_ids, block_size, min(n_val, 64), val_gen)
-
-    def train_batch(self, batch_size: int):
-        x, y = text_batch(self.train_ids, self.block_size, batch_size, self.generator)
-        return (x,), y
-
-    def state(self) -> dict:
-        return {"generator": self.generator.get_state().tolist()}
-
-    def load_state(self, state: dict):
-        self.generator.set_state(torch.tensor(state["generator"], dtype=torch.uint8))
 
 
 class Trainer:
@@ -244,12 +198,9 @@ class Trainer:
             outputs = [tok.decode(o) for o in greedy_batch(model, src, self.data.task.max_target_len + 1)]
             exact = sum(o == t for o, (_, t) in zip(outputs, pairs)) / len(pairs)
             samples = [(s, t, o) for (s, t), o in list(zip(pairs, outputs))[:3]]
-            ex_src, ex_tgt = src[:1, : len(tok.encode(pairs[0][0])) + 1], tgt[:1, : len(tok.encode(pairs[0][1])) + 1]
-            attention = model(ex_src, ex_tgt, return_attention=True).attention.cross[-1][0].cpu()  # (H, T, S)
-            # rows are labelled by the token each decoder position produces (as in transformer.probe)
-            queries, keys = tgt[0, 1: ex_tgt.size(1) + 1].tolist(), ex_src[0].tolist()
-            return EvalEvent(self.step, val_loss, self.elapsed, token_acc, exact, samples, attention,
-                             [tok.id_to_token(i) for i in queries], [tok.id_to_token(i) for i in keys])
+            source, target = pairs[0]
+            attention = record_ids(model, tok, tok.encode(source) + [cfg.eos_id], tok.encode(target)).patterns["cross"]
+            return EvalEvent(self.step, val_loss, self.elapsed, token_acc, exact, samples, attention)
         x, y = (t.to(model.device) for t in self.data.val_batch)
         logits = model(x).logits
         val_loss = F.cross_entropy(logits.flatten(0, 1), y.flatten()).item()
@@ -257,10 +208,8 @@ class Trainer:
         prompt = x[0, :32].tolist()
         continuation = [s.token_id for s in generate(model, prompt, 64, strategy="sample", temperature=0.8, seed=0)]
         samples = [(tok.decode(prompt), "", tok.decode(continuation))]
-        ex = x[:1, :48]
-        attention = model(ex, return_attention=True).attention.decoder_self[-1][0].cpu()  # (H, T, T)
-        labels = [tok.id_to_token(i) for i in ex[0].tolist()]
-        return EvalEvent(self.step, val_loss, self.elapsed, token_acc, None, samples, attention, labels, labels)
+        attention = record_ids(model, tok, x[0, :48].tolist()).patterns["decoder self"]
+        return EvalEvent(self.step, val_loss, self.elapsed, token_acc, None, samples, attention)
 
     # --- checkpoints ------------------------------------------------------------------------------------------
 
@@ -294,6 +243,7 @@ class Trainer:
     def _load_state(self):
         if self.out_dir is None:
             raise ValueError("resume=True needs the out_dir of the run to resume")
+        recover_checkpoint(self.out_dir)  # a save killed between its renames left the checkpoint as .<name>.old
         read_info(self.out_dir)
         state_file = self.out_dir / "trainer_state.safetensors"
         if not state_file.is_file():
@@ -313,8 +263,3 @@ class Trainer:
         self.step, self.tokens_seen, self.elapsed = meta["step"], meta["tokens"], meta["elapsed"]
         self.last_checkpoint_step = self.step
 
-
-if __name__ == "__main__":
-    from .cli import main
-
-    main()

@@ -12,11 +12,15 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .style import (ATTENTION_COLORSCALE, BAR_COLOR, FRAME, HIGHLIGHT_COLOR, as_array, axis_labels,
-                    style_figure, token_axis)
+from .style import (ATTENTION_COLORSCALE, BAR_COLOR, FRAME, HIGHLIGHT_COLOR, LEGEND_BELOW, MASKED_COLOR, as_array,
+                    axis_labels, style_figure, token_axis)
 
 UNBOUNDED_SCORES = {"entropy", "mean distance"}  # coloured by their data range; the other scores lie in 0..1
-_HOVER = "%{customdata[0]} → %{customdata[1]}: %{z:.3f}<br>query %{y}, key %{x}<extra>%{fullData.name}</extra>"
+DARK_MEANS = {("entropy", True): "sharp", ("entropy", False): "spread out"}  # (score, low_is_interesting) -> words
+MASKED = "masked (this query may not attend here)"
+_HOVER = ("%{customdata[0]} → %{customdata[1]}: %{z:.3f}<br>query %{customdata[2]}, key %{customdata[3]}"
+          "<extra>%{fullData.name}</extra>")
+_MASKED_HOVER = f"%{{customdata[0]}} → %{{customdata[1]}}: {MASKED}<extra></extra>"
 
 
 def _check_tokens(shape, query_tokens, key_tokens) -> None:
@@ -26,77 +30,150 @@ def _check_tokens(shape, query_tokens, key_tokens) -> None:
                          f"and {len(key_tokens)} key tokens")
 
 
-def _hover_pairs(query_tokens, key_tokens) -> np.ndarray:
-    """customdata[t, s] = (query token t, key token s), for the hover text."""
-    pairs = np.empty((len(query_tokens), len(key_tokens), 2), dtype=object)  # (T, S, 2)
-    pairs[..., 0] = np.array(axis_labels(query_tokens), dtype=object)[:, None]
-    pairs[..., 1] = np.array(axis_labels(key_tokens), dtype=object)[None, :]
-    return pairs
+def _allowed(mask, shape) -> np.ndarray | None:
+    """The mask as a (T, S) bool array (True = may attend), or None when there is none."""
+    if mask is None:
+        return None
+    m = as_array(mask, name="mask")
+    try:
+        return np.broadcast_to(m != 0, shape[-2:])  # (T, S)
+    except ValueError:
+        raise ValueError(f"mask of shape {tuple(m.shape)} does not fit weights of {shape[-2]} queries x "
+                         f"{shape[-1]} keys") from None
 
 
-def _attention_trace(w: np.ndarray, query_tokens, key_tokens, **kwargs) -> go.Heatmap:
+def _hover_data(query_tokens, key_tokens) -> np.ndarray:
+    """customdata[t, s] = (query token t, key token s, t, s), for the hover text."""
+    T, S = len(query_tokens), len(key_tokens)
+    data = np.empty((T, S, 4), dtype=object)  # (T, S, 4)
+    data[..., 0] = np.array(axis_labels(query_tokens), dtype=object)[:, None]
+    data[..., 1] = np.array(axis_labels(key_tokens), dtype=object)[None, :]
+    data[..., 2] = np.arange(T)[:, None]
+    data[..., 3] = np.arange(S)[None, :]
+    return data
+
+
+def _attention_trace(w: np.ndarray, query_tokens, key_tokens, allowed=None, **kwargs) -> go.Heatmap:
+    """The weights (T, S) as a heatmap on integer positions; masked cells (allowed False) are left out of it."""
     T, S = w.shape
-    return go.Heatmap(z=w, x=list(range(S)), y=list(range(T)), customdata=_hover_pairs(query_tokens, key_tokens),
-                      hovertemplate=_HOVER, **kwargs)
+    z = w if allowed is None else np.where(allowed, w, np.nan)
+    return go.Heatmap(z=z, x=list(range(S)), y=list(range(T)), customdata=_hover_data(query_tokens, key_tokens),
+                      hovertemplate=_HOVER, hoverongaps=False, **kwargs)
 
 
-def head_heatmap(weights, query_tokens, key_tokens, title="") -> go.Figure:
-    """One head's weights (T, S) as a heatmap: queries top to bottom, keys left to right, 0 = white."""
+def _masked_trace(allowed: np.ndarray, query_tokens, key_tokens, **kwargs) -> go.Heatmap:
+    """The masked cells (allowed False) in flat grey, on top of the weights, with their own hover text."""
+    T, S = allowed.shape
+    return go.Heatmap(z=np.where(allowed, np.nan, 1.0), x=list(range(S)), y=list(range(T)), name="masked",
+                      zmin=0, zmax=1, colorscale=[[0, MASKED_COLOR], [1, MASKED_COLOR]], showscale=False,
+                      customdata=_hover_data(query_tokens, key_tokens), hovertemplate=_MASKED_HOVER,
+                      hoverongaps=False, **kwargs)
+
+
+def _masked_key(fig: go.Figure) -> None:
+    """A legend entry under the figure: a grey square = masked."""
+    fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name="grey = masked (may not attend)",
+                             marker=dict(symbol="square", size=16, color=MASKED_COLOR), hoverinfo="skip"))
+    fig.update_layout(showlegend=True, legend=dict(LEGEND_BELOW, font=dict(size=14)))
+
+
+def head_heatmap(weights, query_tokens, key_tokens, title="", mask=None) -> go.Figure:
+    """One head's weights (T, S) as a heatmap: queries top to bottom, keys left to right, 0 = white.
+
+    `mask` (T, S) bool, True where the query may attend (the library's convention): masked cells are drawn grey
+    (a separate trace, hover "masked (this query may not attend here)"), never the white of a weight near 0.
+    """
     w = as_array(weights, 2, "weights")  # (T, S)
     _check_tokens(w.shape, query_tokens, key_tokens)
-    fig = go.Figure(_attention_trace(w, query_tokens, key_tokens, name="", zmin=0, zmax=1,
+    allowed = _allowed(mask, w.shape)  # (T, S) or None
+    fig = go.Figure(_attention_trace(w, query_tokens, key_tokens, allowed, name="", zmin=0, zmax=1,
                                      colorscale=ATTENTION_COLORSCALE, colorbar=dict(title="weight")))
+    if allowed is not None:
+        fig.add_trace(_masked_trace(allowed, query_tokens, key_tokens))
+        _masked_key(fig)
     fig.update_xaxes(title_text="key (attended to)", **token_axis(key_tokens), **FRAME)
     fig.update_yaxes(title_text="query (attending)", autorange="reversed", **token_axis(query_tokens), **FRAME)
     return style_figure(fig, title)
 
 
-def layer_grid(weights, query_tokens, key_tokens, title="", cols=4) -> go.Figure:
-    """Every head of one layer, weights (H, T, S), as a grid of small heatmaps on one shared 0..1 colour scale."""
+def layer_grid(weights, query_tokens, key_tokens, title="", cols=4, mask=None) -> go.Figure:
+    """Every head of one layer, weights (H, T, S), as a grid of small heatmaps on one shared 0..1 colour scale.
+
+    `cols` heads per row (tabs may choose fewer for narrow screens). Token labels are drawn on the outer edges
+    only: keys under the lowest heatmap of each column, queries left of the first column. `mask` (T, S) as in
+    `head_heatmap`, the same for every head.
+    """
     w = as_array(weights, 3, "weights")  # (H, T, S)
     _check_tokens(w.shape, query_tokens, key_tokens)
     if cols < 1:
         raise ValueError(f"cols must be at least 1, got {cols}")
+    allowed = _allowed(mask, w.shape)  # (T, S) or None
     H, T, S = w.shape
     ncols = max(1, min(cols, H))
     nrows = max(1, math.ceil(H / ncols))
-    fig = make_subplots(rows=nrows, cols=ncols, subplot_titles=[f"head {h}" for h in range(H)],
-                        horizontal_spacing=0.06, vertical_spacing=min(0.12, 0.5 / nrows))
+    specs = [[{} if r * ncols + c < H else None for c in range(ncols)] for r in range(nrows)]
+    fig = make_subplots(rows=nrows, cols=ncols, specs=specs, subplot_titles=[f"head {h}" for h in range(H)],
+                        horizontal_spacing=0.03, vertical_spacing=min(0.08, 0.3 / nrows))
+    small = 12 if max(T, S) <= 24 else 11
     for h in range(H):
-        fig.add_trace(_attention_trace(w[h], query_tokens, key_tokens, name=f"head {h}", coloraxis="coloraxis"),
-                      row=h // ncols + 1, col=h % ncols + 1)
-    if T <= 24 and S <= 24:  # tick labels only while they stay readable
-        small = dict(size=11)
-        fig.update_xaxes({**token_axis(key_tokens), "tickfont": small})
-        fig.update_yaxes({**token_axis(query_tokens), "tickfont": small})
-    else:
-        fig.update_xaxes(showticklabels=False)
-        fig.update_yaxes(showticklabels=False)
+        row, col = h // ncols + 1, h % ncols + 1
+        fig.add_trace(_attention_trace(w[h], query_tokens, key_tokens, allowed, name=f"head {h}",
+                                       coloraxis="coloraxis"), row=row, col=col)
+        if allowed is not None:
+            fig.add_trace(_masked_trace(allowed, query_tokens, key_tokens), row=row, col=col)
+        fig.update_xaxes(**token_axis(key_tokens, size=small), showticklabels=h + ncols >= H, row=row, col=col)
+        fig.update_yaxes(**token_axis(query_tokens, size=small), showticklabels=col == 1, row=row, col=col)
+    fig.update_annotations(font_size=14)  # the subplot titles
     fig.update_xaxes(**FRAME)
     fig.update_yaxes(autorange="reversed", **FRAME)
-    return style_figure(fig, title, height=140 + 260 * nrows, coloraxis=dict(
-        cmin=0, cmax=1, colorscale=ATTENTION_COLORSCALE, colorbar=dict(title="weight")))
+    if allowed is not None:
+        _masked_key(fig)
+    return style_figure(fig, title, height=120 + 250 * nrows + (40 if allowed is not None else 0),
+                        coloraxis=dict(cmin=0, cmax=1, colorscale=ATTENTION_COLORSCALE,
+                                       colorbar=dict(title="weight")))
 
 
-def overview(scores, score_name, title="") -> go.Figure:
-    """One score for every head, scores (L, H): layers down (layer 0 at the top), heads across, values written in."""
+def _cell_text(s: np.ndarray, bounded: bool, narrow: bool) -> list[list[str]]:
+    """The numbers written in the overview's cells: 2 decimals, or fewer characters when there are many heads
+    (".86" for a 0..1 score, one decimal otherwise)."""
+    def fmt(v: float) -> str:
+        if not np.isfinite(v):
+            return ""
+        if not narrow:
+            return f"{v:.2f}"
+        if bounded:
+            return "1" if v >= 0.995 else f"{v:.2f}".replace("0.", ".", 1)
+        return f"{v:.0f}" if abs(v) >= 10 else f"{v:.1f}"
+    return [[fmt(v) for v in row] for row in s.tolist()]
+
+
+def overview(scores, score_name, title="", low_is_interesting=False) -> go.Figure:
+    """One score for every head, scores (L, H): layers down (layer 0 at the top), heads across, values written in.
+
+    The colour runs from white to dark so that the interesting heads are dark: high values by default, low ones
+    with `low_is_interesting` (entropy: a sharp head has a low entropy); the colour bar's title says which.
+    The numbers shrink to fit their cells (white on dark cells); with more than 6 heads they are written shorter.
+    """
     s = as_array(scores, 2, "scores")  # (L, H)
     L, H = s.shape
-    if score_name in UNBOUNDED_SCORES:
+    bounded = score_name not in UNBOUNDED_SCORES
+    if bounded:
+        zmin, zmax = 0.0, 1.0
+    else:
         finite = s[np.isfinite(s)]
         zmin, zmax = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 1.0)
-    else:
-        zmin, zmax = 0.0, 1.0
+    low = bool(low_is_interesting)
+    meaning = DARK_MEANS.get((score_name, low), "low" if low else "high")
     fig = go.Figure(go.Heatmap(
         z=s, x=list(range(H)), y=list(range(L)), zmin=zmin, zmax=zmax, colorscale=ATTENTION_COLORSCALE,
-        text=[[f"{v:.2f}" for v in row] for row in s.tolist()], texttemplate="%{text}", textfont=dict(size=14),
-        xgap=2, ygap=2, colorbar=dict(title=score_name),
+        reversescale=low, text=_cell_text(s, bounded, narrow=H > 6), texttemplate="%{text}",
+        xgap=2, ygap=2, colorbar=dict(title=dict(text=f"{score_name}<br>(dark = {meaning})", side="right")),
         hovertemplate=f"layer %{{y}}, head %{{x}}<br>{score_name}: %{{z:.3f}}<extra></extra>"))
-    fig.update_xaxes(title_text="head", tickmode="array", tickvals=list(range(H)),
-                     ticktext=[f"head {h}" for h in range(H)])
+    fig.update_xaxes(title_text="head", tickmode="array", tickvals=list(range(H)), ticktext=[str(h) for h in range(H)],
+                     tickfont=dict(size=14), showgrid=False)
     fig.update_yaxes(title_text="layer", autorange="reversed", tickmode="array", tickvals=list(range(L)),
-                     ticktext=[f"layer {layer}" for layer in range(L)])
-    return style_figure(fig, title)
+                     ticktext=[str(layer) for layer in range(L)], tickfont=dict(size=14), showgrid=False)
+    return style_figure(fig, title, height=max(300, 160 + 50 * L))
 
 
 def scores_table(scores) -> pd.DataFrame:

@@ -10,7 +10,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .style import DIVERGING_COLORSCALE, as_array, style_figure
+from .style import DIVERGING_COLORSCALE, LEGEND_BELOW, as_array, style_figure
 
 
 def _table_heatmap(table: np.ndarray, **kwargs) -> go.Heatmap:
@@ -48,7 +48,7 @@ def pe_waves(table, dims: list[int], title="", labels=None) -> go.Figure:
                                  hovertemplate="position %{x}: %{y:.3f}"))
     fig.update_xaxes(title_text="position")
     fig.update_yaxes(title_text="value")
-    return style_figure(fig, title, legend=dict(orientation="h", yanchor="bottom", y=1.0, x=0))
+    return style_figure(fig, title, legend=LEGEND_BELOW)  # under the plot: above it, it would cover the title
 
 
 def pe_similarity(table, title="") -> go.Figure:
@@ -64,15 +64,20 @@ def pe_similarity(table, title="") -> go.Figure:
 
 
 def pe_side_by_side(sinusoidal, learned, title="") -> go.Figure:
-    """The fixed sinusoidal table beside a trained one, each (L, D) with its own colour range centred on 0."""
+    """The fixed sinusoidal table above a trained one, each (L, D) with its own colour range centred on 0.
+
+    Stacked, with the dimension axis shared, so the two tables' stripes line up and the figure fits a phone; each
+    panel's colour bar sits beside it.
+    """
     tables = [as_array(sinusoidal, 2, "sinusoidal"), as_array(learned, 2, "learned")]
-    fig = make_subplots(rows=1, cols=2, subplot_titles=["sinusoidal (fixed)", "learned (trained)"],
-                        horizontal_spacing=0.2)
-    for col, (pe, bar_x) in enumerate(zip(tables, [0.41, 1.01]), start=1):
+    fig = make_subplots(rows=2, cols=1, subplot_titles=["sinusoidal (fixed)", "learned (trained)"],
+                        shared_xaxes=True, vertical_spacing=0.1)
+    for row, pe in enumerate(tables, start=1):
         finite = np.abs(pe[np.isfinite(pe)])
         limit = float(finite.max()) if finite.size and finite.max() > 0 else 1.0
-        fig.add_trace(_table_heatmap(pe, zmin=-limit, zmax=limit, colorbar=dict(x=bar_x, xanchor="left", thickness=14)),
-                      row=1, col=col)
-        fig.update_xaxes(title_text="dimension", row=1, col=col)
-        fig.update_yaxes(title_text="position", autorange="reversed", row=1, col=col)
-    return style_figure(fig, title)
+        domain = fig.get_subplot(row, 1).yaxis.domain  # (bottom, top) as fractions of the plot height
+        fig.add_trace(_table_heatmap(pe, zmin=-limit, zmax=limit, colorbar=dict(
+            y=sum(domain) / 2, len=domain[1] - domain[0], thickness=14)), row=row, col=1)
+        fig.update_yaxes(title_text="position", autorange="reversed", row=row, col=1)
+    fig.update_xaxes(title_text="dimension", row=2, col=1)
+    return style_figure(fig, title, height=640)

@@ -1,6 +1,7 @@
 """The shared look of every figure, and the small helpers that turn plain data into what plotly needs.
 
-Figures are shown on a projector in a classroom: large fonts, white background, generous margins.
+Figures are shown on a projector in a classroom and on phones: large fonts, white background, margins that plotly
+grows to fit what is in them (tick labels, axis titles, colour bars, legends), titles that fit a phone's width.
 """
 from __future__ import annotations
 
@@ -10,13 +11,17 @@ import numpy as np
 import plotly.graph_objects as go
 
 FONT = dict(family="Helvetica, Arial, sans-serif", size=16, color="#222222")  # system fonts only, nothing fetched
-TITLE_SIZE = 20
-MARGIN = dict(l=90, r=40, t=80, b=80)
+TITLE_SIZE = 18
+TITLE_WRAP = 30  # longer titles go on two lines: a 390 px phone fits about 30 characters of an 18 px title
+# Base margins; the axes' automargin (plotly_white) and the colour bars and legends grow them to fit their text.
+MARGIN = dict(l=10, r=10, t=80, b=10)
+LEGEND_BELOW = dict(orientation="h", yref="container", y=0, yanchor="bottom", x=0, xanchor="left")
 
 # Attention weights: pure white at 0 (clearly "nothing here") to dark navy at 1. Plotly's "Blues" with white first.
 ATTENTION_COLORSCALE = [[0.0, "rgb(255,255,255)"], [0.125, "rgb(222,235,247)"], [0.25, "rgb(198,219,239)"],
                         [0.375, "rgb(158,202,225)"], [0.5, "rgb(107,174,214)"], [0.625, "rgb(66,146,198)"],
                         [0.75, "rgb(33,113,181)"], [0.875, "rgb(8,81,156)"], [1.0, "rgb(8,48,107)"]]
+MASKED_COLOR = "rgb(170,170,170)"  # a neutral grey: neither the white of a zero weight nor any blue of the scale
 DIVERGING_COLORSCALE = "RdBu_r"  # blue < 0 < red, white at 0 (use with zmid=0)
 BAR_COLOR = "rgb(66,146,198)"
 HIGHLIGHT_COLOR = "rgb(230,85,13)"
@@ -25,15 +30,31 @@ FRAME = dict(showline=True, linecolor="#444444", mirror=True, ticks="outside")  
 _VISIBLE_WHITESPACE = {" ": "␣", "\n": "⏎", "\t": "⇥", "\r": "␍"}
 
 
+def wrap_title(title: str, width: int = TITLE_WRAP) -> str:
+    """`title` on two lines when it is longer than `width` characters, broken after the ", " (or before the " (")
+    nearest its middle. The space before the break stays, so the title's text content is unchanged."""
+    if len(title) <= width or "<br>" in title:
+        return title
+    breaks = [i + 2 for i in range(len(title)) if title.startswith(", ", i)]
+    breaks += [i + 1 for i in range(len(title)) if title.startswith(" (", i)]
+    if not breaks:
+        breaks = [i + 1 for i, ch in enumerate(title) if ch == " "]
+    if not breaks:
+        return title
+    cut = min(breaks, key=lambda i: abs(i - len(title) / 2))
+    return title[:cut] + "<br>" + title[cut:]
+
+
 def style_figure(fig: go.Figure, title: str = "", **layout) -> go.Figure:
-    """Apply the projector-friendly layout (plus any `layout` overrides) to `fig` and return it."""
+    """Apply the projector- and phone-friendly layout (plus any `layout` overrides) to `fig` and return it."""
     fig.update_layout(
         template="plotly_white",
         font=FONT,
-        title=dict(text=title, font=dict(size=TITLE_SIZE), x=0.02, xanchor="left"),
+        title=dict(text=wrap_title(title), font=dict(size=TITLE_SIZE), x=0.02, xanchor="left"),
         paper_bgcolor="white",
         plot_bgcolor="white",
-        margin=MARGIN,
+        margin=dict(MARGIN, autoexpand=True),
+        autosize=True,
         hoverlabel=dict(font_size=16),
     )
     fig.update_layout(**layout)
@@ -49,12 +70,18 @@ def axis_labels(tokens) -> list[str]:
     return labels
 
 
-def token_axis(tokens, **extra) -> dict:
-    """Axis settings that put one tick per position 0..n-1, labelled with the escaped token."""
+def token_axis(tokens, size: int | None = None, **extra) -> dict:
+    """Axis settings for tokens at positions 0..n-1, labelled with the escaped tokens.
+
+    The axis is categorical with one category per position (so a repeated token keeps its own row) and each
+    category's label aliased to its token. Plotly then thins the labels to what the axis' length can hold (every
+    second or third token at 64 tokens) and turns wide labels upright instead of letting them collide; the hover
+    always names the full token.
+    """
     n = len(tokens)
-    size = 16 if n <= 24 else 12 if n <= 48 else 9
-    return dict(tickmode="array", tickvals=list(range(n)), ticktext=axis_labels(tokens),
-                tickfont=dict(size=size), **extra)
+    size = size or (16 if n <= 24 else 13)
+    return dict(type="category", tickmode="auto", autotickangles=[0, 90], tickfont=dict(size=size),
+                labelalias={str(i): label for i, label in enumerate(axis_labels(tokens))}, **extra)
 
 
 def as_array(data, ndim: int | None = None, name: str = "data") -> np.ndarray:

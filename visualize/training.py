@@ -5,7 +5,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .style import BAR_COLOR, HIGHLIGHT_COLOR, as_array, style_figure
+from .style import BAR_COLOR, HIGHLIGHT_COLOR, LEGEND_BELOW, as_array, style_figure
 
 MAX_POINTS = 500  # a browser redrawing a live plot several times a second should not get thousands of points
 
@@ -48,7 +48,7 @@ def training_curves(steps, losses, val_steps=(), val_losses=(), lrs=None, title=
     fig.update_xaxes(title_text="step")
     fig.layout.yaxis.update(title_text="loss (nats/token)", rangemode="tozero")  # the primary (left) axis
     return style_figure(fig, title, uirevision="training",  # keeps a user's zoom while the curves stream in
-                        legend=dict(orientation="h", yanchor="bottom", y=1.0, x=0))
+                        legend=LEGEND_BELOW)  # under the plot: above it, it would cover the title
 
 
 def empty_curves(message) -> go.Figure:

@@ -73,42 +73,47 @@ def test_unknown_checkpoint_is_refused(client):
 
 
 def test_attention_then_redraw_by_layer_and_head(client):
-    """/attention computes the patterns once; the draw endpoints redraw for another layer and head."""
-    notice, kind, layer, head, files = client.predict("reverse", "hello", "", api_name="/attention")
+    """/attention computes the patterns once; /draw_attention redraws every figure for another layer and head,
+    and the heatmap it draws is the head it names."""
+    notice, kind, layer, head = client.predict("reverse", "hello", "", api_name="/attention")
     assert kind["value"] == "cross" and layer["maximum"] >= 1 and head["maximum"] >= 1
-    assert any(f.endswith(".csv") for f in files) and any(f.endswith(".json") for f in files)
-    one = client.predict("cross", 1, 2, api_name="/draw_head")
+    one, grid, overview, table = client.predict("cross", 1, 2, "anti-diagonal", api_name="/draw_attention")
     fig = plot_json(one)
     assert "layer 1, head 2" in fig["layout"]["title"]["text"]
     z = decode(fig["data"][0]["z"])
-    rows = [sum(r) for r in z]
+    rows = [sum(v for v in r if v is not None) for r in z]
     assert all(math.isclose(r, 1.0, abs_tol=1e-4) for r in rows), "every query row sums to 1"
-    overview, table = client.predict("cross", "anti-diagonal", api_name="/draw_overview")
     assert len(table["data"]) == (layer["maximum"] + 1) * (head["maximum"] + 1), "one row per layer and head"
-    assert len(table["headers"]) == 7
+    assert {"layer", "head", "entropy", "anti-diagonal", "previous token"} <= set(table["headers"])
 
 
-def test_attention_download_holds_the_weights(client):
-    """The JSON download holds the same number of layers as the model, with rows that sum to 1."""
-    *_, files = client.predict("reverse", "abcd", "", api_name="/attention")
+def test_attention_download_is_made_only_when_asked_and_holds_the_weights(client):
+    """No file is written by /attention; /export_attention writes the CSV and JSON, whose cross-attention has
+    the source tokens on its keys and rows that sum to 1."""
+    client.predict("reverse", "abcd", "", api_name="/attention")
+    files = client.predict(api_name="/export_attention")
     data = json.loads(open(next(f for f in files if f.endswith(".json"))).read())
-    assert data["source_tokens"] == ["a", "b", "c", "d", "</s>"]
     cross = data["patterns"]["cross"]
-    assert all(math.isclose(sum(row), 1.0, abs_tol=1e-3) for layer in cross for head in layer for row in head)
+    assert cross["key_tokens"] == ["a", "b", "c", "d", "</s>"]
+    assert all(math.isclose(sum(row), 1.0, abs_tol=1e-3) for layer in cross["weights"] for head in layer
+               for row in head)
 
 
-def test_attention_truncates_long_input_with_a_notice(client):
+def test_attention_truncates_long_input_with_a_notice_of_the_true_length(client):
+    """Regression: the notice said "cut to 64" when the reverse model reads 21 tokens."""
     notice, *_ = client.predict("reverse", "abc" * 100, "", api_name="/attention")
-    assert "cut to" in notice
+    assert "has 300 tokens" in notice and "cut to its first 21" in notice
 
 
 def test_positional_and_model_endpoints(client):
     matrix, waves, similarity, compare, note = client.predict(64, 50, "0, 1, 8", "reverse", api_name="/positional")
     fig = plot_json(matrix)
     assert len(decode(fig["data"][0]["z"])) == 50
-    assert len(plot_json(waves)["data"]) == 3
+    assert len([t for t in plot_json(waves)["data"] if t.get("name")]) == 3
+    *_, note = client.predict(64, 50, "0, 99", "reverse", api_name="/positional")
+    assert "99 does not exist" in note
     with pytest.raises(AppError, match="dimensions"):
-        client.predict(64, 50, "0, 99", "reverse", api_name="/positional")
+        client.predict(64, 50, "99, 100", "reverse", api_name="/positional")
     summary, params, plot, kv = client.predict("reverse", api_name="/model")
     assert "parameters" in summary
     assert [row[0] for row in kv["data"]][0].startswith("MHA")
@@ -127,19 +132,23 @@ TRAIN_DEFAULTS = dict(source="task", task="reverse", text="", upload=None, hub="
 
 
 def test_training_streams_updates_and_loss_falls(client):
-    """The streaming /train endpoint sends several updates; the train loss of the last is below the first."""
+    """The streaming /train endpoint sends several updates; the train loss of the last is below the first; the
+    model joins this session's checkpoint list, answers /generate, and downloads as a zip only when asked."""
     job = client.submit(*TRAIN_DEFAULTS.values(), api_name="/train")
     updates = list(job)
     assert len(updates) >= 3
     curves = plot_json(updates[-1][0])
     losses = decode(curves["data"][0]["y"])
     assert losses[-1] < losses[0] - 0.3
-    status, zip_path, ckpt = updates[-1][1], updates[-1][4], updates[-1][5]
-    assert "finished" in status and zip_path.endswith(".zip")
+    status, ckpt = updates[-1][1], updates[-1][4]
+    assert "finished" in status
     mine = [c[0] for c in ckpt["choices"] if c[0].startswith("my reverse")]
-    assert mine, "the trained model joins the checkpoint list"
+    assert mine == ["my reverse model #1"] and ckpt["value"] == mine[0], "the trained model joins the list"
     text, *_ = generate(client, mine[0], "abc")  # and this session can use it
     assert isinstance(text, str)
+    assert client.predict(mine[0], api_name="/download_model").endswith(".zip")
+    with pytest.raises(AppError, match="select a model you trained"):
+        client.predict("reverse", api_name="/download_model")
 
 
 @pytest.mark.parametrize("field, value, message", [

@@ -1,9 +1,12 @@
-"""The Train tab's session logic without a browser: validation, streaming, stop, and the exported checkpoint."""
+"""The Train tab's session logic without a browser: validation, streaming, stop, the per-browser model store, and the
+exported checkpoint."""
 import zipfile
 
 import pytest
+import torch
 
-from tabs.training_session import LIMITS, PRESETS, TrainingRequest, run_training_session
+from tabs.training_session import LIMITS, PRESETS, TrainingRequest, export_checkpoint, read_upload, run_training_session
+from tabs.user_models import UserModels
 from transformer import load_checkpoint
 
 
@@ -13,26 +16,70 @@ def request(**kw):
     return TrainingRequest(**{**base, **kw})
 
 
-def test_stop_ends_training_and_the_model_joins_the_session(tmp_path):
-    """Setting the control event stops after the current step; the model is kept and exported as a zip."""
-    models = {}
-    updates = run_training_session(request(), models)
+def test_stop_ends_training_and_the_model_joins_the_store(tmp_path):
+    """Setting the control event stops after the current step; the model is kept, for inference only (eval mode,
+    no gradients), and exports as a checkpoint zip that loads."""
+    store = UserModels()
+    updates = run_training_session(request(), store, "browser-a")
     first = next(updates)
     second = next(updates)
     assert second.step >= 1, "the first update after Start already has a loss point"
     first.control.set()
     last = list(updates)[-1]
-    assert "stopped" in last.status and last.step < 400
-    assert list(models) == ["my reverse model #1"]
-    with zipfile.ZipFile(last.zip_path) as z:
-        z.extractall(tmp_path)
-    model, tokenizer, info = load_checkpoint(next(p for p in tmp_path.iterdir() if p.is_dir()), device="cpu")
-    assert info["task"] == "reverse" and info["training"]["steps"] == last.step
+    assert "stopped" in last.status and last.step < 400 and last.done
+    assert store.names("browser-a") == ["my reverse model #1"] == [last.name]
+    model, tok, info = store.get("browser-a", last.name)
+    assert not model.training and all(p.grad is None and not p.requires_grad for p in model.parameters())
+    archive = export_checkpoint(model, tok, info, last.name, tmp_path)
+    with zipfile.ZipFile(archive) as z:
+        z.extractall(tmp_path / "unzipped")
+    loaded, _, loaded_info = load_checkpoint(next((tmp_path / "unzipped").iterdir()), device="cpu")
+    assert loaded_info["task"] == "reverse" and loaded_info["training"]["steps"] == last.step
+    assert torch.equal(loaded.embed.weight, model.embed.weight)
+
+
+def test_two_runs_get_two_names_reserved_at_start():
+    """Regression: two trainings of one browser got the same name and one model was lost. The name is reserved
+    when a run starts, so a run that starts while another is going gets the next number."""
+    store = UserModels()
+    a = run_training_session(request(steps=20), store, "k")
+    b = run_training_session(request(steps=20), store, "k")
+    name_a, name_b = next(a).name, next(b).name
+    assert (name_a, name_b) == ("my reverse model #1", "my reverse model #2")
+    list(b), list(a)
+    assert sorted(store.names("k")) == ["my reverse model #1", "my reverse model #2"]
+
+
+def test_numbering_counts_per_task_and_the_store_keeps_the_last_three():
+    """Each task has its own numbering, and a browser keeps only its last `per_browser` models (a bound on
+    memory); other browsers are untouched."""
+    store = UserModels(per_browser=3)
+    for task in ("reverse", "copy", "reverse", "sort"):
+        list(run_training_session(request(task=task, steps=10), store, "k"))
+    list(run_training_session(request(steps=10), store, "other"))
+    assert store.names("k") == ["my copy model #1", "my reverse model #2", "my sort model #1"]
+    assert store.names("other") == ["my reverse model #1"]
+
+
+def test_store_forgets_the_least_recently_used_browser():
+    """The store is bounded in browsers too."""
+    store = UserModels(per_browser=1, browsers=2)
+    model = torch.nn.Linear(2, 2)
+    for key in ("a", "b", "c"):
+        store.put(key, store.reserve(key, "copy"), model, None, {})
+    assert store.names("a") == [] and store.names("c") == ["my copy model #1"] and len(store) == 2
+
+
+def test_a_refused_request_reserves_no_name():
+    store = UserModels()
+    with pytest.raises(ValueError):
+        next(run_training_session(request(heads=3), store, "k"))
+    assert store.names("k") == [] and store.reserve("k", "reverse") == "my reverse model #1"
 
 
 def test_updates_are_throttled():
     """Fewer updates than steps: the page gets at most a few a second plus one per evaluation."""
-    updates = list(run_training_session(request(steps=150), {}))
+    updates = list(run_training_session(request(steps=150), UserModels(), "k"))
     assert len(updates) < 150 and "finished" in updates[-1].status
 
 
@@ -40,19 +87,39 @@ def test_updates_are_throttled():
     (dict(heads=3), "divisible"),
     (dict(steps=LIMITS["steps"][1] + 1), "steps"),
     (dict(lr=0.5), "lr"),
+    (dict(lr=float("nan")), "lr"),
+    (dict(steps=1e30), "steps"),
+    (dict(layers=None), "layers"),
+    (dict(layers="2"), "layers"),
+    (dict(steps=10.5), "steps must be a whole number"),
     (dict(task="nope"), "unknown task"),
+    (dict(task=["reverse"]), "unknown task"),
     (dict(source="text", text="too short"), "at least"),
     (dict(source="text"), "paste some text"),
+    (dict(source="text", hub="app.py"), "not a Hub dataset name"),
+    (dict(source="text", hub="/etc/passwd"), "must be a name like"),
+    (dict(source="text", hub="x" * 10_000), "must be a name like"),
 ])
 def test_bad_requests_are_refused_with_the_field_named(kw, message):
     with pytest.raises(ValueError, match=message):
-        next(run_training_session(request(**kw), {}))
+        next(run_training_session(request(**kw), UserModels(), "k"))
 
 
 def test_text_training_uses_pasted_text():
     text = "To be, or not to be, that is the question.\n" * 100
-    updates = list(run_training_session(request(source="text", text=text, steps=30), {}))
+    updates = list(run_training_session(request(source="text", text=text, steps=30), UserModels(), "k"))
     assert "finished" in updates[-1].status
+
+
+def test_an_upload_cut_inside_a_character_is_read_not_refused(tmp_path):
+    """Regression: a valid UTF-8 upload over the limit was refused because the byte cut split a character."""
+    path = tmp_path / "big.txt"
+    path.write_text("é" * 1000, encoding="utf-8")  # 2 bytes each: a 4 * 251 = 1004-byte cut lands mid-character
+    assert read_upload(str(path), 251) == "é" * 251
+    assert read_upload(str(path), 300) == "é" * 300
+    path.write_bytes(b"\xff\xfe bad")
+    with pytest.raises(ValueError, match="UTF-8"):
+        read_upload(str(path), 100)
 
 
 def test_presets_respect_the_limits():

@@ -9,10 +9,10 @@ import torch
 
 from transformer.checkpoint import load_checkpoint
 from transformer.cli import main as cli_main
-from transformer.data import TASKS, pad
+from transformer.data import TASKS, TaskData, pad
 from transformer.evaluate import exact_match
 from transformer.generate import generate, generate_text, greedy_batch
-from transformer.train import EvalEvent, TaskData
+from transformer.train import EvalEvent
 
 
 @pytest.fixture(scope="module")

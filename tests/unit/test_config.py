@@ -35,6 +35,15 @@ from transformer.config import TransformerConfig
     (dict(dropout="0.1"), "dropout"),  # a string from a form is refused by name, not with a TypeError
     (dict(n_encoder_layers=True), "n_encoder_layers"),
     (dict(pad_id=False), "pad_id"),
+    (dict(activation="gelu_new"), "activation"),  # Hugging Face's name; ours is "gelu_tanh"
+    (dict(layer_norm_eps=0.0), "layer_norm_eps"),
+    (dict(layer_norm_eps=-1e-5), "layer_norm_eps"),
+    (dict(layer_norm_eps=float("nan")), "layer_norm_eps"),
+    (dict(layer_norm_eps=float("inf")), "layer_norm_eps"),
+    (dict(layer_norm_eps="1e-5"), "layer_norm_eps"),
+    (dict(layer_norm_eps=True), "layer_norm_eps"),
+    (dict(scale_embeddings="no"), "scale_embeddings"),
+    (dict(scale_embeddings=0), "scale_embeddings"),
 ])
 def test_invalid_value_raises_value_error_naming_the_field(kwargs, field):
     """Invariant: every bad value raises ValueError whose message starts with the field's name (the app shows it)."""
@@ -62,6 +71,7 @@ def test_decoder_only_defaults_to_no_encoder_layers():
     {},
     dict(arch="decoder-only", vocab_size=65, d_model=64, n_heads=4, n_kv_heads=1, n_decoder_layers=3,
          pos_encoding="learned", norm_first=True, activation="gelu", tie_embeddings=False, max_len=128),
+    dict(arch="decoder-only", activation="gelu_tanh", layer_norm_eps=1e-2, scale_embeddings=False),
     dict(d_model=96, n_heads=6, n_kv_heads=2, dropout=0.0, pad_id=3, bos_id=4, eos_id=5),
 ])
 def test_to_dict_from_dict_round_trip_through_json(kwargs):
@@ -70,6 +80,23 @@ def test_to_dict_from_dict_round_trip_through_json(kwargs):
     again = TransformerConfig.from_dict(json.loads(json.dumps(cfg.to_dict())))
     assert again == cfg
     assert again.to_dict() == cfg.to_dict()
+
+
+def test_from_dict_reads_an_older_config_without_the_gpt2_fields():
+    """Invariant: a config.json written before activation "gelu_tanh", layer_norm_eps and scale_embeddings existed
+    loads with the behaviour it was trained with: torch's LayerNorm eps 1e-5 and embeddings x sqrt(d_model)."""
+    old = {k: v for k, v in TransformerConfig(d_model=64, n_heads=4).to_dict().items()
+           if k not in ("layer_norm_eps", "scale_embeddings")}
+    cfg = TransformerConfig.from_dict(old)
+    assert cfg.layer_norm_eps == 1e-5 and cfg.scale_embeddings is True
+
+
+def test_gpt2_style_special_ids_mean_no_padding_token():
+    """Invariant: pad_id equal to bos_id or eos_id (GPT-2's single <|endoftext|>) means no padding token; distinct
+    ids (our tokenizers' <pad>, <s>, </s>) mean padding."""
+    assert TransformerConfig().has_padding
+    assert not TransformerConfig(vocab_size=50257, pad_id=50256, bos_id=50256, eos_id=50256).has_padding
+    assert not TransformerConfig(pad_id=2, bos_id=1, eos_id=2).has_padding
 
 
 def test_from_dict_refuses_unknown_keys_by_name():

@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from transformer.config import TransformerConfig
-from transformer.model import Transformer
+from transformer.model import Transformer, parameter_counts
 
 PAD = 0
 # Two padded sources (lengths 6 and 3) and two padded targets (lengths 5 and 2); ids 3..16 are real tokens.
@@ -232,3 +232,125 @@ def test_decoder_only_and_pre_norm_parameter_counts():
         == 3 * (mha + ffn + 2 * ln) + vocab * d + ln + max_len * d
     assert count(meta_model(n_encoder_layers=2, n_decoder_layers=2, norm_first=True, **kw)) == \
         2 * (mha + ffn + 2 * ln) + 2 * (2 * mha + ffn + 3 * ln) + vocab * d + 2 * ln
+
+
+# --- attention-only layers (attention_only=True: no feed-forward sub-layer) ------------------------------------
+
+
+def test_attention_only_layers_have_no_feed_forward_parameters():
+    """Oracle: by hand, an attention-only decoder-only layer is MHA + 1 LN, an encoder layer MHA + 1 LN and an
+    encoder-decoder decoder layer 2 MHA + 2 LN; no parameter belongs to a feed-forward network (absent, not zero)."""
+    d, vocab, max_len = 64, 100, 128
+    mha, ln = 4 * (d * d + d), 2 * d
+    kw = dict(vocab_size=vocab, d_model=d, n_heads=4, d_ff=256, max_len=max_len, attention_only=True)
+    dec_only = meta_model(arch="decoder-only", n_decoder_layers=3, **kw)
+    enc_dec = meta_model(n_encoder_layers=2, n_decoder_layers=2, **kw)
+    assert count(dec_only) == 3 * (mha + ln) + vocab * d
+    assert count(enc_dec) == 2 * (mha + ln) + 2 * (2 * mha + 2 * ln) + vocab * d
+    for model in (dec_only, enc_dec):
+        assert not [name for name, _ in model.named_parameters() if "ffn" in name]
+        assert all(layer.ffn is None for layer in [*model.encoder, *model.decoder])
+        assert "feed-forward" not in parameter_counts(model) and sum(parameter_counts(model).values()) == count(model)
+
+
+@pytest.mark.parametrize("norm_first", [False, True])
+def test_attention_only_model_equals_a_forward_pass_without_the_ffn_written_by_hand(norm_first):
+    """Oracle: the decoder-only stack computed by hand from the model's own modules, with each layer's feed-forward
+    sub-layer left out: x = LN(x + Attn(x)) (post-norm) or x = x + Attn(LN(x)) (pre-norm), then the output
+    projection. A full model's weights without its FFNs load into the attention-only model unchanged."""
+    kw = dict(arch="decoder-only", vocab_size=17, d_model=32, n_heads=4, n_decoder_layers=2, d_ff=64, dropout=0.0,
+              max_len=24, norm_first=norm_first)
+    torch.manual_seed(0)
+    full = Transformer(TransformerConfig(**kw)).eval()
+    ours = Transformer(TransformerConfig(**kw, attention_only=True)).eval()
+    kept = {k: v for k, v in full.state_dict().items() if ".ffn." not in k and ".sublayers.1." not in k}
+    assert set(kept) == set(ours.state_dict())
+    ours.load_state_dict(kept)
+    ids = torch.tensor([[4, 5, 6, 7, 8, 9, 4, 5], [10, 11, 12, 13, 10, 11, 12, 13]])
+    with torch.no_grad():
+        x = full.pos_encoding(full.embed(ids))
+        for layer in full.decoder:
+            norm, attn = layer.sublayers[0].norm, layer.self_attn
+            if norm_first:
+                h = norm(x)
+                x = x + attn(h, h, h, None, is_causal=True)[0]
+            else:
+                x = norm(x + attn(x, x, x, None, is_causal=True)[0])
+        by_hand = full.lm_head(full.decoder_norm(x))
+        for explicit in (False, True):
+            torch.testing.assert_close(ours(ids, return_attention=explicit).logits, by_hand)
+
+
+def test_attention_only_pre_norm_encoder_decoder_equals_zeroing_every_ffn():
+    """Oracle: in a pre-norm layer a sub-layer whose output is 0 adds nothing (x + 0 = x), so a full encoder-decoder
+    whose FFN output weights and biases are zeroed computes what the attention-only model computes."""
+    kw = dict(vocab_size=17, d_model=32, n_heads=4, n_encoder_layers=2, n_decoder_layers=2, d_ff=64, dropout=0.0,
+              max_len=24, norm_first=True)
+    torch.manual_seed(0)
+    full = Transformer(TransformerConfig(**kw)).eval()
+    ours = Transformer(TransformerConfig(**kw, attention_only=True)).eval()
+    ffn_sublayer = ("encoder.{}.sublayers.1.", "decoder.{}.sublayers.2.")  # the FFN's sub-layer in each layer
+    dropped = tuple(f.format(i) for f in ffn_sublayer for i in range(2))
+    kept = {k: v for k, v in full.state_dict().items() if ".ffn." not in k and not k.startswith(dropped)}
+    ours.load_state_dict(kept)
+    with torch.no_grad():
+        for layer in [*full.encoder, *full.decoder]:
+            layer.ffn.w_2.weight.zero_()
+            layer.ffn.w_2.bias.zero_()
+        torch.testing.assert_close(ours(SRC, TGT).logits, full(SRC, TGT).logits)
+
+
+def test_attention_only_checkpoint_round_trip(tmp_path, char_tokenizer):
+    """Invariant: save then load gives the same config (attention_only kept) and the same logits; a config.json
+    written before the field existed (no "attention_only" key) still loads, as a model with feed-forward layers."""
+    import json
+
+    from transformer.checkpoint import load_checkpoint, save_checkpoint
+
+    torch.manual_seed(0)
+    config = TransformerConfig(arch="decoder-only", vocab_size=char_tokenizer.vocab_size, d_model=32, n_heads=4,
+                               n_decoder_layers=2, dropout=0.0, max_len=24, attention_only=True)
+    model = Transformer(config).eval()
+    save_checkpoint(tmp_path / "ao", model, char_tokenizer, task="induction")
+    loaded, _, info = load_checkpoint(tmp_path / "ao", device="cpu")
+    assert loaded.config == config and loaded.config.attention_only and info["model"]["attention_only"] is True
+    torch.testing.assert_close(loaded(TOKENS).logits, model(TOKENS).logits)
+
+    old = {k: v for k, v in config.to_dict().items() if k != "attention_only"}
+    assert TransformerConfig.from_dict(old).attention_only is False
+
+
+@pytest.mark.parametrize("arch", ["encoder-decoder", "decoder-only"])
+def test_every_layer_norm_uses_the_configured_eps(make_model, arch):
+    """Invariant: layer_norm_eps reaches every LayerNorm (sub-layers and the final norms of a pre-norm stack), so a
+    GPT-2 eps from its config.json applies throughout."""
+    model = make_model(arch, norm_first=True, layer_norm_eps=1e-3)
+    norms = [m for m in model.modules() if isinstance(m, torch.nn.LayerNorm)]
+    assert len(norms) == 2 * model.config.n_encoder_layers + (2 + model.config.is_encoder_decoder) * 2 + \
+        1 + model.config.is_encoder_decoder
+    assert {m.eps for m in norms} == {1e-3}
+
+
+def test_unscaled_embeddings_are_the_embedding_rows(make_model):
+    """Oracle: with scale_embeddings=False the token embedding is the weight row itself (GPT-2); with the default it
+    is the row times sqrt(d_model) (section 3.4)."""
+    ids = torch.tensor([[3, 5, 7]])
+    for scale, factor in ((False, 1.0), (True, 32 ** 0.5)):
+        model = make_model("decoder-only", scale_embeddings=scale)
+        torch.testing.assert_close(model.embed(ids), model.embed.weight[ids] * factor)
+
+
+def test_a_pad_id_shared_with_eos_masks_nothing(make_model):
+    """Oracle: masking a key equals deleting it. With pad_id = eos_id (GPT-2: no padding token) a prompt holding
+    that id is read as it is: its logits differ from those of the prompt with the token masked out, and equal those
+    of the same model with pad_id moved to an id the prompt does not contain."""
+    from dataclasses import replace
+
+    gpt2_style = make_model("decoder-only", pad_id=2, bos_id=2, eos_id=2)
+    ids = torch.tensor([[2, 5, 6, 2, 7]])
+    with torch.no_grad():
+        logits = gpt2_style(ids).logits
+        gpt2_style.config = replace(gpt2_style.config, pad_id=0, bos_id=1)  # 0 is not in the prompt
+        assert torch.equal(logits, gpt2_style(ids).logits)
+        gpt2_style.config = replace(gpt2_style.config, pad_id=2, bos_id=1, eos_id=3)  # 2 is padding: masked
+        assert not torch.allclose(logits, gpt2_style(ids).logits)

@@ -13,11 +13,10 @@ from tests.conftest import REVERSE_ACCURACY, REVERSE_STEPS
 from transformer import checkpoint as ckpt_module
 from transformer.checkpoint import load_checkpoint
 from transformer.config import TransformerConfig
-from transformer.data import TASKS
+from transformer.data import TASKS, TaskData, TextData
 from transformer.model import Transformer
 from transformer.tokenization import CharTokenizer
-from transformer.train import (EvalEvent, StepEvent, TaskData, TextData, TrainConfig, Trainer, TrainingError,
-                               learning_rate)
+from transformer.train import EvalEvent, StepEvent, TrainConfig, Trainer, TrainingError, learning_rate
 
 # --- the schedule ---------------------------------------------------------------------------------------------
 
@@ -79,14 +78,24 @@ def test_trainer_learns_reverse(reverse_run):
     assert math.log(reverse_run.tokenizer.vocab_size) == pytest.approx(steps[0].loss, rel=0.25)  # starts near chance
 
 
-def test_eval_event_attention_is_a_distribution_over_the_source(reverse_run):
-    """Invariant: the EvalEvent's cross-attention map (H, T, S) has rows summing to 1 and one label per query/key."""
+def test_eval_event_attention_is_the_probes_cross_attention(reverse_run):
+    """Invariant: the EvalEvent's attention is a cross-attention pattern of the first validation example (kind,
+    axis labels and weights as transformer.probe records it): rows sum to 1, one label per query and key, and the
+    same weights as a fresh probe of the same example."""
+    from transformer.probe import record_ids
+
     final = [e for e in reverse_run.events if isinstance(e, EvalEvent)][-1]
-    attention = final.attention
-    torch.testing.assert_close(attention.sum(-1), torch.ones(attention.shape[:2]), atol=1e-5, rtol=0)
-    assert (len(final.query_tokens), len(final.key_tokens)) == attention.shape[1:]
+    pattern = final.attention
+    assert pattern.kind == "cross"
+    weights = pattern.weights  # (L, H, T, S)
+    torch.testing.assert_close(weights.sum(-1), torch.ones(weights.shape[:3]), atol=1e-5, rtol=0)
+    assert (len(pattern.query_tokens), len(pattern.key_tokens)) == tuple(weights.shape[2:])
     source, expected, output = final.samples[0]
     assert expected == source[::-1]
+    assert pattern.key_tokens == list(source) + ["</s>"] and pattern.query_tokens == list(expected) + ["</s>"]
+    model, tok = reverse_run.model.eval(), reverse_run.tokenizer  # the last evaluation is at the last step
+    fresh = record_ids(model, tok, tok.encode(source) + [2], tok.encode(expected)).patterns["cross"]
+    torch.testing.assert_close(weights, fresh.weights, atol=1e-6, rtol=0)
 
 
 # --- small runs for the mechanics ------------------------------------------------------------------------------

@@ -1,0 +1,97 @@
+"""One-click demos for a class: each sets the checkpoint, the input and the view, and says what to look for.
+
+The head a demo opens is the one that scores best on the demo's score (tabs.attention.focus_head), never a
+hard-coded layer and head, so a retrained checkpoint still opens on the right head.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import gradio as gr
+
+from .common import SHIPPED
+
+
+@dataclass(frozen=True)
+class Demo:
+    label: str
+    tab: str  # id of the tab it opens
+    explain: str  # what to look for, and why
+    ckpt: str | None = None
+    text: str = ""
+    kind: str | None = None  # attention kind to open
+    score: str | None = None  # the overview colour, and the score that picks the head
+    task: str | None = None  # Train tab: the task to train on
+
+
+REPEATED = "kqwzjxtbhmfa" * 2  # random letters, then the same letters again
+
+DEMOS = [
+    Demo("Reading backwards", "attention",
+         "The **reverse** model writes its input backwards. In **cross-attention** each output letter (a row) looks "
+         "at the source letter it copies: the first output letter at the last input letter, and so on, so the "
+         "weights form an **anti-diagonal**. The overview colours every head by how anti-diagonal it is; the "
+         "darkest one is open.", ckpt="reverse", text="attention", kind="cross", score="anti-diagonal"),
+    Demo("The causal mask", "attention",
+         "A language model predicts the next character, so a position may look only **back**: every cell above the "
+         "diagonal is **masked** (grey), never just small. Each row still sums to 1 over what it may see. The "
+         "sharpest head is open.", ckpt="shakespeare-char", text="To be, or not to be, that is the question",
+         kind="decoder self", score="entropy"),
+    Demo("Previous-token head", "attention",
+         "In the **induction** model, one head of the first layer puts almost all its weight on the **previous "
+         "token**: the cells just left of the diagonal. That head copies \"what came before me\" into each "
+         "position, the first half of an induction circuit.", ckpt="induction", text=REPEATED,
+         kind="decoder self", score="previous token"),
+    Demo("Induction head", "attention",
+         "The input is random letters, then the **same letters again**. In the second half, an **induction head** "
+         "looks at the token that came *after* the earlier copy of the current token (a stripe one step right of "
+         "where the repeat started) and predicts it: in-context copying, learned from data (Olsson et al. 2022).",
+         ckpt="induction", text=REPEATED, kind="decoder self", score="induction"),
+    Demo("Sinusoid waves", "positional",
+         "Each position gets a vector of sines and cosines (section 3.5 of the paper). Low dimensions wave fast, "
+         "high ones slowly, so every position has its own pattern; the dot product of two positions depends only "
+         "on how far apart they are (the band along the diagonal of the similarity map)."),
+    Demo("Attention forming live", "train",
+         "Press **Start**: a tiny model learns to **reverse** letters from scratch. The attention map refreshes at "
+         "every evaluation: noise first, then, within a minute or so, the anti-diagonal appears as the exact match "
+         "climbs.", task="reverse"),
+]
+
+
+def available_demos() -> list[Demo]:
+    """The demos whose checkpoint is shipped here."""
+    return [d for d in DEMOS if d.ckpt is None or d.ckpt in SHIPPED]
+
+
+def apply_demo(label: str, ckpt: str):
+    """Updates for: tabs, checkpoint, attention input, target, focus, score, explanation, Train source and task."""
+    demo = next((d for d in available_demos() if d.label == label), None)
+    if demo is None:
+        raise gr.Error(f"unknown demo {str(label)[:40]!r}")
+    ckpt = demo.ckpt or ckpt
+    focus = (ckpt, demo.kind, demo.score) if demo.kind else None
+    keep = gr.update()
+    return (gr.Tabs(selected=demo.tab), ckpt, demo.text or keep, "" if demo.text else keep, focus,
+            demo.score or keep, f"**{demo.label}.** {demo.explain}",
+            "task" if demo.task else keep, demo.task or keep)
+
+
+def demo_buttons():
+    """A row of demo buttons (built above the tabs) and the sentence that says what to look for."""
+    with gr.Row(elem_id="demo-row"):
+        gr.Markdown("**Demos:**", elem_id="demo-label")
+        buttons = [gr.Button(d.label, size="sm", elem_id=f"demo-{i}", min_width=120)
+                   for i, d in enumerate(available_demos())]
+    explain = gr.Markdown(elem_id="demo-explain")
+    return buttons, explain
+
+
+def wire_demos(buttons, explain, tabs, ckpt, attention: dict, train: dict):
+    """Each button sets the checkpoint, input and view of its demo; attention demos then compute the heatmap."""
+    outputs = [tabs, ckpt, attention["text"], attention["target"], attention["focus"], attention["score"], explain,
+               train["source"], train["task"]]
+    for button, d in zip(buttons, available_demos()):
+        event = button.click(apply_demo, [gr.State(d.label), ckpt], outputs, api_visibility="private",
+                             queue=False)
+        if d.kind:  # recompute even when the checkpoint did not change (its .change then does not fire)
+            event.then(**attention["compute"], api_visibility="private")
