@@ -71,13 +71,17 @@ def keep_freed_memory():
         pass
 
 
-def main():
+def launch(**overrides):
+    """Start the app as `python app.py` does and return (demo, launch result); tests and benchmarks pass
+    overrides (server_port=None, prevent_thread_lock=True, quiet=True)."""
     keep_freed_memory()
     warm_up()
-    build_demo().launch(server_name=os.environ.get("GRADIO_SERVER_NAME", "127.0.0.1"),
-                        server_port=int(os.environ.get("GRADIO_SERVER_PORT", 7860)),
-                        ssr_mode=False, theme=THEME, css=CSS, footer_links=["gradio", "settings"])
+    demo = build_demo()
+    settings = dict(server_name=os.environ.get("GRADIO_SERVER_NAME", "127.0.0.1"),
+                    server_port=int(os.environ.get("GRADIO_SERVER_PORT", 7860)), ssr_mode=False, theme=THEME,
+                    css=CSS, footer_links=["gradio", "settings"])
+    return demo, demo.launch(**{**settings, **overrides})
 
 
 if __name__ == "__main__":
-    main()
+    launch()

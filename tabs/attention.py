@@ -12,8 +12,8 @@ import visualize as viz
 from transformer.analysis import LOW_IS_INTERESTING
 from transformer.probe import KINDS, record_attention
 
-from .common import (ATTENTION_CAP, FAST, MAX_PROMPT_CHARS, SHIPPED, UserError, browser_key, check_choice,
-                     check_number, check_text, handler, resolve, shipped_model)
+from .common import (ATTENTION_CAP, FAST, MAX_PROMPT_CHARS, SHIPPED, Slider, UserError, browser_key,
+                     check_choice, check_number, check_text, handler, resolve, shipped_model)
 from .exports import EXPORTS
 
 SCORES = ["entropy", "mean distance", "diagonal", "anti-diagonal", "previous token", "duplicate token", "induction"]
@@ -138,8 +138,8 @@ def build_attention_tab(demo, ckpt, key):
             with gr.Column(scale=2):
                 kind = gr.Radio(list(KINDS), value="cross", label="Attention", elem_id="att-kind")
                 with gr.Row():
-                    layer = gr.Slider(0, 1, value=0, step=1, label="Layer", elem_id="att-layer")
-                    head = gr.Slider(0, 3, value=0, step=1, label="Head", elem_id="att-head")
+                    layer = Slider(0, 1, value=0, step=1, label="Layer", elem_id="att-layer")
+                    head = Slider(0, 3, value=0, step=1, label="Head", elem_id="att-head")
                 score = gr.Dropdown(SCORES, value="anti-diagonal", label="Overview colour", elem_id="att-score")
                 overview = gr.Plot(show_label=False, label="Layers x heads", elem_id="att-overview")
         gr.Markdown("Each row is a token looking at the tokens of the columns; a row's weights sum to 1. Grey "

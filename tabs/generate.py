@@ -12,8 +12,8 @@ from transformer.data import TASKS
 from transformer.generate import STRATEGIES, generate
 from transformer.probe import encode_input, record_step
 
-from .common import (ATTENTION_CAP, MAX_PROMPT_CHARS, browser_key, check_choice, check_number, check_text, handler,
-                     resolve, unknown_notice)
+from .common import (ATTENTION_CAP, MAX_PROMPT_CHARS, Number, Slider, browser_key, check_choice, check_number,
+                     check_text, handler, resolve, unknown_notice)
 
 LM_PROMPTS = ["ROMEO:\n", "First Citizen:\nBefore we proceed", "KING RICHARD III:\nNow is the", "JULIET:\nO "]
 
@@ -101,18 +101,18 @@ def build_generate_tab(ckpt, key):
                 go = gr.Button("Generate", variant="primary", elem_id="gen-go")
         with gr.Row():
             strategy = gr.Radio(list(STRATEGIES), value="greedy", label="Decoding")
-            temperature = gr.Slider(0, 2, value=1.0, step=0.05, label="Temperature (sample)")
-            top_k = gr.Slider(0, 50, value=0, step=1, label="Top-k (0 = off)")
-            top_p = gr.Slider(0.05, 1, value=1.0, step=0.05, label="Top-p (1 = off)")
+            temperature = Slider(0, 2, value=1.0, step=0.05, label="Temperature (sample)")
+            top_k = Slider(0, 50, value=0, step=1, label="Top-k (0 = off)")
+            top_p = Slider(0.05, 1, value=1.0, step=0.05, label="Top-p (1 = off)")
         with gr.Row():
-            num_beams = gr.Slider(1, 8, value=4, step=1, label="Beams (beam)")
-            max_new = gr.Slider(1, 400, value=120, step=1, label="Max new tokens")
-            seed = gr.Number(value=0, precision=0, label="Seed (-1 = random)")
+            num_beams = Slider(1, 8, value=4, step=1, label="Beams (beam)")
+            max_new = Slider(1, 400, value=120, step=1, label="Max new tokens")
+            seed = Number(value=0, precision=0, label="Seed (-1 = random)")
         notice = gr.Markdown(elem_id="gen-notice")
         output = gr.Textbox(label="Output", lines=6, elem_id="gen-output", buttons=["copy"])
         table = gr.Dataframe(label="Each step: the token, its probability, the alternatives", max_height=300)
         gen_state = gr.State(None)
-        picker = gr.Slider(0, 1, value=0, step=1, label="Pick a generated token", interactive=False,
+        picker = Slider(0, 1, value=0, step=1, label="Pick a generated token", interactive=False,
                            elem_id="gen-picker")
         with gr.Row():
             probs_plot = gr.Plot(show_label=False, label="Top alternatives", elem_id="gen-probs")

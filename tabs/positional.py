@@ -6,7 +6,7 @@ import gradio as gr
 import visualize as viz
 from transformer.embeddings import sinusoidal_table
 
-from .common import FAST, SHIPPED, UserError, browser_key, check_number, handler, resolve, shipped_model
+from .common import FAST, SHIPPED, Slider, UserError, browser_key, check_number, handler, resolve, shipped_model
 
 
 def parse_dims(dims, d_model: int) -> tuple[list[int], str]:
@@ -63,8 +63,8 @@ def captioned_plot(label: str, caption: str) -> gr.Plot:
 def build_positional_tab(demo, ckpt, key):
     with gr.Tab("Positional encoding", id="positional"):
         with gr.Row():
-            d_model = gr.Slider(8, 512, value=128, step=2, label="d_model")
-            length = gr.Slider(8, 512, value=100, step=1, label="Positions")
+            d_model = Slider(8, 512, value=128, step=2, label="d_model")
+            length = Slider(8, 512, value=100, step=1, label="Positions")
             dims = gr.Textbox(value="0, 1, 6, 7, 40", label="Dimensions to plot as waves")
         with gr.Row():
             matrix = captioned_plot("PE matrix", "Each row is a position's vector. Left columns wave fast, right "

@@ -7,7 +7,7 @@ import gradio as gr
 
 from transformer.data import TASKS
 
-from .common import USER_MODELS, UserError, browser_key, checkpoint_choices, handler
+from .common import USER_MODELS, Number, UserError, browser_key, checkpoint_choices, handler
 from .exports import EXPORTS
 from .training_session import LIMITS, PRESETS, TrainingRequest, export_checkpoint, run_training_session
 
@@ -58,10 +58,10 @@ def idle():
     return gr.update(interactive=True, value="Start")
 
 
-def bounded_number(key: str, label: str) -> gr.Number:
+def bounded_number(key: str, label: str) -> Number:
     """A number box preset to the tiny model's value; gradio itself refuses values outside LIMITS[key]."""
     lo, hi = LIMITS[key]
-    return gr.Number(value=PRESETS["tiny"][key], label=f"{label} ({lo:g}-{hi:g})", minimum=lo, maximum=hi,
+    return Number(value=PRESETS["tiny"][key], label=f"{label} ({lo:g}-{hi:g})", minimum=lo, maximum=hi,
                      precision=None if isinstance(lo, float) else 0)
 
 

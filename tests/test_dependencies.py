@@ -68,3 +68,14 @@ def test_visualize_does_not_import_gradio():
     if not (ROOT / "visualize").is_dir():
         return  # nothing to check yet: no visualize package
     assert violations("visualize", {"gradio", "app"}) == []
+
+
+def test_the_app_and_library_never_import_transformers():
+    """Invariant: `transformers` is a dev/test dependency only (the oracle for transformer/pretrained.py and the peer
+    in bench/versus_hf.py): no module of transformer/, tabs/ or visualize/, and not app.py, imports it."""
+    found = [v for package in ("transformer", "tabs", "visualize") if (ROOT / package).is_dir()
+             for v in violations(package, {"transformers"})]
+    if "transformers" in imported_modules((ROOT / "app.py").read_text(encoding="utf-8")):
+        found.append("app.py imports transformers")
+    assert found == []
+    assert "transformers" in imported_modules("from transformers import GPT2LMHeadModel")  # the checker sees it

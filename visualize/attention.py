@@ -13,11 +13,12 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from .style import (ATTENTION_COLORSCALE, BAR_COLOR, FRAME, HIGHLIGHT_COLOR, LEGEND_BELOW, MASKED_COLOR, as_array,
-                    axis_labels, style_figure, token_axis)
+                    axis_labels, colorbar, style_figure, token_axis)
 
 UNBOUNDED_SCORES = {"entropy", "mean distance"}  # coloured by their data range; the other scores lie in 0..1
 DARK_MEANS = {("entropy", True): "sharp", ("entropy", False): "spread out"}  # (score, low_is_interesting) -> words
 MASKED = "masked (this query may not attend here)"
+_BELOW_AXIS, _OVERVIEW_BOTTOM = 58, 130  # px: the overview's axis labels and title; its bottom margin
 _HOVER = ("%{customdata[0]} → %{customdata[1]}: %{z:.3f}<br>query %{customdata[2]}, key %{customdata[3]}"
           "<extra>%{fullData.name}</extra>")
 _MASKED_HOVER = f"%{{customdata[0]}} → %{{customdata[1]}}: {MASKED}<extra></extra>"
@@ -87,7 +88,7 @@ def head_heatmap(weights, query_tokens, key_tokens, title="", mask=None) -> go.F
     _check_tokens(w.shape, query_tokens, key_tokens)
     allowed = _allowed(mask, w.shape)  # (T, S) or None
     fig = go.Figure(_attention_trace(w, query_tokens, key_tokens, allowed, name="", zmin=0, zmax=1,
-                                     colorscale=ATTENTION_COLORSCALE, colorbar=dict(title="weight")))
+                                     colorscale=ATTENTION_COLORSCALE, colorbar=colorbar("weight")))
     if allowed is not None:
         fig.add_trace(_masked_trace(allowed, query_tokens, key_tokens))
         _masked_key(fig)
@@ -113,7 +114,7 @@ def layer_grid(weights, query_tokens, key_tokens, title="", cols=4, mask=None) -
     nrows = max(1, math.ceil(H / ncols))
     specs = [[{} if r * ncols + c < H else None for c in range(ncols)] for r in range(nrows)]
     fig = make_subplots(rows=nrows, cols=ncols, specs=specs, subplot_titles=[f"head {h}" for h in range(H)],
-                        horizontal_spacing=0.03, vertical_spacing=min(0.08, 0.3 / nrows))
+                        horizontal_spacing=0.045, vertical_spacing=min(0.08, 0.3 / nrows))
     small = 12 if max(T, S) <= 24 else 11
     for h in range(H):
         row, col = h // ncols + 1, h % ncols + 1
@@ -123,27 +124,30 @@ def layer_grid(weights, query_tokens, key_tokens, title="", cols=4, mask=None) -
             fig.add_trace(_masked_trace(allowed, query_tokens, key_tokens), row=row, col=col)
         fig.update_xaxes(**token_axis(key_tokens, size=small), showticklabels=h + ncols >= H, row=row, col=col)
         fig.update_yaxes(**token_axis(query_tokens, size=small), showticklabels=col == 1, row=row, col=col)
-    fig.update_annotations(font_size=14)  # the subplot titles
+    fig.update_annotations(font_size=13)  # the subplot titles: "head 0" fits above a quarter of a phone
     fig.update_xaxes(**FRAME)
     fig.update_yaxes(autorange="reversed", **FRAME)
     if allowed is not None:
         _masked_key(fig)
-    return style_figure(fig, title, height=120 + 250 * nrows + (40 if allowed is not None else 0),
-                        coloraxis=dict(cmin=0, cmax=1, colorscale=ATTENTION_COLORSCALE,
-                                       colorbar=dict(title="weight")))
+    return style_figure(fig, title, top_space=30, height=120 + 250 * nrows + (40 if allowed is not None else 0),
+                        coloraxis=dict(cmin=0, cmax=1, colorscale=ATTENTION_COLORSCALE, colorbar=colorbar("weight")))
 
 
-def _cell_text(s: np.ndarray, bounded: bool, narrow: bool) -> list[list[str]]:
-    """The numbers written in the overview's cells: 2 decimals, or fewer characters when there are many heads
-    (".86" for a 0..1 score, one decimal otherwise)."""
+def _cell_text(s: np.ndarray, bounded: bool) -> list[list[str]]:
+    """The numbers written in the overview's cells, shorter as the heads (columns) get more and narrower: plotly
+    sizes the text to its cell by the number of characters, so fewer characters stay readable on a phone.
+    Up to 4 heads "0.86" and "2.31"; up to 8 ".86" and "2.3"; more: ".9" and "2.3"."""
+    H = s.shape[1]
+
     def fmt(v: float) -> str:
         if not np.isfinite(v):
             return ""
-        if not narrow:
+        if H <= 4:
             return f"{v:.2f}"
-        if bounded:
-            return "1" if v >= 0.995 else f"{v:.2f}".replace("0.", ".", 1)
-        return f"{v:.0f}" if abs(v) >= 10 else f"{v:.1f}"
+        if not bounded:
+            return f"{v:.0f}" if abs(v) >= 10 else f"{v:.1f}"
+        text = f"{v:.2f}" if H <= 8 else f"{v:.1f}"
+        return "1" if float(text) == 1 else text.replace("0.", ".", 1)
     return [[fmt(v) for v in row] for row in s.tolist()]
 
 
@@ -151,8 +155,9 @@ def overview(scores, score_name, title="", low_is_interesting=False) -> go.Figur
     """One score for every head, scores (L, H): layers down (layer 0 at the top), heads across, values written in.
 
     The colour runs from white to dark so that the interesting heads are dark: high values by default, low ones
-    with `low_is_interesting` (entropy: a sharp head has a low entropy); the colour bar's title says which.
-    The numbers shrink to fit their cells (white on dark cells); with more than 6 heads they are written shorter.
+    with `low_is_interesting` (entropy: a sharp head has a low entropy); the colour bar's title says which. The
+    bar lies under the plot, leaving the cells the figure's whole width.
+    The numbers shrink to fit their cells (white on dark cells); with more than 4 heads they are written shorter.
     """
     s = as_array(scores, 2, "scores")  # (L, H)
     L, H = s.shape
@@ -166,14 +171,20 @@ def overview(scores, score_name, title="", low_is_interesting=False) -> go.Figur
     meaning = DARK_MEANS.get((score_name, low), "low" if low else "high")
     fig = go.Figure(go.Heatmap(
         z=s, x=list(range(H)), y=list(range(L)), zmin=zmin, zmax=zmax, colorscale=ATTENTION_COLORSCALE,
-        reversescale=low, text=_cell_text(s, bounded, narrow=H > 6), texttemplate="%{text}",
-        xgap=2, ygap=2, colorbar=dict(title=dict(text=f"{score_name}<br>(dark = {meaning})", side="right")),
-        hovertemplate=f"layer %{{y}}, head %{{x}}<br>{score_name}: %{{z:.3f}}<extra></extra>"))
-    fig.update_xaxes(title_text="head", tickmode="array", tickvals=list(range(H)), ticktext=[str(h) for h in range(H)],
-                     tickfont=dict(size=14), showgrid=False)
-    fig.update_yaxes(title_text="layer", autorange="reversed", tickmode="array", tickvals=list(range(L)),
-                     ticktext=[str(layer) for layer in range(L)], tickfont=dict(size=14), showgrid=False)
-    return style_figure(fig, title, height=max(300, 160 + 50 * L))
+        reversescale=low, text=_cell_text(s, bounded), texttemplate="%{text}",
+        xgap=2, ygap=2, hovertemplate=f"layer %{{y}}, head %{{x}}<br>{score_name}: %{{z:.3f}}<extra></extra>"))
+    numbered = dict(type="category", tickmode="auto", tickfont=dict(size=14), showgrid=False)  # thinned if crowded
+    fig.update_xaxes(title_text="head", **numbered)
+    fig.update_yaxes(title_text="layer", autorange="reversed", **numbered)
+    height = max(330, 220 + 45 * L)
+    style_figure(fig, title, height=height)
+    # The colour bar lies flat under the "head" axis title: placed in pixels (plotly places a flat bar's title
+    # right only relative to the plot area), so that it never covers the axis.
+    plot_height = height - fig.layout.margin.t - _OVERVIEW_BOTTOM
+    fig.update_layout(margin_b=_OVERVIEW_BOTTOM)
+    fig.update_traces(colorbar=dict(orientation="h", y=-_BELOW_AXIS / plot_height, yanchor="top", thickness=14,
+                                    title=dict(text=f"{score_name} (dark = {meaning})", side="top")))
+    return fig
 
 
 def scores_table(scores) -> pd.DataFrame:
@@ -212,6 +223,7 @@ def token_probabilities(chosen_token: str, top: list[tuple[str, float]], title="
         x=probs, y=list(range(len(probs))), orientation="h",
         marker_color=[HIGHLIGHT_COLOR if i == chosen else BAR_COLOR for i in range(len(probs))],
         text=[f"{p:.1%}" + (" (chosen)" if i == chosen else "") for i, p in enumerate(probs)], textposition="auto",
+        textangle=0,
         customdata=axis_labels(tokens), hovertemplate="%{customdata}: %{x:.3f}<extra></extra>"))
     fig.update_xaxes(title_text="probability", tickformat=".0%", range=[0, max(probs + [0.0]) * 1.15 or 1])
     fig.update_yaxes(autorange="reversed", **token_axis(tokens))

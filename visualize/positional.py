@@ -10,7 +10,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .style import DIVERGING_COLORSCALE, LEGEND_BELOW, as_array, style_figure
+from .style import DIVERGING_COLORSCALE, LEGEND_BELOW, as_array, colorbar, style_figure
 
 
 def _table_heatmap(table: np.ndarray, **kwargs) -> go.Heatmap:
@@ -22,7 +22,7 @@ def _table_heatmap(table: np.ndarray, **kwargs) -> go.Heatmap:
 def pe_matrix(table, title="") -> go.Figure:
     """The positional-encoding table (L, D): one row per position (0 at the top), one column per dimension."""
     pe = as_array(table, 2, "table")  # (L, D)
-    fig = go.Figure(_table_heatmap(pe, zmid=0, colorbar=dict(title="value")))
+    fig = go.Figure(_table_heatmap(pe, zmid=0, colorbar=colorbar("value")))
     fig.update_xaxes(title_text="dimension")
     fig.update_yaxes(title_text="position", autorange="reversed")
     return style_figure(fig, title)
@@ -56,7 +56,7 @@ def pe_similarity(table, title="") -> go.Figure:
     pe = as_array(table, 2, "table").astype(np.float64)  # (L, D)
     sim = pe @ pe.T  # (L, L)
     fig = go.Figure(go.Heatmap(z=sim, x=list(range(len(sim))), y=list(range(len(sim))),
-                               colorscale=DIVERGING_COLORSCALE, zmid=0, colorbar=dict(title="dot product"),
+                               colorscale=DIVERGING_COLORSCALE, zmid=0, colorbar=colorbar("dot product"),
                                hovertemplate="positions %{y} · %{x}: %{z:.2f}<extra></extra>"))
     fig.update_xaxes(title_text="position")
     fig.update_yaxes(title_text="position", autorange="reversed")
@@ -76,8 +76,8 @@ def pe_side_by_side(sinusoidal, learned, title="") -> go.Figure:
         finite = np.abs(pe[np.isfinite(pe)])
         limit = float(finite.max()) if finite.size and finite.max() > 0 else 1.0
         domain = fig.get_subplot(row, 1).yaxis.domain  # (bottom, top) as fractions of the plot height
-        fig.add_trace(_table_heatmap(pe, zmin=-limit, zmax=limit, colorbar=dict(
-            y=sum(domain) / 2, len=domain[1] - domain[0], thickness=14)), row=row, col=1)
+        fig.add_trace(_table_heatmap(pe, zmin=-limit, zmax=limit, colorbar=colorbar(
+            y=sum(domain) / 2, len=domain[1] - domain[0])), row=row, col=1)
         fig.update_yaxes(title_text="position", autorange="reversed", row=row, col=1)
     fig.update_xaxes(title_text="dimension", row=2, col=1)
-    return style_figure(fig, title, height=640)
+    return style_figure(fig, title, top_space=30, height=640)

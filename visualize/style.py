@@ -14,7 +14,9 @@ FONT = dict(family="Helvetica, Arial, sans-serif", size=16, color="#222222")  # 
 TITLE_SIZE = 18
 TITLE_WRAP = 30  # longer titles go on two lines: a 390 px phone fits about 30 characters of an 18 px title
 # Base margins; the axes' automargin (plotly_white) and the colour bars and legends grow them to fit their text.
-MARGIN = dict(l=10, r=10, t=80, b=10)
+# The top one is set from the title's number of lines (plotly does not grow it for a title).
+MARGIN = dict(l=10, r=10, b=10)
+TITLE_LINE = 26  # px per line of title
 LEGEND_BELOW = dict(orientation="h", yref="container", y=0, yanchor="bottom", x=0, xanchor="left")
 
 # Attention weights: pure white at 0 (clearly "nothing here") to dark navy at 1. Plotly's "Blues" with white first.
@@ -45,15 +47,27 @@ def wrap_title(title: str, width: int = TITLE_WRAP) -> str:
     return title[:cut] + "<br>" + title[cut:]
 
 
-def style_figure(fig: go.Figure, title: str = "", **layout) -> go.Figure:
-    """Apply the projector- and phone-friendly layout (plus any `layout` overrides) to `fig` and return it."""
+def colorbar(title: str = "", **extra) -> dict:
+    """A slim colour bar whose title runs along its side (a title on top collides with the top tick label and
+    widens the bar on a phone)."""
+    return dict(title=dict(text=title, side="right"), thickness=16, **extra)
+
+
+def style_figure(fig: go.Figure, title: str = "", top_space: int = 0, **layout) -> go.Figure:
+    """Apply the projector- and phone-friendly layout (plus any `layout` overrides) to `fig` and return it.
+
+    The title is wrapped to two lines when long and the top margin made to hold it, plus `top_space` pixels for
+    what sits above the plot area (subplot titles).
+    """
+    text = wrap_title(title)
+    lines = text.count("<br>") + 1 if text else 0
     fig.update_layout(
         template="plotly_white",
         font=FONT,
-        title=dict(text=wrap_title(title), font=dict(size=TITLE_SIZE), x=0.02, xanchor="left"),
+        title=dict(text=text, font=dict(size=TITLE_SIZE), x=0.02, xanchor="left"),  # centred in the top margin
         paper_bgcolor="white",
         plot_bgcolor="white",
-        margin=dict(MARGIN, autoexpand=True),
+        margin=dict(MARGIN, t=24 + TITLE_LINE * lines + top_space, autoexpand=True),
         autosize=True,
         hoverlabel=dict(font_size=16),
     )
@@ -79,7 +93,7 @@ def token_axis(tokens, size: int | None = None, **extra) -> dict:
     always names the full token.
     """
     n = len(tokens)
-    size = size or (16 if n <= 24 else 13)
+    size = size or (16 if n <= 16 else 14 if n <= 32 else 13)
     return dict(type="category", tickmode="auto", autotickangles=[0, 90], tickfont=dict(size=size),
                 labelalias={str(i): label for i, label in enumerate(axis_labels(tokens))}, **extra)
 

@@ -325,3 +325,92 @@ def tour_model(page) -> dict:
 
 TOURS = {"generate": tour_generate, "attention": tour_attention, "positional": tour_positional, "train": tour_train,
          "model": tour_model}
+
+
+# --- layout: what a figure's text looks like on a projector and on a phone --------------------------------------
+
+PROJECTOR = {"width": 1280, "height": 800}
+PHONE = {"width": 390, "height": 844}
+
+# JS: for every drawn plotly figure under `root`, the page boxes of its SVG texts (titles, axis titles, tick labels,
+# colour-bar titles and ticks, legend texts, annotations, bar texts), without the hover layer and empty texts;
+# the heatmap cell numbers separately, as they are meant to sit inside their cells.
+_FIGURE_TEXTS = """(root) => {
+    const figures = [];
+    const scope = root ? document.querySelector(root) : document;
+    for (const gd of (scope ? scope.querySelectorAll('.js-plotly-plot') : [])) {
+        const svg = gd.querySelector('svg.main-svg');
+        const box = svg ? svg.getBoundingClientRect() : {width: 0, height: 0};  // the drawn figure
+        if (box.width < 1 || box.height < 1) continue;  // in a hidden tab, or not drawn yet
+        const owner = gd.closest('[id]:not(.js-plotly-plot)');
+        const title = (gd.querySelector('.gtitle') || {}).textContent || '';
+        const texts = [], cells = [];
+        for (const t of gd.querySelectorAll('svg.main-svg text')) {
+            if (t.closest('.hoverlayer')) continue;
+            const text = (t.textContent || '').trim();
+            const r = t.getBoundingClientRect();
+            if (!text || r.width < 1 || r.height < 1) continue;
+            const style = getComputedStyle(t);
+            if (style.visibility === 'hidden' || style.display === 'none' || style.opacity === '0') continue;
+            const group = t.closest('g[class]');
+            const item = {text: text.slice(0, 40), kind: (t.getAttribute('class') || '') + ' in '
+                          + (group ? group.getAttribute('class') : ''),
+                          x0: r.left, y0: r.top + window.scrollY, x1: r.right, y1: r.bottom + window.scrollY};
+            (t.closest('.heatmap-label') ? cells : texts).push(item);
+        }
+        figures.push({id: owner ? owner.id : '', title, texts, cells,
+                      box: {x0: box.left, y0: box.top + window.scrollY, x1: box.right, y1: box.bottom + window.scrollY}});
+    }
+    return figures;
+}"""
+
+
+def figure_texts(page, root: str | None = None) -> list[dict]:
+    """The text boxes of every figure drawn under the CSS selector `root` (default: the whole page); figures in
+    hidden tabs have no size and are left out.
+
+    Each figure: {"id": its gr.Plot's elem_id, "title", "box", "texts": [...], "cells": [...]}, every box in page
+    pixels {x0, y0, x1, y1}; "cells" are the numbers written inside heatmap cells.
+    """
+    return page.evaluate(_FIGURE_TEXTS, root)
+
+
+def _overlap(a: dict, b: dict) -> float:
+    """How far two boxes overlap: the smaller of the overlap's width and height (<= 0 when they do not)."""
+    return min(min(a["x1"], b["x1"]) - max(a["x0"], b["x0"]), min(a["y1"], b["y1"]) - max(a["y0"], b["y0"]))
+
+
+def text_overlaps(figure: dict, tolerance: float = 2.0) -> list[str]:
+    """Pairs of a figure's texts that overlap by more than `tolerance` pixels (cell numbers only with each other),
+    and texts that stick out of the figure (cut off at its edge)."""
+    problems = []
+    for group in ("texts", "cells"):
+        items = figure[group]
+        for i, a in enumerate(items):
+            for b in items[i + 1:]:
+                depth = _overlap(a, b)
+                if depth > tolerance:
+                    problems.append(f"{a['text']!r} ({a['kind']}) overlaps {b['text']!r} ({b['kind']}) by {depth:.0f} px")
+    box = figure["box"]
+    for t in figure["texts"] + figure["cells"]:
+        out = max(box["x0"] - t["x0"], t["x1"] - box["x1"], box["y0"] - t["y0"], t["y1"] - box["y1"])
+        if out > tolerance:
+            problems.append(f"{t['text']!r} ({t['kind']}) sticks out of the figure by {out:.0f} px")
+    return problems
+
+
+def tab_buttons(page) -> list[dict]:
+    """Every tab button of the page: its label, whether it is shown, and its box in the viewport."""
+    return page.evaluate("""() => [...document.querySelectorAll('[role=tab]')].map(b => {
+        const r = b.getBoundingClientRect(), s = getComputedStyle(b);
+        return {label: b.textContent.trim(), x0: r.left, y0: r.top, x1: r.right, y1: r.bottom,
+                shown: r.width > 0 && r.height > 0 && s.visibility !== 'hidden' && s.display !== 'none'};
+    })""")
+
+
+def plots_drawn(page, count: int | None = None) -> None:
+    """Wait until the visible tab's figures are drawn (at least `count` of them, when given) and settled."""
+    panel = visible_panel(page)
+    if count:
+        panel.locator(".js-plotly-plot .main-svg").nth(count * 2 - 1).wait_for()  # two main-svg per figure
+    page.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")

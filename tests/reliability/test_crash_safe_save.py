@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -120,8 +121,8 @@ def test_cli_resume_after_a_kill_between_the_renames_continues_the_run(tmp_path)
     real_rename = os.rename
 
     def rename_or_die(src, dst, *a, **k):
-        if Path(src).name.startswith(".run.tmp-") and old.exists():  # publishing the step-4 checkpoint
-            os.kill(os.getpid(), 9)
+        if Path(dst) == out and old.exists():  # about to publish the step-4 checkpoint, the step-2 one set aside
+            os.kill(os.getpid(), signal.SIGKILL)
         return real_rename(src, dst, *a, **k)
 
     def interrupted_run():

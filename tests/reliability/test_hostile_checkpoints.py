@@ -126,7 +126,7 @@ CASES = {  # name: (how to spoil a copy of a valid checkpoint, what the message 
     "n_heads 8192": (model_field(d_model=8192, n_heads=8192), "n_heads=8192 is larger"),
     "n_decoder_layers 10**9": (model_field(n_decoder_layers=10**9), "n_decoder_layers=1000000000 is larger"),
     "n_encoder_layers 10**9": (model_field(n_encoder_layers=10**9), "n_encoder_layers=1000000000 is larger"),
-    "17 billion numbers": (model_field(d_model=2**15, d_ff=2**18), "more than a checkpoint may hold"),
+    "47 billion numbers": (model_field(d_model=2**15, d_ff=2**18), "more than a checkpoint may hold"),
     "4 billion in the sinusoidal table": (model_field(d_model=2**12, max_len=2**20), "more than a checkpoint may hold"),
     "config nested 200,000 deep": (write("config.json", nested(200_000)), "config.json is nested too deeply"),
     "config of 2 MB": (edit_json("config.json", lambda info: info.update(metrics={"x": "y" * 2**21})),

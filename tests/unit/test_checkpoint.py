@@ -52,6 +52,47 @@ def test_round_trip_untied_learned_gqa_decoder_only(tmp_path, make_model, char_t
         assert torch.equal(a, b), name
 
 
+def test_round_trip_of_every_config_switch(tmp_path, make_model, char_tokenizer):
+    """Invariant: the loader's expected shapes come from the model itself (built on the meta device), so a model
+    using the config's other switches (attention-only layers, tanh GELU, unscaled embeddings, its own LayerNorm
+    epsilon, pre-norm) round-trips bit for bit too."""
+    model = make_model("decoder-only", attention_only=True, activation="gelu_tanh", scale_embeddings=False,
+                       layer_norm_eps=1e-6, norm_first=True)
+    loaded, _, _ = load_checkpoint(save_checkpoint(tmp_path / "lm", model, char_tokenizer), device="cpu")
+    assert loaded.config == model.config
+    for name, value in model.state_dict().items():
+        assert torch.equal(loaded.state_dict()[name], value), name
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float64])
+def test_weights_in_another_floating_dtype_load(saved, dtype):
+    """Invariant: the dtype check refuses integers and booleans only: weights stored as float16, bfloat16 or
+    float64 load, converted to the model's float32 (oracle: the stored values cast to float32)."""
+    from safetensors.torch import load_file, save_file
+
+    path = saved[0]
+    tensors = {k: v.to(dtype) for k, v in load_file(str(path / "model.safetensors")).items()}
+    save_file(tensors, str(path / "model.safetensors"))
+    loaded, _, _ = load_checkpoint(path, device="cpu")
+    assert torch.equal(loaded.embed.weight, tensors["embed.weight"].float())
+
+
+def test_a_checkpoint_set_aside_by_a_killed_save_loads_and_is_put_back(saved, make_model):
+    """Invariant (crash-safe save): when a save died between its two renames, `<name>` is absent and the previous
+    checkpoint is `.<name>.old`; load_checkpoint reads it, and recover_checkpoint (run by the next save or resume)
+    renames it back and removes the unfinished save's temporary folder."""
+    from transformer.checkpoint import recover_checkpoint
+
+    path, model, tok = saved
+    os.rename(path, path.with_name(".ckpt.old"))
+    (path.parent / ".ckpt.tmp-unfinished").mkdir()
+    loaded, _, info = load_checkpoint(path, device="cpu")
+    assert info["task"] == "reverse" and torch.equal(loaded.embed.weight, model.embed.weight)
+    recover_checkpoint(path)
+    assert os.listdir(path.parent) == ["ckpt"]
+    assert torch.equal(load_checkpoint(path, device="cpu")[0].embed.weight, model.embed.weight)
+
+
 def test_device_auto_is_cuda_when_present_else_cpu(saved):
     """Oracle: torch.cuda.is_available() decides what "auto" means; the loaded model lives there."""
     expected = torch.device("cuda" if torch.cuda.is_available() else "cpu")

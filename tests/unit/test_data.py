@@ -214,3 +214,62 @@ def test_text_batch_windows_are_slices_and_targets_are_shifted():
     assert int(y.max()) <= 99
     x2, _ = text_batch(data, 8, 16, torch.Generator().manual_seed(0))
     assert torch.equal(x, x2)
+
+
+# --- the induction task: random distinct tokens, then the same again ------------------------------------------
+
+from transformer.data import INDUCTION_ALPHABET, InductionData, repeated_random_tokens  # noqa: E402
+
+
+def test_repeated_random_tokens_are_two_copies_of_distinct_allowed_ids():
+    """Invariant: each row is n distinct ids from the allowed set, then the same n; the seed decides the rows; more
+    distinct tokens than there are ids is a ValueError."""
+    ids = torch.arange(10, 30)
+    seqs = repeated_random_tokens(ids, 40, 7, torch.Generator().manual_seed(0))
+    assert seqs.shape == (40, 14) and torch.equal(seqs[:, :7], seqs[:, 7:])
+    assert all(len(set(row[:7].tolist())) == 7 for row in seqs) and set(seqs.flatten().tolist()) <= set(range(10, 30))
+    assert torch.equal(seqs, repeated_random_tokens(ids, 40, 7, torch.Generator().manual_seed(0)))
+    with pytest.raises(ValueError, match="seq_len"):
+        repeated_random_tokens(ids, 1, 21, torch.Generator())
+
+
+def test_induction_data_batches_are_shifted_repeats_of_varying_length():
+    """Invariant: y is x shifted one token left (x + y's last token is a whole sequence whose halves are equal); the
+    half length varies between batches within [min_half, max_half]; the validation batch is fixed at max_half."""
+    data = InductionData(torch.arange(4, 66), 4, 32, seed=0, n_val=8)
+    halves = set()
+    for _ in range(30):
+        (x,), y = data.train_batch(16)
+        assert torch.equal(x[:, 1:], y[:, :-1])
+        whole = torch.cat([x, y[:, -1:]], dim=1)
+        n = whole.size(1) // 2
+        assert whole.size(1) == 2 * n and torch.equal(whole[:, :n], whole[:, n:]) and 4 <= n <= 32
+        halves.add(n)
+    assert len(halves) > 5
+    vx, vy = data.val_batch
+    assert vx.shape == (8, 63) and torch.equal(vx, InductionData(torch.arange(4, 66), 4, 32, 0, 8).val_batch[0])
+
+
+def test_induction_data_resumes_where_it_stopped():
+    """Invariant: load_state(state()) continues with the same batches as an uninterrupted run."""
+    a = InductionData(torch.arange(4, 66), 4, 32, seed=1, n_val=4)
+    a.train_batch(8)
+    state = a.state()
+    expected = a.train_batch(8)
+    b = InductionData(torch.arange(4, 66), 4, 32, seed=99, n_val=4)
+    b.load_state(state)
+    got = b.train_batch(8)
+    assert torch.equal(got[0][0], expected[0][0]) and torch.equal(got[1], expected[1])
+
+
+def test_cli_builds_a_decoder_only_induction_model_on_the_alphabet(tmp_path):
+    """Invariant: --induction gives a decoder-only model over the specials + INDUCTION_ALPHABET, max_len =
+    block_size, task "induction", and InductionData whose halves fill the context."""
+    args = parse_args(["--induction", "--out", str(tmp_path / "ind"), "--attention-only", "--n-decoder-layers", "2",
+                       "--d-model", "32", "--n-heads", "4", "--block-size", "40"])
+    model, tok, data, _, info, val_text = build(args)
+    cfg = model.config
+    assert (cfg.arch, cfg.attention_only, cfg.max_len, info["task"], val_text) == ("decoder-only", True, 40,
+                                                                                   "induction", None)
+    assert tok.vocab_size == cfg.vocab_size == 4 + len(INDUCTION_ALPHABET) and UNK_ID not in tok.encode("kqwzjxtb")
+    assert isinstance(data, InductionData) and data.max_half == 20 and data.val_batch[0].size(1) == 39

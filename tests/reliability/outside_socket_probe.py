@@ -1,0 +1,79 @@
+"""Run the app with a Python audit hook that refuses and records every socket to a non-loopback address, use every
+tab through gradio_client, and print the refused attempts as JSON (run by test_no_outside_sockets.py in a fresh
+process, with no analytics switch in its environment: app.py must switch it off itself)."""
+from __future__ import annotations
+
+import ipaddress
+import json
+import os
+import sys
+
+OUTSIDE: list[str] = []
+
+
+def _is_loopback(host) -> bool:
+    if host in (None, "", "localhost", "0.0.0.0", "::"):
+        return True
+    if isinstance(host, bytes):
+        host = host.decode(errors="replace")
+    try:
+        return ipaddress.ip_address(str(host).split("%")[0]).is_loopback
+    except ValueError:
+        return False  # a host name other than localhost
+
+
+def _audit(event: str, args) -> None:
+    if event == "socket.getaddrinfo":
+        host = args[0]
+    elif event == "socket.connect":
+        address = args[1]
+        if not isinstance(address, tuple):  # AF_UNIX path
+            return
+        host = address[0]
+    else:
+        return
+    if not _is_loopback(host):
+        OUTSIDE.append(f"{event} {host}")
+        raise OSError(f"outside connection refused by the test: {host}")
+
+
+def main() -> int:
+    sys.addaudithook(_audit)
+    import torch
+
+    torch.set_num_threads(1)
+    import app
+    from gradio_client import Client
+
+    demo, (_, url, _) = app.launch(server_name="127.0.0.1", server_port=None, prevent_thread_lock=True, quiet=True)
+    try:
+        client = Client(url, verbose=False)
+        client.predict("reverse", "attention", "", api_name="/attention")
+        client.predict("cross", 1, 0, "anti-diagonal", api_name="/draw_attention")
+        client.predict(api_name="/export_attention")
+        client.predict("reverse", "hello", "greedy", 1.0, 0, 1.0, 4, 10, 0, api_name="/generate")
+        client.predict(2, api_name="/inspect_step")
+        client.predict("reverse", api_name="/example")
+        client.predict(64, 50, "0, 1", "reverse", api_name="/positional")
+        client.predict("reverse", api_name="/model")
+        train = ("task", "reverse", "", None, "", 1, 4, 32, 3e-3, 20, 8)
+        list(client.submit(*train, api_name="/train"))
+        for hub in ("app.py", "/etc/passwd", "../secrets", "tiny_shakespeare/../../etc"):  # refused before any lookup
+            try:
+                client.predict("text", "reverse", "", None, hub, 1, 4, 32, 3e-3, 20, 8, api_name="/train")
+            except Exception:  # noqa: BLE001  (an AppError is the expected answer)
+                pass
+        try:
+            client.predict(api_name="/stop")
+        except Exception:  # noqa: BLE001
+            pass
+        client.predict("my reverse model #1", api_name="/download_model")
+    finally:
+        demo.close()
+    print("OUTSIDE=" + json.dumps(OUTSIDE))
+    return 0
+
+
+if __name__ == "__main__":
+    os.environ.pop("GRADIO_ANALYTICS_ENABLED", None)
+    sys.exit(main())
