@@ -57,7 +57,26 @@ def build_demo() -> gr.Blocks:
 
 
 THEME = gr.themes.Soft(text_size=gr.themes.sizes.text_lg)
-CSS = ".gradio-container {max-width: 1500px !important}"
+CSS = """
+.gradio-container {max-width: 1500px !important}
+/* Every tab reachable on a phone. Gradio moves the tabs that do not fit on one line into a "..." menu, measuring
+   them on hidden copies; with the copies taking no room every tab stays in the bar, and the bar wraps instead. */
+.tab-container.visually-hidden > button {display: none !important}
+.tab-wrapper {height: auto !important}
+.tab-container[role=tablist] {flex-wrap: wrap; height: auto !important; overflow: visible !important}
+.tab-container[role=tablist] > button {flex: 0 0 auto; height: var(--size-8)}
+/* A hidden tab keeps its width, invisibly: a figure drawn while its tab is hidden (on page load, by a demo button)
+   is then drawn at the width it will be shown at, not at plotly's default 700 px and cut off. */
+.tabs > .tabitem:is([style*="display: none"], [style*="display:none"]) {
+  display: flex !important; visibility: hidden; position: absolute; left: 0; right: 0; height: 0;
+  overflow: hidden; pointer-events: none}
+@media (max-width: 640px) {
+  .tab-container[role=tablist] > button {padding: 0 var(--size-3)}
+  /* On a phone, plots that share a row go one under the other, each the full width. */
+  .row:has(.js-plotly-plot, [data-testid=plotly]) {flex-direction: column !important; flex-wrap: nowrap !important}
+  .row:has(.js-plotly-plot, [data-testid=plotly]) > * {width: 100% !important; min-width: 100% !important}
+}
+"""
 
 
 def keep_freed_memory():

@@ -93,11 +93,13 @@ class MultiHeadAttention(nn.Module):
         return x.view(B, L, heads, self.d_k).transpose(1, 2)  # (B, heads, L, d_k)
 
     def forward(self, query: Tensor, key: Tensor, value: Tensor, mask: Tensor | None = None,
-                need_weights: bool = False, *, is_causal: bool = False,
-                cache: KVCache | None = None) -> tuple[Tensor, Tensor | None]:
+                need_weights: bool = False, *, is_causal: bool = False, cache: KVCache | None = None,
+                head_mask: Tensor | None = None) -> tuple[Tensor, Tensor | None]:
         """query: (B, T, d_model); key, value: (B, S, d_model); mask: bool, True = may attend.
 
         `is_causal` adds the causal mask (built only on the explicit path; the fused kernel skips it).
+        `head_mask` (H,): 1 keeps a head, 0 switches it off (head ablation): its output head_i is zeroed before
+        Concat(head_1, ..., head_h) W^O, so the layer runs as if that head were not there.
         Returns the output (B, T, d_model) and, if `need_weights`, the weights (B, H, T, S), else None.
         """
         B, T, _ = query.shape
@@ -130,5 +132,7 @@ class MultiHeadAttention(nn.Module):
             out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p, is_causal=is_causal,
                                                  enable_gqa=self.n_kv_heads != self.n_heads)  # (B, H, T, d_k)
             weights = None
+        if head_mask is not None:
+            out = out * head_mask.to(out.dtype).view(1, -1, 1, 1)  # (B, H, T, d_k): ablated heads give 0
         out = out.transpose(1, 2).reshape(B, T, self.n_heads * self.d_k)  # (B, T, d_model)
         return self.out_proj(out), weights

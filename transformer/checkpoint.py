@@ -13,6 +13,7 @@ import os
 import shutil
 import stat
 import tempfile
+from collections import Counter
 from pathlib import Path
 from typing import BinaryIO, Callable
 
@@ -22,7 +23,7 @@ from safetensors.torch import save_model
 from .config import TransformerConfig
 from .model import Transformer
 from .safetensors_reader import read_header, read_tensors
-from .tokenization import tokenizer_from_dict
+from .tokenization import CharTokenizer, tokenizer_from_dict
 
 FORMAT_VERSION = 1
 FILES = ("config.json", "model.safetensors", "tokenizer.json")
@@ -30,6 +31,7 @@ FILES = ("config.json", "model.safetensors", "tokenizer.json")
 MAX_JSON_BYTES = {"config.json": 2**20, "tokenizer.json": 16 * 2**20}  # GPT-2's tokenizer.json is 1.4 MB
 MAX_HEADER_BYTES = 16 * 2**20  # a safetensors header holds ~100 bytes per tensor
 MAX_MODEL_NUMBERS = 2_000_000_000  # parameters + buffers (8 GB in float32)
+MAX_COMPUTED_NUMBERS = 2**25  # buffers computed at load time, not read from the file (the sinusoidal table)
 MAX_SIZES = {"vocab_size": 2**22, "d_model": 2**16, "d_ff": 2**18, "n_heads": 2**12, "n_kv_heads": 2**12,
              "n_encoder_layers": 64, "n_decoder_layers": 64, "max_len": 2**20}
 
@@ -241,27 +243,32 @@ def _model_config(path: Path, info: dict) -> TransformerConfig:
 
 
 def _read_tokenizer(path: Path, config: TransformerConfig):
-    """tokenizer.json, rebuilt; a char vocabulary must round-trip unchanged (distinct single characters in the
-    tokenizer's own order), so that every id means what it meant in training; its size must be config's."""
+    """tokenizer.json, rebuilt, with as many tokens as config.json's vocab_size."""
     data = _read_json(path / "tokenizer.json")
-    vocab = data.get("vocab") if isinstance(data, dict) and data.get("kind") == "char" else None
-    for entry in vocab if isinstance(vocab, list) else []:
-        if not isinstance(entry, str) or len(entry) != 1:
-            raise CheckpointError(f"{path}/tokenizer.json: vocab entry {entry!r:.40} is not a single character")
-    if isinstance(vocab, list) and len(set(vocab)) != len(vocab):
-        twice = sorted({c for c in vocab if vocab.count(c) > 1})
-        raise CheckpointError(f"{path}/tokenizer.json: vocab entries {twice} appear more than once")
+    if isinstance(data, dict) and data.get("kind") == "char" and isinstance(data.get("vocab"), list):
+        _check_char_vocab(path, data["vocab"])
     try:
         tokenizer = tokenizer_from_dict(data)
     except Exception as e:  # json, tokenizers and our own errors: all mean the file is bad
         raise CheckpointError(f"{path}/tokenizer.json: {e}") from None
-    if vocab is not None and tokenizer.to_dict()["vocab"] != vocab:
-        raise CheckpointError(f"{path}/tokenizer.json: vocab is not in the order the char tokenizer keeps "
-                              f"(sorted), so its ids would not be the ones the model was trained with")
     if tokenizer.vocab_size != config.vocab_size:
         raise CheckpointError(f"{path}: tokenizer has {tokenizer.vocab_size} tokens, config says vocab_size="
                               f"{config.vocab_size}")
     return tokenizer
+
+
+def _check_char_vocab(path: Path, vocab: list) -> None:
+    """A char vocabulary is distinct single characters in the order CharTokenizer keeps them (sorted), so that
+    every id means what it meant in training."""
+    for entry in vocab:
+        if not isinstance(entry, str) or len(entry) != 1:
+            raise CheckpointError(f"{path}/tokenizer.json: vocab entry {entry!r:.40} is not a single character")
+    twice = sorted(c for c, n in Counter(vocab).items() if n > 1)
+    if twice:
+        raise CheckpointError(f"{path}/tokenizer.json: vocab entries {twice[:20]} appear more than once")
+    if CharTokenizer(vocab).to_dict()["vocab"] != vocab:
+        raise CheckpointError(f"{path}/tokenizer.json: vocab is not in the order the char tokenizer keeps "
+                              f"(sorted), so its ids would not be the ones the model was trained with")
 
 
 def _read_weights(path: Path, config: TransformerConfig) -> dict[str, torch.Tensor]:
@@ -284,16 +291,22 @@ def _read_weights(path: Path, config: TransformerConfig) -> dict[str, torch.Tens
 def _expected_tensors(path: Path, config: TransformerConfig) -> tuple[dict[str, tuple[int, ...]], list[set[str]]]:
     """The state dict config.json implies (name -> shape) and the groups of names sharing one tensor (tied
     embeddings), read off the model built on the `meta` device: shapes without memory. A model of more than
-    MAX_MODEL_NUMBERS parameters and buffers is refused."""
+    MAX_MODEL_NUMBERS parameters and buffers is refused, and so is one whose buffers computed at load time (not
+    stored, so not bounded by the file's size) exceed MAX_COMPUTED_NUMBERS."""
     with torch.device("meta"):
         model = Transformer(config)
     numbers = sum(p.numel() for p in model.parameters()) + sum(b.numel() for b in model.buffers())
     if numbers > MAX_MODEL_NUMBERS:
         raise CheckpointError(f"{path}/config.json describes a model of {numbers:,} parameters and buffers, more "
                               f"than a checkpoint may hold ({MAX_MODEL_NUMBERS:,})")
-    shapes = {name: tuple(t.shape) for name, t in model.state_dict(keep_vars=True).items()}
+    state = model.state_dict(keep_vars=True)
+    shapes = {name: tuple(t.shape) for name, t in state.items()}
+    computed = sum(b.numel() for name, b in model.named_buffers() if name not in shapes)
+    if computed > MAX_COMPUTED_NUMBERS:
+        raise CheckpointError(f"{path}/config.json implies {computed:,} numbers computed at load time (such as the "
+                              f"positional table), more than a checkpoint may ask for ({MAX_COMPUTED_NUMBERS:,})")
     groups: dict[int, set[str]] = {}
-    for name, tensor in model.state_dict(keep_vars=True).items():
+    for name, tensor in state.items():
         groups.setdefault(id(tensor), set()).add(name)
     return shapes, list(groups.values())
 

@@ -46,8 +46,8 @@ def parse_args(argv=None):
     data.add_argument("--task", choices=sorted(TASKS), help="a synthetic seq2seq task")
     data.add_argument("--text", help="a text file (or a Hugging Face Hub dataset name) for a language model")
     data.add_argument("--induction", action="store_true", help="a decoder-only model on the induction-head task "
-                      "(Olsson et al. 2022): random distinct characters, then the same again; halves of "
-                      f"{INDUCTION_MIN_HALF} to max_len // 2 characters")
+                      "(Olsson et al. 2022): random characters, then the last n of them again (see "
+                      "transformer.data.InductionData)")
     p.add_argument("--tokenizer", choices=["char", "bpe"], default="char", help="tokenizer for --text (default char)")
     p.add_argument("--bpe-vocab", type=int, default=512, help="BPE vocabulary size (default 512)")
     p.add_argument("--out", required=True, help="checkpoint directory to write")
@@ -121,8 +121,7 @@ def build(args):
         if config.is_encoder_decoder:
             raise SystemExit("--induction trains a decoder-only model: drop --arch encoder-decoder")
         ids = torch.tensor(tokenizer.encode(INDUCTION_ALPHABET))
-        data = InductionData(ids, INDUCTION_MIN_HALF, min(config.max_len // 2, len(ids)), train_cfg.seed,
-                             train_cfg.eval_examples)
+        data = InductionData(ids, INDUCTION_MIN_HALF, config.max_len, train_cfg.seed, train_cfg.eval_examples)
         info, val_text = {"task": "induction"}, None
     else:
         data = TextData(train_text, val_text, tokenizer, train_cfg.block_size, train_cfg.seed, train_cfg.eval_examples)
@@ -155,9 +154,11 @@ def model_card(name: str, args, info: dict, command: str) -> str:
     data = (f"synthetic task `{args.task}`: {TASKS[args.task].description}; fresh examples every step"
             if args.task else f"`{args.text}`, first 90% of the characters (the last 10% are validation)")
     if args.induction:
-        data = (f"the induction-head task (Olsson et al. 2022): n distinct random characters of `{INDUCTION_ALPHABET}`"
-                f" followed by the same n again, n drawn from {INDUCTION_MIN_HALF}..{info['model']['max_len'] // 2} "
-                f"for every batch; fresh sequences every step")
+        max_len = info["model"]["max_len"]
+        data = (f"the induction-head task (Olsson et al. 2022): a prefix of p random characters, then n more, then "
+                f"the same n again (distinct characters of `{INDUCTION_ALPHABET}` before the repeat); every batch "
+                f"draws n from {INDUCTION_MIN_HALF}..{max_len // 2} and p from 0..{max_len} - 2n; fresh sequences "
+                f"every step")
     lines = [f"# {name}", "", f"Data: {data}.", "", "## How it was trained", "", "```", command, "```", "",
              f"- steps: {t['steps']}, tokens seen: {t['tokens']:,}, wall time: {t['wall_time_s']} s",
              f"- hardware: {t['hardware']}", ""]

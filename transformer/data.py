@@ -251,38 +251,46 @@ INDUCTION_ALPHABET = string.ascii_letters + string.digits  # 62 characters a tea
 INDUCTION_MIN_HALF = 4  # the shortest first half of a training sequence
 
 
-def repeated_random_tokens(ids: Tensor, n_seqs: int, seq_len: int, generator: torch.Generator) -> Tensor:
-    """(n_seqs, 2 * seq_len): seq_len distinct tokens drawn at random from `ids`, then the same tokens again.
+def repeated_random_tokens(ids: Tensor, n_seqs: int, seq_len: int, generator: torch.Generator,
+                           prefix: int = 0) -> Tensor:
+    """(n_seqs, prefix + 2 * seq_len): `prefix` random tokens, then seq_len more, then those seq_len again.
 
-    Distinct, so that every token of the second copy occurred exactly once before: the token after that occurrence
-    is the one to predict, and its position is t - seq_len + 1 for query t.
+    The prefix + seq_len tokens are drawn from `ids` without repeats, so every token of the second copy occurred
+    exactly once before: for query t of the second copy, the token to predict is the one at t - seq_len + 1.
     """
-    if not 1 <= seq_len <= len(ids):
-        raise ValueError(f"seq_len: must be in [1, {len(ids)}] (distinct tokens from {len(ids)} ids), got {seq_len}")
-    order = torch.rand(n_seqs, len(ids), generator=generator).argsort(-1)[:, :seq_len]  # (n_seqs, seq_len), distinct
-    first = ids[order]
-    return torch.cat([first, first], dim=1)  # (n_seqs, 2 * seq_len)
+    if not 1 <= seq_len <= len(ids) - prefix or prefix < 0:
+        raise ValueError(f"seq_len: prefix + seq_len must be at most {len(ids)} (distinct tokens from {len(ids)} "
+                         f"ids), got seq_len={seq_len}, prefix={prefix}")
+    order = torch.rand(n_seqs, len(ids), generator=generator).argsort(-1)[:, : prefix + seq_len]  # distinct per row
+    first = ids[order]  # (n_seqs, prefix + seq_len)
+    return torch.cat([first, first[:, prefix:]], dim=1)  # (n_seqs, prefix + 2 * seq_len)
 
 
 class InductionData:
-    """Language-model batches for the induction-head task: n random distinct tokens from `ids`, then the same n again.
+    """Language-model batches for the induction-head task: a random prefix of p tokens, then n random tokens, then
+    the same n again (all distinct before the repeat, drawn from `ids`).
 
-    Every training batch draws its own n from [min_half, max_half], so no fixed positional offset solves the task:
-    the model has to find the earlier copy of the current token by its content. x is a sequence without its last
-    token and y the sequence without its first (like TextData); the validation batch is fixed, with n = max_half.
+    Every training batch draws its own n from [min_half, max_half] and p from [0, max_len - 2n], so neither a
+    fixed offset nor a fixed ratio of positions finds the earlier copy (without the prefix a 2-layer model learns
+    to read position t/2 instead of forming a previous-token head): the model has to find it by its content.
+    x is a sequence without its last token and y the sequence without its first (like TextData); the validation
+    batch is fixed, with n = max_half and no prefix.
     """
 
-    def __init__(self, ids: Tensor, min_half: int, max_half: int, seed: int, n_val: int):
-        if not 1 <= min_half <= max_half:
-            raise ValueError(f"min_half: must be in [1, max_half={max_half}], got {min_half}")
-        self.ids, self.min_half, self.max_half = ids, min_half, max_half
+    def __init__(self, ids: Tensor, min_half: int, max_len: int, seed: int, n_val: int):
+        self.max_half = min(max_len // 2, len(ids))
+        if not 1 <= min_half <= self.max_half:
+            raise ValueError(f"min_half: must be in [1, {self.max_half}], got {min_half}")
+        self.ids, self.min_half, self.max_len = ids, min_half, max_len
         self.generator = torch.Generator().manual_seed(seed)
-        val = repeated_random_tokens(ids, min(n_val, 64), max_half, torch.Generator().manual_seed(seed + 1_000_003))
+        val = repeated_random_tokens(ids, min(n_val, 64), self.max_half,
+                                     torch.Generator().manual_seed(seed + 1_000_003))
         self.val_batch = val[:, :-1], val[:, 1:]  # (B, 2 max_half - 1) each
 
     def train_batch(self, batch_size: int):
         n = int(torch.randint(self.min_half, self.max_half + 1, (), generator=self.generator))
-        seqs = repeated_random_tokens(self.ids, batch_size, n, self.generator)  # (B, 2n)
+        p = int(torch.randint(0, min(self.max_len - 2 * n, len(self.ids) - n) + 1, (), generator=self.generator))
+        seqs = repeated_random_tokens(self.ids, batch_size, n, self.generator, prefix=p)  # (B, p + 2n)
         return (seqs[:, :-1],), seqs[:, 1:]
 
     def state(self) -> dict:

@@ -14,7 +14,7 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from .config import TransformerConfig
-from .model import Transformer
+from .model import HeadMask, Transformer
 
 STRATEGIES = ("greedy", "sample", "beam")
 
@@ -71,16 +71,17 @@ class _Decoder:
     stay equal.
     """
 
-    def __init__(self, model: Transformer, ids: list[int], batch: int, use_cache: bool):
+    def __init__(self, model: Transformer, ids: list[int], batch: int, use_cache: bool,
+                 head_mask: HeadMask | None = None):
         cfg, dev = model.config, model.device
-        self.model, self.cfg, self.use_cache = model, cfg, use_cache
+        self.model, self.cfg, self.use_cache, self.head_mask = model, cfg, use_cache, head_mask
         if len(ids) > cfg.max_len:
             raise ValueError(f"input is {len(ids)} tokens long; this model reads at most max_len={cfg.max_len}")
         self.memory = self.memory_mask = None
         if cfg.is_encoder_decoder:
             if not ids:
                 raise ValueError("the input is empty: an encoder-decoder model needs at least one source token")
-            memory, mask, _ = model.encode(torch.tensor([ids], device=dev))
+            memory, mask, _ = model.encode(torch.tensor([ids], device=dev), head_mask=head_mask)
             self.memory = memory.expand(batch, -1, -1)  # (batch, S, d_model)
             self.memory_mask = None if mask is None else mask.expand(batch, -1, -1, -1)
             self.tokens = torch.full((batch, 1), cfg.bos_id, device=dev)  # (batch, 1)
@@ -104,10 +105,12 @@ class _Decoder:
         """Logits for the next token of every sequence, (batch, vocab_size)."""
         if self.use_cache:
             new = self.tokens[:, self.context_start + self.n_cached:]  # (batch, new)
-            logits, _, _ = self.model.decode(new, self.memory, self.memory_mask, cache=self.cache, start=self.n_cached)
+            logits, _, _ = self.model.decode(new, self.memory, self.memory_mask, cache=self.cache, start=self.n_cached,
+                                             head_mask=self.head_mask)
             self.n_cached += new.size(1)
         else:
-            logits, _, _ = self.model.decode(self.tokens[:, self.context_start:], self.memory, self.memory_mask)
+            logits, _, _ = self.model.decode(self.tokens[:, self.context_start:], self.memory, self.memory_mask,
+                                             head_mask=self.head_mask)
         logits = logits[:, -1].float()  # (batch, vocab_size)
         logits[:, never_emitted(self.cfg)] = float("-inf")
         return logits
@@ -165,7 +168,8 @@ def _check_decoding(max_new_tokens, strategy, temperature, top_k, top_p, num_bea
 @torch.no_grad()
 def generate(model: Transformer, input_ids, max_new_tokens: int, *, strategy: str = "greedy",
              temperature: float = 1.0, top_k: int | None = None, top_p: float | None = None, num_beams: int = 4,
-             length_penalty: float = 1.0, use_cache: bool = True, seed: int | None = None) -> Iterator[GenerationStep]:
+             length_penalty: float = 1.0, use_cache: bool = True, seed: int | None = None,
+             head_mask: HeadMask | None = None) -> Iterator[GenerationStep]:
     """Yield a GenerationStep per new token: the source's translation (encoder-decoder) or the prompt's
     continuation (decoder-only). Stops at EOS (not yielded) or after max_new_tokens.
 
@@ -174,9 +178,10 @@ def generate(model: Transformer, input_ids, max_new_tokens: int, *, strategy: st
     _check_decoding(max_new_tokens, strategy, temperature, top_k, top_p, num_beams)
     ids = input_ids.reshape(-1).tolist() if isinstance(input_ids, Tensor) else list(input_ids)
     if strategy == "beam":
-        yield from _beam_search(_Decoder(model, ids, num_beams, use_cache), max_new_tokens, num_beams, length_penalty)
+        yield from _beam_search(_Decoder(model, ids, num_beams, use_cache, head_mask), max_new_tokens, num_beams,
+                                length_penalty)
         return
-    decoder = _Decoder(model, ids, 1, use_cache)
+    decoder = _Decoder(model, ids, 1, use_cache, head_mask)
     rng = None
     if seed is not None:
         rng = torch.Generator(device=model.device).manual_seed(seed)
@@ -252,18 +257,19 @@ def generate_text(model: Transformer, tokenizer, text: str, max_new_tokens: int,
 
 
 @torch.no_grad()
-def greedy_batch(model: Transformer, src: Tensor, max_new_tokens: int) -> list[list[int]]:
+def greedy_batch(model: Transformer, src: Tensor, max_new_tokens: int, head_mask: HeadMask | None = None
+                 ) -> list[list[int]]:
     """Greedy decoding of a padded batch of sources (B, S) at once, with the KV cache (encoder-decoder only).
 
     Returns each output's tokens up to, not including, its EOS. Used to score exact match quickly.
     """
     cfg = model.config
-    memory, src_mask, _ = model.encode(src)
+    memory, src_mask, _ = model.encode(src, head_mask=head_mask)
     cache, B = model.new_cache(), src.size(0)
     token = torch.full((B, 1), cfg.bos_id, device=src.device)  # (B, 1)
     outputs, done = [], torch.zeros(B, dtype=torch.bool, device=src.device)
     for step in range(min(max_new_tokens, cfg.max_len - 1)):
-        logits, _, _ = model.decode(token, memory, src_mask, cache=cache, start=step)
+        logits, _, _ = model.decode(token, memory, src_mask, cache=cache, start=step, head_mask=head_mask)
         logits = logits[:, -1]  # (B, vocab_size)
         logits[:, never_emitted(cfg)] = float("-inf")  # as in generate()
         token = logits.argmax(-1, keepdim=True)  # (B, 1)

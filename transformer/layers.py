@@ -73,8 +73,9 @@ class EncoderLayer(nn.Module):
         self.sublayers = nn.ModuleList(SublayerConnection(cfg.d_model, cfg.dropout, cfg.norm_first, cfg.layer_norm_eps)
                                        for _ in range(n_sublayers))
 
-    def forward(self, x: Tensor, mask: Tensor | None, need_weights: bool = False) -> tuple[Tensor, Tensor | None]:
-        x, weights = self.sublayers[0](x, lambda h: self.self_attn(h, h, h, mask, need_weights))
+    def forward(self, x: Tensor, mask: Tensor | None, need_weights: bool = False,
+                head_mask: Tensor | None = None) -> tuple[Tensor, Tensor | None]:
+        x, weights = self.sublayers[0](x, lambda h: self.self_attn(h, h, h, mask, need_weights, head_mask=head_mask))
         if self.ffn is not None:
             x, _ = self.sublayers[1](x, lambda h: (self.ffn(h), None))
         return x, weights  # (B, S, d_model), (B, H, S, S) or None
@@ -98,15 +99,18 @@ class DecoderLayer(nn.Module):
 
     def forward(self, x: Tensor, tgt_mask: Tensor | None, memory: Tensor | None = None,
                 memory_mask: Tensor | None = None, need_weights: bool = False,
-                cache: tuple[KVCache, KVCache | None] | None = None):
-        """Returns (x (B, T, d_model), self weights (B, H, T, T') or None, cross weights (B, H, T, S) or None)."""
+                cache: tuple[KVCache, KVCache | None] | None = None,
+                head_mask: tuple[Tensor | None, Tensor | None] = (None, None)):
+        """Returns (x (B, T, d_model), self weights (B, H, T, T') or None, cross weights (B, H, T, S) or None).
+        `head_mask` = (self-attention heads, cross-attention heads), each (H,) with 0 for a switched-off head."""
         self_cache, cross_cache = cache if cache is not None else (None, None)
+        self_heads, cross_heads = head_mask
         x, self_w = self.sublayers[0](x, lambda h: self.self_attn(
-            h, h, h, tgt_mask, need_weights, is_causal=True, cache=self_cache))
+            h, h, h, tgt_mask, need_weights, is_causal=True, cache=self_cache, head_mask=self_heads))
         cross_w = None
         if self.cross_attn is not None:
             x, cross_w = self.sublayers[1](x, lambda h: self.cross_attn(
-                h, memory, memory, memory_mask, need_weights, cache=cross_cache))
+                h, memory, memory, memory_mask, need_weights, cache=cross_cache, head_mask=cross_heads))
         if self.ffn is not None:
             x, _ = self.sublayers[-1](x, lambda h: (self.ffn(h), None))
         return x, self_w, cross_w

@@ -24,6 +24,21 @@ class AttentionMaps:
 
 
 @dataclass
+class HeadMask:
+    """Which attention heads run, for head ablation at forward time (nothing is stored on the model, so many users
+    can share one model object): per kind, a (layers, heads) tensor with 1 for a head that runs and 0 for one
+    switched off (its output is zeroed before the layer's output projection). None = every head runs."""
+
+    encoder_self: Tensor | None = None
+    decoder_self: Tensor | None = None
+    cross: Tensor | None = None
+
+    def layer(self, kind: str, i: int) -> Tensor | None:
+        mask = getattr(self, kind)
+        return None if mask is None else mask[i]
+
+
+@dataclass
 class ModelOutput:
     logits: Tensor  # (B, T, vocab_size)
     attention: AttentionMaps | None = None
@@ -73,45 +88,52 @@ class Transformer(nn.Module):
             return None
         return padding_mask(ids, self.config.pad_id)
 
-    def encode(self, src: Tensor, need_weights: bool = False) -> tuple[Tensor, Tensor | None, list[Tensor]]:
+    def encode(self, src: Tensor, need_weights: bool = False, head_mask: HeadMask | None = None
+               ) -> tuple[Tensor, Tensor | None, list[Tensor]]:
         """src (B, S) -> memory (B, S, d_model), source padding mask (B, 1, 1, S) or None, weights per layer."""
-        src_mask = self._key_mask(src)
+        src_mask, heads = self._key_mask(src), head_mask or HeadMask()
         x, maps = self._embed(src), []
-        for layer in self.encoder:
-            x, weights = layer(x, src_mask, need_weights)
+        for i, layer in enumerate(self.encoder):
+            x, weights = layer(x, src_mask, need_weights, head_mask=heads.layer("encoder_self", i))
             if need_weights:
                 maps.append(weights)
         return self.encoder_norm(x), src_mask, maps
 
     def decode(self, tgt: Tensor, memory: Tensor | None = None, memory_mask: Tensor | None = None, *,
-               need_weights: bool = False, cache: list[LayerCache] | None = None, start: int = 0):
+               need_weights: bool = False, cache: list[LayerCache] | None = None, start: int = 0,
+               head_mask: HeadMask | None = None):
         """tgt (B, T) -> logits (B, T, vocab_size), self weights per layer, cross weights per layer.
 
         With a `cache` the decoder sees only the new tokens; `start` is their position in the sequence.
         """
-        tgt_mask = self._key_mask(tgt) if cache is None else None
+        tgt_mask, heads = (self._key_mask(tgt) if cache is None else None), head_mask or HeadMask()
         x, self_maps, cross_maps = self._embed(tgt, start), [], []
         for i, layer in enumerate(self.decoder):
             x, self_w, cross_w = layer(x, tgt_mask, memory, memory_mask, need_weights,
-                                       cache=None if cache is None else cache[i])
+                                       cache=None if cache is None else cache[i],
+                                       head_mask=(heads.layer("decoder_self", i), heads.layer("cross", i)))
             if need_weights:
                 self_maps.append(self_w)
                 if cross_w is not None:
                     cross_maps.append(cross_w)
         return self.lm_head(self.decoder_norm(x)), self_maps, cross_maps  # (B, T, vocab_size)
 
-    def forward(self, src_or_tokens: Tensor, tgt: Tensor | None = None, return_attention: bool = False) -> ModelOutput:
-        """Encoder-decoder: model(src, tgt). Decoder-only: model(tokens). Logits predict the next token."""
+    def forward(self, src_or_tokens: Tensor, tgt: Tensor | None = None, return_attention: bool = False,
+                head_mask: HeadMask | None = None) -> ModelOutput:
+        """Encoder-decoder: model(src, tgt). Decoder-only: model(tokens). Logits predict the next token.
+        `head_mask` switches heads off for this call only (head ablation)."""
         if self.config.is_encoder_decoder:
             if tgt is None:
                 raise ValueError("an encoder-decoder model needs both a source and a target: model(src, tgt)")
-            memory, src_mask, enc_maps = self.encode(src_or_tokens, return_attention)
-            logits, self_maps, cross_maps = self.decode(tgt, memory, src_mask, need_weights=return_attention)
+            memory, src_mask, enc_maps = self.encode(src_or_tokens, return_attention, head_mask)
+            logits, self_maps, cross_maps = self.decode(tgt, memory, src_mask, need_weights=return_attention,
+                                                        head_mask=head_mask)
         else:
             if tgt is not None:
                 raise ValueError("a decoder-only model takes one token sequence: model(tokens)")
             enc_maps = []
-            logits, self_maps, cross_maps = self.decode(src_or_tokens, need_weights=return_attention)
+            logits, self_maps, cross_maps = self.decode(src_or_tokens, need_weights=return_attention,
+                                                        head_mask=head_mask)
         attention = AttentionMaps(enc_maps, self_maps, cross_maps) if return_attention else None
         return ModelOutput(logits, attention)
 

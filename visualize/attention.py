@@ -32,15 +32,16 @@ def _check_tokens(shape, query_tokens, key_tokens) -> None:
 
 
 def _allowed(mask, shape) -> np.ndarray | None:
-    """The mask as a (T, S) bool array (True = may attend), or None when there is none."""
+    """The mask as a (T, S) bool array (True = may attend), or None when it masks nothing."""
     if mask is None:
         return None
     m = as_array(mask, name="mask")
     try:
-        return np.broadcast_to(m != 0, shape[-2:])  # (T, S)
+        allowed = np.broadcast_to(m != 0, shape[-2:])  # (T, S)
     except ValueError:
         raise ValueError(f"mask of shape {tuple(m.shape)} does not fit weights of {shape[-2]} queries x "
                          f"{shape[-1]} keys") from None
+    return None if allowed.all() else allowed  # nothing masked: nothing to draw or explain
 
 
 def _hover_data(query_tokens, key_tokens) -> np.ndarray:

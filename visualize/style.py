@@ -12,7 +12,7 @@ import plotly.graph_objects as go
 
 FONT = dict(family="Helvetica, Arial, sans-serif", size=16, color="#222222")  # system fonts only, nothing fetched
 TITLE_SIZE = 18
-TITLE_WRAP = 30  # longer titles go on two lines: a 390 px phone fits about 30 characters of an 18 px title
+TITLE_WRAP = 36  # longer titles go on two lines: a 390 px phone's figure holds ~36 characters of an 18 px title
 # Base margins; the axes' automargin (plotly_white) and the colour bars and legends grow them to fit their text.
 # The top one is set from the title's number of lines (plotly does not grow it for a title).
 MARGIN = dict(l=10, r=10, b=10)

@@ -340,8 +340,12 @@ _FIGURE_TEXTS = """(root) => {
     const scope = root ? document.querySelector(root) : document;
     for (const gd of (scope ? scope.querySelectorAll('.js-plotly-plot') : [])) {
         const svg = gd.querySelector('svg.main-svg');
-        const box = svg ? svg.getBoundingClientRect() : {width: 0, height: 0};  // the drawn figure
-        if (box.width < 1 || box.height < 1) continue;  // in a hidden tab, or not drawn yet
+        if (!svg || !gd.checkVisibility({visibilityProperty: true, checkVisibilityCSS: true})) continue;  // hidden tab
+        // what can be seen of the figure: the drawn SVG, cut to the plot's block (whose overflow is hidden)
+        const drawn = svg.getBoundingClientRect(), block = (gd.closest('.block') || gd).getBoundingClientRect();
+        const box = {left: Math.max(drawn.left, block.left), right: Math.min(drawn.right, block.right),
+                     top: Math.max(drawn.top, block.top), bottom: Math.min(drawn.bottom, block.bottom)};
+        if (box.right - box.left < 1 || box.bottom - box.top < 1) continue;  // not drawn yet
         const owner = gd.closest('[id]:not(.js-plotly-plot)');
         const title = (gd.querySelector('.gtitle') || {}).textContent || '';
         const texts = [], cells = [];
@@ -414,3 +418,14 @@ def plots_drawn(page, count: int | None = None) -> None:
     if count:
         panel.locator(".js-plotly-plot .main-svg").nth(count * 2 - 1).wait_for()  # two main-svg per figure
     page.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
+
+
+def small_screenshot(page, path, colours: int = 256) -> Path:
+    """A full-page screenshot saved as a palette PNG (a quarter of the size of a full-colour one, same look)."""
+    from PIL import Image  # pillow comes with gradio
+
+    path = screenshot(page, path)
+    with Image.open(path) as image:
+        small = image.convert("RGB").quantize(colors=colours, method=Image.Quantize.MEDIANCUT)
+    small.save(path, optimize=True)
+    return path

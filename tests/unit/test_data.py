@@ -222,41 +222,56 @@ from transformer.data import INDUCTION_ALPHABET, InductionData, repeated_random_
 
 
 def test_repeated_random_tokens_are_two_copies_of_distinct_allowed_ids():
-    """Invariant: each row is n distinct ids from the allowed set, then the same n; the seed decides the rows; more
-    distinct tokens than there are ids is a ValueError."""
+    """Invariant: each row is a prefix of p ids, then n more, then those n again, all p + n distinct and allowed;
+    the seed decides the rows; more distinct tokens than there are ids is a ValueError."""
     ids = torch.arange(10, 30)
-    seqs = repeated_random_tokens(ids, 40, 7, torch.Generator().manual_seed(0))
-    assert seqs.shape == (40, 14) and torch.equal(seqs[:, :7], seqs[:, 7:])
-    assert all(len(set(row[:7].tolist())) == 7 for row in seqs) and set(seqs.flatten().tolist()) <= set(range(10, 30))
-    assert torch.equal(seqs, repeated_random_tokens(ids, 40, 7, torch.Generator().manual_seed(0)))
+    for prefix in (0, 5):
+        seqs = repeated_random_tokens(ids, 40, 7, torch.Generator().manual_seed(0), prefix=prefix)
+        assert seqs.shape == (40, prefix + 14) and torch.equal(seqs[:, prefix: prefix + 7], seqs[:, prefix + 7:])
+        assert all(len(set(row[: prefix + 7].tolist())) == prefix + 7 for row in seqs)
+        assert set(seqs.flatten().tolist()) <= set(range(10, 30))
+        assert torch.equal(seqs, repeated_random_tokens(ids, 40, 7, torch.Generator().manual_seed(0), prefix=prefix))
     with pytest.raises(ValueError, match="seq_len"):
         repeated_random_tokens(ids, 1, 21, torch.Generator())
+    with pytest.raises(ValueError, match="seq_len"):
+        repeated_random_tokens(ids, 1, 16, torch.Generator(), prefix=5)
 
 
-def test_induction_data_batches_are_shifted_repeats_of_varying_length():
-    """Invariant: y is x shifted one token left (x + y's last token is a whole sequence whose halves are equal); the
-    half length varies between batches within [min_half, max_half]; the validation batch is fixed at max_half."""
-    data = InductionData(torch.arange(4, 66), 4, 32, seed=0, n_val=8)
-    halves = set()
-    for _ in range(30):
+def split_induction_sequence(x: torch.Tensor, y: torch.Tensor) -> tuple[int, int]:
+    """(p, n) of a batch of whole sequences prefix + r + r, found by hand: the first token seen before is r[0]."""
+    whole = torch.cat([x, y[:, -1:]], dim=1)
+    row = whole[0].tolist()
+    start = next(i for i, tok in enumerate(row) if tok in row[:i])  # the repeat's first token
+    n = start - row.index(row[start])
+    return len(row) - 2 * n, n
+
+
+def test_induction_data_batches_are_shifted_repeats_of_varying_length_and_prefix():
+    """Invariant: y is x shifted one token left; every whole sequence is p distinct tokens, n more, then those n
+    again, within max_len; n and p vary between batches; the validation batch is fixed, n = max_len / 2, p = 0."""
+    data = InductionData(torch.arange(4, 66), 4, 64, seed=0, n_val=8)
+    shapes = set()
+    for _ in range(40):
         (x,), y = data.train_batch(16)
         assert torch.equal(x[:, 1:], y[:, :-1])
+        p, n = split_induction_sequence(x, y)
         whole = torch.cat([x, y[:, -1:]], dim=1)
-        n = whole.size(1) // 2
-        assert whole.size(1) == 2 * n and torch.equal(whole[:, :n], whole[:, n:]) and 4 <= n <= 32
-        halves.add(n)
-    assert len(halves) > 5
+        assert torch.equal(whole[:, p: p + n], whole[:, p + n:]) and 4 <= n <= 32 and p + 2 * n <= 64
+        assert all(len(set(row[: p + n].tolist())) == p + n for row in whole)
+        shapes.add((p, n))
+    assert len({n for _, n in shapes}) > 5 and len({p for p, _ in shapes}) > 5
     vx, vy = data.val_batch
-    assert vx.shape == (8, 63) and torch.equal(vx, InductionData(torch.arange(4, 66), 4, 32, 0, 8).val_batch[0])
+    assert vx.shape == (8, 63) and split_induction_sequence(vx, vy) == (0, 32)
+    assert torch.equal(vx, InductionData(torch.arange(4, 66), 4, 64, 0, 8).val_batch[0])
 
 
 def test_induction_data_resumes_where_it_stopped():
     """Invariant: load_state(state()) continues with the same batches as an uninterrupted run."""
-    a = InductionData(torch.arange(4, 66), 4, 32, seed=1, n_val=4)
+    a = InductionData(torch.arange(4, 66), 4, 64, seed=1, n_val=4)
     a.train_batch(8)
     state = a.state()
     expected = a.train_batch(8)
-    b = InductionData(torch.arange(4, 66), 4, 32, seed=99, n_val=4)
+    b = InductionData(torch.arange(4, 66), 4, 64, seed=99, n_val=4)
     b.load_state(state)
     got = b.train_batch(8)
     assert torch.equal(got[0][0], expected[0][0]) and torch.equal(got[1], expected[1])
@@ -264,7 +279,7 @@ def test_induction_data_resumes_where_it_stopped():
 
 def test_cli_builds_a_decoder_only_induction_model_on_the_alphabet(tmp_path):
     """Invariant: --induction gives a decoder-only model over the specials + INDUCTION_ALPHABET, max_len =
-    block_size, task "induction", and InductionData whose halves fill the context."""
+    block_size, task "induction", and InductionData whose sequences fill at most the context."""
     args = parse_args(["--induction", "--out", str(tmp_path / "ind"), "--attention-only", "--n-decoder-layers", "2",
                        "--d-model", "32", "--n-heads", "4", "--block-size", "40"])
     model, tok, data, _, info, val_text = build(args)

@@ -1,0 +1,94 @@
+"""Readable on a projector (1280x800) and on a phone (390x844): the real app in Debian's chromium, offline.
+
+At both sizes every tab is visited, its figures drawn with what a visitor would see first (the Generate tab after
+one generation), and a screenshot saved to docs/screenshots/<tab>-<width>.png. On every figure no two pieces of text
+(titles, axis titles, tick labels, colour-bar titles and ticks, legends, annotations, bar labels) may overlap, no
+text may stick out of the figure, and the numbers written in heatmap cells may not run together: measured on the
+boxes of plotly's rendered SVG text, as the browser lays them out. On the phone every tab button must be on the
+screen (none hidden behind Gradio's "..." overflow menu); on the projector the one-head heatmap must start above
+the fold.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.browser import tour
+
+SIZES = {1280: tour.PROJECTOR, 390: tour.PHONE}
+SHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
+FIGURES = {"generate": 2, "attention": 3, "positional": 4, "train": 0, "model": 1}  # drawn once the tab has loaded
+OPENED: dict[int, object] = {}
+
+
+@pytest.fixture(scope="module")
+def open_at(browser, app_url):
+    """open_at(width): the app open in a page of that size (one page per size, shared by the tests)."""
+    def open_page(width: int):
+        if width not in OPENED:
+            page, _ = tour.new_page(browser)
+            page.set_viewport_size(SIZES[width])
+            tour.open_app(page, app_url)
+            OPENED[width] = page
+        return OPENED[width]
+    yield open_page
+    for page in OPENED.values():
+        page.close()
+    OPENED.clear()
+
+
+def show_with_figures(page, key: str) -> None:
+    """Select a tab and wait until its figures are drawn (the Generate tab's after one generation)."""
+    if key == "generate":
+        if not page.locator("#gen-output textarea").input_value():
+            tour.tour_generate(page, "attention")
+        else:
+            tour.show_tab(page, key)
+    else:
+        tour.visit(page, key)
+    tour.plots_drawn(page, FIGURES[key])
+    page.wait_for_timeout(300)  # plotly's automargin may redraw once more after the first frame
+
+
+def test_every_tab_button_is_on_a_phone_screen(open_at):
+    """At 390 px every tab button is shown inside the screen: none is moved into the "..." overflow menu."""
+    page = open_at(390)
+    buttons = tour.tab_buttons(page)
+    labels = [b["label"] for b in buttons]
+    assert sorted(labels) == sorted(tour.TABS.values()), f"tab buttons in the bar: {labels}"
+    off = [b for b in buttons if not b["shown"] or b["x0"] < 0 or b["x1"] > SIZES[390]["width"]]
+    assert not off, f"tab buttons not on the screen: {off}"
+    assert not page.get_by_role("button", name="More tabs").is_visible()
+    for key in tour.TABS:  # and each is reachable with one tap
+        tour.show_tab(page, key)
+
+
+def test_one_head_heatmap_starts_above_the_fold_on_a_projector(open_at):
+    """At 1280x800 the Attention tab's heatmap starts in the first screen, with at least half of it in view."""
+    page = open_at(1280)
+    tour.visit(page, "attention")
+    page.locator("#att-one .nsewdrag").first.wait_for()
+    page.evaluate("() => window.scrollTo(0, 0)")
+    cells = page.locator("#att-one .nsewdrag").first.bounding_box()  # the heatmap's plot area
+    fold = SIZES[1280]["height"]
+    assert cells["y"] < fold, f"the heatmap starts {cells['y']:.0f} px down, below the fold at {fold} px"
+    visible = (min(cells["y"] + cells["height"], fold) - cells["y"]) / cells["height"]
+    assert visible >= 0.5, (f"only {visible:.0%} of the heatmap ({cells['y']:.0f}-{cells['y'] + cells['height']:.0f}"
+                            f" px) is above the fold at {fold} px")
+
+
+@pytest.mark.parametrize("width", SIZES)
+def test_no_text_of_any_figure_overlaps(open_at, width):
+    """Every tab at this size: no two texts of a figure overlap (2 px of slack), none sticks out of its figure, and
+    heatmap cell numbers do not run together. Screenshots of each tab go to docs/screenshots/<tab>-<width>.png."""
+    page = open_at(width)
+    problems, checked = [], 0
+    for key in tour.TABS:
+        show_with_figures(page, key)
+        tour.small_screenshot(page, SHOTS / f"{key}-{width}.png")
+        for figure in tour.figure_texts(page):
+            checked += 1
+            problems += [f"{key} tab, {figure['id'] or figure['title']!r}: {p}" for p in tour.text_overlaps(figure)]
+    assert checked >= sum(FIGURES.values()), f"only {checked} figures were drawn"
+    assert not problems, f"{len(problems)} text problems at {width} px:\n" + "\n".join(problems[:40])

@@ -1,0 +1,97 @@
+"""Head ablation: switch attention heads off and measure what the model loses.
+
+A head is switched off by zeroing its output before the layer's output projection (`HeadMask`, passed at forward
+time). `head_importance` switches off one head at a time and measures, on a fixed small evaluation set, the drop in
+exact match (seq2seq) or the rise in loss (language model): the heads a model cannot do without.
+"""
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from typing import Callable
+
+import torch
+import torch.nn.functional as F
+
+from .data import Task, pad
+from .generate import greedy_batch
+from .model import HeadMask, Transformer
+
+KIND_FIELDS = {"encoder self": "encoder_self", "decoder self": "decoder_self", "cross": "cross"}
+
+
+def head_kinds(model: Transformer) -> list[str]:
+    """The kinds of attention this model has, in the probe's names."""
+    return ["encoder self", "decoder self", "cross"] if model.config.is_encoder_decoder else ["decoder self"]
+
+
+def heads_off(model: Transformer, heads: list[tuple[str, int, int]]) -> HeadMask | None:
+    """A HeadMask with the given (kind, layer, head) switched off and every other head on (None when none is)."""
+    if not heads:
+        return None
+    cfg, dev = model.config, model.device
+    layers = {"encoder self": cfg.n_encoder_layers, "decoder self": cfg.n_decoder_layers,
+              "cross": cfg.n_decoder_layers if cfg.is_encoder_decoder else 0}
+    masks = {}
+    for kind, layer, head in heads:
+        if kind not in layers or not 0 <= layer < layers[kind] or not 0 <= head < cfg.n_heads:
+            raise ValueError(f"no {kind} head {layer}.{head} in this model ({layers.get(kind, 0)} layers x "
+                             f"{cfg.n_heads} heads)")
+        mask = masks.setdefault(kind, torch.ones(layers[kind], cfg.n_heads, device=dev))
+        mask[layer, head] = 0.0
+    return HeadMask(**{KIND_FIELDS[k]: v for k, v in masks.items()})
+
+
+@dataclass
+class EvalSet:
+    """A fixed small evaluation set: seq2seq (source, target) pairs, or token sequences for a language model."""
+
+    pairs: list[tuple[str, str]] | None = None  # seq2seq
+    sequences: torch.Tensor | None = None  # language model, (B, T) token ids
+
+    @property
+    def metric(self) -> str:
+        return "exact match" if self.pairs is not None else "loss"
+
+
+def task_eval_set(task: Task, n: int = 100, seed: int = 4242) -> EvalSet:
+    rng = random.Random(seed)
+    return EvalSet(pairs=[task.sample(rng) for _ in range(n)])
+
+
+@torch.no_grad()
+def evaluate(model: Transformer, tokenizer, eval_set: EvalSet, head_mask: HeadMask | None = None) -> float:
+    """Exact match of greedy outputs (seq2seq) or mean next-token cross-entropy in nats (language model)."""
+    cfg = model.config
+    if eval_set.pairs is not None:
+        src = pad([tokenizer.encode(s) + [cfg.eos_id] for s, _ in eval_set.pairs], cfg.pad_id).to(model.device)
+        longest = max(len(tokenizer.encode(t)) for _, t in eval_set.pairs)
+        outputs = greedy_batch(model, src, longest + 1, head_mask)
+        return sum(tokenizer.decode(o) == t for o, (_, t) in zip(outputs, eval_set.pairs)) / len(eval_set.pairs)
+    x = eval_set.sequences.to(model.device)
+    logits = model(x[:, :-1], head_mask=head_mask).logits.float()
+    return F.cross_entropy(logits.flatten(0, 1), x[:, 1:].flatten()).item()
+
+
+@torch.no_grad()
+def head_importance(model: Transformer, tokenizer, eval_set: EvalSet,
+                    progress: Callable[[int, int], None] | None = None) -> dict[str, torch.Tensor]:
+    """{kind: (layers, heads)}: how much worse the model gets with only that head switched off: the drop in exact
+    match (seq2seq) or the rise in loss in nats (language model). `progress(done, total)` is called per head."""
+    base = evaluate(model, tokenizer, eval_set)
+    sign = 1.0 if eval_set.metric == "exact match" else -1.0  # "worse" is lower exact match, higher loss
+    cfg, kinds = model.config, head_kinds(model)
+    shape = {"encoder self": cfg.n_encoder_layers, "decoder self": cfg.n_decoder_layers, "cross": cfg.n_decoder_layers}
+    total, done = sum(shape[k] * cfg.n_heads for k in kinds), 0
+    result = {}
+    for kind in kinds:
+        scores = torch.zeros(shape[kind], cfg.n_heads)
+        for layer in range(shape[kind]):
+            for head in range(cfg.n_heads):
+                ablated = evaluate(model, tokenizer, eval_set, heads_off(model, [(kind, layer, head)]))
+                scores[layer, head] = sign * (base - ablated)
+                done += 1
+                if progress is not None:
+                    progress(done, total)
+        result[kind] = scores
+    return result
