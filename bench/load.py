@@ -220,11 +220,23 @@ def value(x):
     return x.get("value") if isinstance(x, dict) else x
 
 
-def classroom_client(i: int, client, redraw_api: str, samples: Samples, window_end: float, args, barrier):
+KINDS = ("cross", "encoder self", "decoder self")
+
+
+def opened_kind(out) -> str:
+    """The attention kind /attention opened on (the outputs differ between versions: find the kind radio's value)."""
+    for x in out if isinstance(out, (list, tuple)) else ():
+        if value(x) in KINDS:
+            return value(x)
+    return "cross"
+
+
+def classroom_client(i: int, client, redraw_api: str, samples: Samples, window: dict, args, barrier):
     try:
         barrier.wait()
     except threading.BrokenBarrierError:
         return
+    window_end = window["end"]
     n = i  # each client starts on another input and moves through the five
     while time.perf_counter() < window_end and samples.reserve(args.max_requests):
         ckpt, text = INPUTS[n % len(INPUTS)]
@@ -238,7 +250,7 @@ def classroom_client(i: int, client, redraw_api: str, samples: Samples, window_e
             continue
         if time.perf_counter() >= window_end or not samples.reserve(args.max_requests):
             break
-        kind = value(out[1]) if isinstance(out, (list, tuple)) and len(out) > 1 else "cross"
+        kind = opened_kind(out)
         t0 = time.perf_counter()
         try:  # a layer/head slider move: layer and head change every round (the server clamps them)
             call(client, redraw_api, redraw_call(redraw_api, kind, n % 2, (n + 1) % 4), args.timeout)
@@ -307,7 +319,7 @@ def run_once(app_dir: Path, args, log_dir: Path) -> dict:
         result["redraw_api"] = redraw_api
         for ckpt, text in WARM_UP:  # load both checkpoints (and the first figures) before the window
             out = call(probe, "/attention", (ckpt, text, ""), args.start_timeout)
-            call(probe, redraw_api, redraw_call(redraw_api, value(out[1]), 0, 0), args.start_timeout)
+            call(probe, redraw_api, redraw_call(redraw_api, opened_kind(out), 0, 0), args.start_timeout)
 
         trainings = [Training(url, args.train_steps, args.timeout) for _ in range(args.trainings)]
         for t in trainings:
@@ -326,7 +338,7 @@ def run_once(app_dir: Path, args, log_dir: Path) -> dict:
         window = {}
         for i, client in enumerate(clients):
             th = threading.Thread(target=lambda i=i, c=client: classroom_client(
-                i, c, redraw_api, samples, window["end"], args, barrier), daemon=True)
+                i, c, redraw_api, samples, window, args, barrier), daemon=True)
             th.start()
             threads.append(th)
         steps0 = [t.step() or 0 for t in trainings]

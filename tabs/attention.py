@@ -15,6 +15,7 @@ from transformer.probe import KINDS, record_attention
 from .common import (ATTENTION_CAP, FAST, MAX_PROMPT_CHARS, SHIPPED, Slider, UserError, browser_key,
                      check_choice, check_number, check_text, handler, resolve, shipped_model)
 from .exports import EXPORTS
+from .inside import build_inside
 
 SCORES = ["entropy", "mean distance", "diagonal", "anti-diagonal", "previous token", "duplicate token", "induction"]
 
@@ -64,9 +65,13 @@ def compute_attention(ckpt, text, target, key, focus=None, request: gr.Request =
                    f"{' '.join(repr(c) for c in record.unknown_chars)}. ")
     kind, layer, head = focus_head(record, focus[1:] if isinstance(focus, tuple) and focus[0] == ckpt else None)
     L, H = record.patterns[kind].shape
-    return (record, notice, gr.update(choices=record.kinds, value=kind),
+    T = len(record.patterns[kind].query_tokens)
+    labels = [f"{layer}.{head}" for layer in range(max(p.shape[0] for p in record.patterns.values()))
+              for head in range(H)]
+    return (record, ckpt, notice, gr.update(choices=labels, value=[]), gr.update(choices=record.kinds, value=kind),
             gr.update(maximum=max(L - 1, 1), value=layer, interactive=L > 1),
-            gr.update(maximum=max(H - 1, 1), value=head, interactive=H > 1))
+            gr.update(maximum=max(H - 1, 1), value=head, interactive=H > 1),
+            gr.update(maximum=max(T - 1, 1), value=min(T - 1, 1)))
 
 
 def _selected(record, kind, layer, head):
@@ -131,7 +136,7 @@ def build_attention_tab(demo, ckpt, key):
                                 scale=2, elem_id="att-target")
             show = gr.Button("Show attention", variant="primary", scale=1, elem_id="att-show")
         notice = gr.Markdown(elem_id="att-notice")
-        record, focus = gr.State(None), gr.State(None)
+        record, made_by, focus = gr.State(None), gr.State(None), gr.State(None)  # made_by: the record's checkpoint
         with gr.Row():
             with gr.Column(scale=3):
                 one = gr.Plot(show_label=False, label="One head", elem_id="att-one")
@@ -147,11 +152,13 @@ def build_attention_tab(demo, ckpt, key):
                     "to use the model's own output.")
         grid = gr.Plot(show_label=False, label="All heads of the layer", elem_id="att-grid")
         table = gr.Dataframe(label="Per-head scores", max_height=300)
+        query, ablate_heads = build_inside(record, made_by, key, kind, layer, head)
         with gr.Row():
             export = gr.Button("Download the weights (CSV, JSON)", elem_id="att-export", scale=1)
             files = gr.File(label="Weights", file_count="multiple", scale=3)
     compute = dict(fn=compute_attention, inputs=[ckpt, text, target, key, focus],
-                   outputs=[record, notice, kind, layer, head], concurrency_limit=8, concurrency_id="attention")
+                   outputs=[record, made_by, notice, ablate_heads, kind, layer, head, query], concurrency_limit=8,
+                   concurrency_id="attention")
     show.click(**compute, api_name="attention")
     for trigger in (text.submit, target.submit, ckpt.change):
         trigger(**compute, api_visibility="private")

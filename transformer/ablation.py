@@ -95,3 +95,18 @@ def head_importance(model: Transformer, tokenizer, eval_set: EvalSet,
                     progress(done, total)
         result[kind] = scores
     return result
+
+
+def default_eval_set(model: Transformer, tokenizer, task: str | None, input_ids: list[int]) -> EvalSet:
+    """The fixed small set a head is judged on: 100 fresh examples of a seq2seq model's task; for the induction
+    model, 32 repeated random sequences; for any other language model, the input being looked at."""
+    from .analysis import repeated_sequences
+    from .data import TASKS
+
+    if model.config.is_encoder_decoder and task in TASKS:
+        return task_eval_set(TASKS[task])
+    if task == "induction":
+        return EvalSet(sequences=repeated_sequences(model, n_seqs=32, seed=4242).cpu())
+    if len(input_ids) < 2:
+        raise ValueError("give an input of at least two tokens to measure the loss on")
+    return EvalSet(sequences=torch.tensor([input_ids]))

@@ -198,3 +198,20 @@ def best_head(scores: Tensor) -> tuple[str, float]:
     """("layer.head", score) of the highest entry of a (layers, heads) score table, counting from 0."""
     layer, head = divmod(int(scores.argmax()), scores.size(1))
     return f"{layer}.{head}", float(scores[layer, head])
+
+
+def attention_rollout(weights: Tensor) -> Tensor:
+    """Attention rollout (Abnar & Zuidema 2020) of a stack of self-attention layers, weights (L, H, T, T) -> (T, T).
+
+    Each layer's heads are averaged, the residual connection is counted as attention to oneself, Ã_l = (A_l + I) / 2,
+    and the layers are multiplied through: rollout = Ã_L ... Ã_2 Ã_1. Row t estimates how much of the last layer's
+    position t comes from each input token. It ignores the values, the feed-forward layers and the norms: a rough
+    picture of the flow of information, not an explanation."""
+    L, H, T, S = weights.shape
+    if T != S:
+        raise ValueError(f"rollout needs self-attention (T == S), got {T} queries x {S} keys")
+    eye = torch.eye(T, dtype=weights.dtype)
+    rollout = eye
+    for layer in weights:
+        rollout = (layer.mean(0) + eye) / 2 @ rollout  # (T, T)
+    return rollout

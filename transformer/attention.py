@@ -6,6 +6,8 @@ S key length, d_k = d_model / H the size of one head.
 from __future__ import annotations
 
 import math
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 
 import torch
@@ -42,6 +44,22 @@ def causal_mask(T: int, S: int | None = None, device=None) -> Tensor:
 def padding_mask(ids: Tensor, pad_id: int) -> Tensor:
     """(B, 1, 1, S) bool, True at real tokens, False at padding: no query attends to a pad key."""
     return (ids != pad_id)[:, None, None, :]  # (B, 1, 1, S)
+
+
+_CAPTURE: ContextVar[dict | None] = ContextVar("attention_capture", default=None)
+
+
+@contextmanager
+def capture_projections():
+    """Within this block, in this thread only, every MultiHeadAttention call records what it computed: per head
+    q (B, H, T, d_k), k and v (B, H, S, d_k) and the mask it applied, keyed by the module (a list per module, one
+    entry per call). Nothing is stored on the modules, so other users of a shared model are not affected."""
+    store: dict = {}
+    token = _CAPTURE.set(store)
+    try:
+        yield store
+    finally:
+        _CAPTURE.reset(token)
 
 
 @dataclass
@@ -124,6 +142,9 @@ class MultiHeadAttention(nn.Module):
             group = self.n_heads // self.n_kv_heads
             k = k.repeat_interleave(group, dim=1)  # (B, H, S, d_k)
             v = v.repeat_interleave(group, dim=1)  # (B, H, S, d_k)
+            captured = _CAPTURE.get()
+            if captured is not None:
+                captured.setdefault(self, []).append((q, k, v, mask))
             out, weights = scaled_dot_product_attention(q, k, v, mask, dropout_p)
         else:
             if is_causal and (mask is not None or k.size(2) != T):

@@ -129,6 +129,16 @@ def convert_gpt2(hf: dict, tensors: dict[str, Tensor]) -> tuple[TransformerConfi
     return config, sd
 
 
+def gpt2_model(hf: dict, tensors: dict[str, Tensor]) -> Transformer:
+    """Our Transformer holding GPT-2's weights (CPU, train mode), from its config and tensors (convert_gpt2)."""
+    config, state = convert_gpt2(hf, tensors)
+    with torch.device("meta"):  # no memory and no random init for weights that are replaced at once
+        model = Transformer(config)
+    model.load_state_dict(state, strict=True, assign=True)
+    model.lm_head.weight = model.embed.weight  # assign=True gave the tied pair two Parameters: one again
+    return model
+
+
 def load_gpt2(source: str | os.PathLike, device: str | torch.device | None = None):
     """Load GPT-2 as (our Transformer in eval mode, GPT2BPETokenizer, info); raises CheckpointError.
 
@@ -151,15 +161,12 @@ def load_gpt2(source: str | os.PathLike, device: str | torch.device | None = Non
         tensors = load_file(str(weights))
     except (SafetensorError, OSError) as e:
         raise CheckpointError(f"{weights}: not a valid safetensors file: {e}") from None
-    config, state = convert_gpt2(hf, tensors)
+    model = gpt2_model(hf, tensors)
+    config = model.config
     tokenizer = _tokenizer(directory)
     if tokenizer.vocab_size != config.vocab_size:
         raise CheckpointError(f"{directory}: tokenizer has {tokenizer.vocab_size} tokens, config.json says "
                               f"vocab_size={config.vocab_size}")
-    with torch.device("meta"):  # no memory and no random init for weights that are replaced at once
-        model = Transformer(config)
-    model.load_state_dict(state, strict=True, assign=True)
-    model.lm_head.weight = model.embed.weight  # assign=True gave the tied pair two Parameters: one again
     info = {"format_version": FORMAT_VERSION, "model": config.to_dict(), "tokenizer": {"kind": tokenizer.kind},
             "task": None, "metrics": {},
             "training": {"source": repo_id or str(directory), "directory": str(directory),
@@ -208,7 +215,7 @@ def cached_gpt2_models(cache_dir: str | os.PathLike | None = None) -> list[tuple
     """
     try:
         repos = scan_cache_dir(cache_dir or hub_cache_dir()).repos
-    except CacheNotFound:
+    except (CacheNotFound, ValueError):  # no cache yet, or the path is a file
         return []
     found = []
     for repo in sorted(repos, key=lambda r: r.repo_id):
@@ -302,6 +309,7 @@ def main(argv: list[str] | None = None) -> None:
     try:
         directory = fetch_gpt2(args.repo_id)
         _weights_file(directory)
+        check_gpt2_config(_read_json(directory / "config.json"))
     except CheckpointError as e:
         raise SystemExit(f"error: {e}")
     print(f"{args.repo_id}: {directory}")

@@ -12,13 +12,14 @@ Three rules live here and nowhere else, so the app, the Trainer and the CLI cann
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import torch
 from torch import Tensor
 
 from .analysis import detector_scores, head_scores
-from .attention import causal_mask
+from .attention import capture_projections, causal_mask
 from .generate import context_start, generate
 from .model import Transformer
 from .tokenization import unknown_characters
@@ -125,11 +126,14 @@ class AttentionPattern:
         return divmod(flat, entropy.size(1))
 
 
-@dataclass
+@dataclass(eq=False)
 class AttentionRecord:
-    """Every attention pattern of one example, by kind, and what the encoding cut or did not know."""
+    """Every attention pattern of one example, by kind, the ids the model read, and what the encoding cut or did
+    not know. Records are shared between users (a cache): nothing may modify one after it is made."""
 
     patterns: dict[str, AttentionPattern]
+    input_ids: list[int] = field(default_factory=list)  # the encoder's source (+ </s>) or the decoder-only input
+    target_ids: list[int] | None = None  # encoder-decoder: the target the decoder read after <s>
     notices: list[str] = field(default_factory=list)  # sentences about cuts, in the order of the inputs
     unknown_chars: str = ""
 
@@ -146,6 +150,16 @@ def _is_text(cfg, ids: list[int]) -> list[int]:
     return [i for i, t in enumerate(ids) if t not in (cfg.bos_id, cfg.eos_id, cfg.pad_id)]
 
 
+def _forward(model: Transformer, input_ids: list[int], target_ids: list[int] | None):
+    """The one forward pass a record is made of: every attention map of this input (and target)."""
+    dev = model.device
+    if not model.config.is_encoder_decoder:
+        return model(torch.tensor([input_ids], device=dev), return_attention=True).attention
+    dec_in = [model.config.bos_id] + list(target_ids or [])
+    return model(torch.tensor([input_ids], device=dev), torch.tensor([dec_in], device=dev),
+                 return_attention=True).attention
+
+
 @torch.no_grad()
 def record_ids(model: Transformer, tokenizer, input_ids: list[int], target_ids: list[int] | None = None
                ) -> AttentionRecord:
@@ -156,18 +170,16 @@ def record_ids(model: Transformer, tokenizer, input_ids: list[int], target_ids: 
     by the token each decoder position *produces* (target + `</s>`), so in `reverse` output "c" looking at source
     "c" lies on the anti-diagonal.
     """
-    cfg, name, dev = model.config, tokenizer.id_to_token, model.device
+    cfg, name = model.config, tokenizer.id_to_token
     tokens = [name(i) for i in input_ids]
+    maps = _forward(model, input_ids, target_ids)
     if not cfg.is_encoder_decoder:
-        maps = model(torch.tensor([input_ids], device=dev), return_attention=True).attention
         T, text = len(input_ids), _is_text(cfg, input_ids)
         pattern = AttentionPattern("decoder self", torch.stack(maps.decoder_self)[:, 0].float().cpu(), tokens,
                                    tokens, causal_mask(T)[0, 0], text, text, list(input_ids))
-        return AttentionRecord({"decoder self": pattern})
+        return AttentionRecord({"decoder self": pattern}, list(input_ids))
     target_ids = list(target_ids or [])
     dec_in, produced = [cfg.bos_id] + target_ids, target_ids + [cfg.eos_id]
-    maps = model(torch.tensor([input_ids], device=dev), torch.tensor([dec_in], device=dev),
-                 return_attention=True).attention
     S, T = len(input_ids), len(dec_in)
     src_text, out_text = _is_text(cfg, input_ids), _is_text(cfg, produced)
     dec_tokens, out_tokens = [name(i) for i in dec_in], [name(i) for i in produced]
@@ -180,7 +192,7 @@ def record_ids(model: Transformer, tokenizer, input_ids: list[int], target_ids: 
         "cross": AttentionPattern("cross", stack(maps.cross), out_tokens, tokens, torch.ones(T, S, dtype=torch.bool),
                                   out_text, src_text, list(input_ids)),
     }
-    return AttentionRecord(patterns)
+    return AttentionRecord(patterns, list(input_ids), target_ids)
 
 
 @torch.no_grad()
@@ -217,3 +229,44 @@ def record_step(model: Transformer, tokenizer, input_ids: list[int], output_ids:
     else:
         pattern = record_ids(model, tokenizer, context).patterns["decoder self"]
     return pattern, len(context) - 1
+
+
+@dataclass
+class QKStep:
+    """Equation 1 for one query of one head, step by step; every tensor is over the S keys unless said otherwise."""
+
+    query_token: str
+    key_tokens: list[str]
+    d_k: int
+    scores: Tensor  # q . k_s
+    scaled: Tensor  # q . k_s / sqrt(d_k)
+    allowed: Tensor  # bool: False where the mask forbids the key
+    weights: Tensor  # softmax of the allowed scaled scores; exactly 0 where masked
+    output: Tensor  # (d_k,): sum_s weights_s v_s, this head's output for the query
+    contributions: Tensor  # weights_s * |v_s|: how much each key adds to the output
+
+
+@torch.no_grad()
+def qk_step(model: Transformer, record: AttentionRecord, kind: str, layer: int, head: int, query: int) -> QKStep:
+    """Softmax(q K^T / sqrt(d_k)) V for query `query` of one head, from the q, k, v that head computed in the
+    record's forward pass (so `weights` equals the record's heatmap row)."""
+    pattern = record.patterns[kind]
+    L, H = pattern.shape
+    T = len(pattern.query_tokens)
+    if not (0 <= layer < L and 0 <= head < H and 0 <= query < T):
+        raise ValueError(f"layer {layer}, head {head}, query {query}: this pattern has {L} layers, {H} heads and "
+                         f"{T} queries")
+    stack = model.encoder if kind == "encoder self" else model.decoder
+    module = stack[layer].cross_attn if kind == "cross" else stack[layer].self_attn
+    with capture_projections() as captured:
+        _forward(model, record.input_ids, record.target_ids)
+    q, k, v, mask = captured[module][0]  # (1, H, T, d_k), (1, H, S, d_k) x2, mask broadcastable to (1, H, T, S)
+    q, k, v = q[0, head, query].float().cpu(), k[0, head].float().cpu(), v[0, head].float().cpu()
+    S, d_k = k.shape
+    allowed = (torch.ones(S, dtype=torch.bool) if mask is None
+               else mask.expand(1, H, T, S)[0, head, query].cpu())  # (S,)
+    scores = k @ q  # (S,)
+    scaled = scores / math.sqrt(d_k)
+    weights = torch.softmax(scaled.masked_fill(~allowed, float("-inf")), dim=-1).nan_to_num(0.0)  # (S,)
+    return QKStep(pattern.query_tokens[query], pattern.key_tokens, d_k, scores, scaled, allowed, weights,
+                  weights @ v, weights * v.norm(dim=-1))

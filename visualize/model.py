@@ -29,6 +29,7 @@ def parameter_breakdown(counts: dict[str, int], title="") -> go.Figure:
     text = [f"{v:,} ({100 * v / total:.1f}%)" if total else f"{v:,}" for v in values]
     fig = go.Figure(go.Bar(x=values, y=list(range(len(values))), orientation="h", marker_color=BAR_COLOR,
                            text=text, textposition="auto", textangle=0, insidetextanchor="end", textfont=dict(size=14),
+                           insidetextfont=dict(color="white"),
                            cliponaxis=False, customdata=labels,
                            hovertemplate="%{customdata}: %{x:,} parameters<extra></extra>"))
     fig.update_xaxes(title_text="parameters", range=[0, max(values + [0]) * 1.3 or 1])

@@ -75,7 +75,7 @@ def test_unknown_checkpoint_is_refused(client):
 def test_attention_then_redraw_by_layer_and_head(client):
     """/attention computes the patterns once; /draw_attention redraws every figure for another layer and head,
     and the heatmap it draws is the head it names."""
-    notice, kind, layer, head = client.predict("reverse", "hello", "", api_name="/attention")
+    notice, heads, kind, layer, head, query = client.predict("reverse", "hello", "", api_name="/attention")
     assert kind["value"] == "cross" and layer["maximum"] >= 1 and head["maximum"] >= 1
     one, grid, overview, table = client.predict("cross", 1, 2, "anti-diagonal", api_name="/draw_attention")
     fig = plot_json(one)
@@ -172,3 +172,34 @@ def test_binary_upload_is_refused(client, tmp_path):
     with pytest.raises(AppError, match="not a"):
         client.predict(*{**TRAIN_DEFAULTS, "source": "text", "upload": handle_file(str(binary))}.values(),
                        api_name="/train")
+
+
+def test_qk_step_equals_the_heatmap_row(client):
+    """Oracle: the softmax bars of the Q·K view are the heatmap's row for that query, to 1e-6; masked keys (decoder
+    self-attention) are marked and get weight 0."""
+    client.predict("shakespeare-char", "To be, or not", "", api_name="/attention")
+    one, *_ = client.predict("decoder self", 3, 2, "entropy", api_name="/draw_attention")
+    row = decode(plot_json(one)["data"][0]["z"])[5]
+    qk = plot_json(client.predict("decoder self", 3, 2, 5, api_name="/draw_qk"))
+    bars = decode(qk["data"][2]["y"])
+    row = [0.0 if b is None or math.isnan(b) else b for b in row]  # masked cells are drawn as a grey layer
+    assert all(math.isclose(a, b, abs_tol=1e-6) for a, b in zip(bars, row))
+    assert qk["data"][2]["text"][6] == "masked" and bars[6] == 0.0 and qk["data"][2]["text"][5] == ""
+
+
+def test_rollout_rows_sum_to_one(client):
+    client.predict("shakespeare-char", "To be, or not", "", api_name="/attention")
+    z = decode(plot_json(client.predict("decoder self", api_name="/draw_rollout"))["data"][0]["z"])
+    assert all(math.isclose(sum(r), 1.0, abs_tol=1e-4) for r in z)
+
+
+def test_switching_the_anti_diagonal_heads_off_breaks_reverse(client):
+    """The ablation view: with the reverse model's last-layer anti-diagonal heads off, its output changes and its
+    exact match on 100 fresh examples drops below 0.5 (1.0 with every head on)."""
+    client.predict("reverse", "attention", "", api_name="/attention")
+    table = client.predict("cross", ["1.0", "1.2", "1.3"], api_name="/ablate")
+    on, off = table["data"]
+    assert on[1] == "noitnetta" and on[2] == 1.0
+    assert off[1] != "noitnetta" and off[2] < 0.5
+    with pytest.raises(AppError, match="not in the list of choices"):
+        client.predict("cross", ["9.9"], api_name="/ablate")

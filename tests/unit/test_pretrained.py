@@ -394,3 +394,17 @@ def test_hub_cache_fixture_is_found_through_hf_hub_cache_and_loads_by_repo_id(ti
     assert tokenizer.kind == "gpt2-bpe" and model.config.n_decoder_layers == 2
     monkeypatch.setenv("HF_HUB_CACHE", str(tiny_gpt2_hub_cache / "missing"))
     assert cached_gpt2_models() == []
+
+
+def test_cli_prints_where_a_cached_model_is_and_fails_clearly_otherwise(tiny_gpt2_hub_cache, monkeypatch, capsys):
+    """Invariant: `python -m transformer.pretrained REPO` prints the local directory of the repo's files (here read
+    from the cache, offline), and exits with the library's clear message when it cannot get them."""
+    from transformer.pretrained import main
+
+    monkeypatch.setenv("HF_HUB_CACHE", str(tiny_gpt2_hub_cache))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    main([TINY_GPT2_REPO])
+    printed = capsys.readouterr().out.strip()
+    assert printed == f"{TINY_GPT2_REPO}: {cached_gpt2_models()[0][1]}"
+    with pytest.raises(SystemExit, match="error: openai-community/gpt2 is not in the local Hugging Face cache"):
+        main(["openai-community/gpt2"])

@@ -1,0 +1,126 @@
+"""The Attention tab's "look inside" views: the Q·K step for one query, attention rollout, and head ablation.
+
+Each works on the record the tab already holds (and the checkpoint that made it); the numbers come from
+transformer.probe, transformer.analysis and transformer.ablation, the figures from visualize.
+"""
+from __future__ import annotations
+
+import gradio as gr
+import pandas as pd
+
+import visualize as viz
+from transformer.ablation import default_eval_set, evaluate, head_importance, heads_off
+from transformer.analysis import attention_rollout
+from transformer.generate import generate
+from transformer.probe import qk_step
+
+from .common import FAST, Slider, UserError, browser_key, check_number, handler, resolve
+
+
+def _pattern(record, kind):
+    if record is None:
+        raise UserError("press Show attention first")
+    if kind not in record.patterns:
+        raise UserError(f"this model has no {str(kind)[:20]} attention")
+    return record.patterns[kind]
+
+
+@handler
+def draw_qk(made_by, key, record, kind, layer, head, query, request: gr.Request = None):
+    """Equation 1 for one query of the selected head, from the q, k and v of the record's own forward pass."""
+    pattern = _pattern(record, kind)
+    L, H = pattern.shape
+    layer = min(check_number(layer, "layer", 0, 10_000, integer=True), L - 1)
+    head = min(check_number(head, "head", 0, 10_000, integer=True), H - 1)
+    query = min(check_number(query, "query", 0, 10_000, integer=True), len(pattern.query_tokens) - 1)
+    model, _, _ = resolve(made_by, browser_key(key, request))
+    s = qk_step(model, record, kind, layer, head, query)
+    return viz.qk_steps(s.scores, s.scaled, s.allowed, s.weights, s.contributions, s.key_tokens, s.d_k,
+                        title=f"query {query} ({s.query_token!r}), {kind}, layer {layer}, head {head}")
+
+
+@handler
+def draw_rollout(record, kind):
+    pattern = _pattern(record, kind)
+    if kind == "cross":
+        return viz.empty_curves("Rollout follows self-attention through its layers: pick encoder or decoder self")
+    return viz.rollout_heatmap(attention_rollout(pattern.weights), pattern.key_tokens,
+                               title=f"Attention rollout ({kind}, {pattern.shape[0]} layers)")
+
+
+def _parse_heads(kind, labels, L, H):
+    heads = []
+    for label in labels or []:
+        try:
+            layer, head = (int(x) for x in str(label).split("."))
+        except ValueError:
+            raise UserError(f"heads are named layer.head, got {str(label)[:20]!r}") from None
+        if not (0 <= layer < L and 0 <= head < H):
+            raise UserError(f"there is no head {label} here ({L} layers x {H} heads)")
+        heads.append((kind, layer, head))
+    return heads
+
+
+def _continue(model, tok, record, mask) -> str:
+    ids = [s.token_id for s in generate(model, record.input_ids, 40 if not model.config.is_encoder_decoder
+                                        else model.config.max_len - 1, head_mask=mask)]
+    return tok.decode(ids)
+
+
+@handler
+def run_ablation(made_by, key, record, kind, labels, request: gr.Request = None):
+    """The model's output and its score on a fixed evaluation set, with every head on and with the chosen heads
+    off (zeroed before the output projection, for this call only)."""
+    pattern = _pattern(record, kind)
+    model, tok, info = resolve(made_by, browser_key(key, request))
+    heads = _parse_heads(kind, labels, *pattern.shape)
+    if not heads:
+        raise UserError("tick one or more heads to switch off")
+    mask = heads_off(model, heads)
+    eval_set = default_eval_set(model, tok, info.get("task"), record.input_ids)
+    rows = [{"heads": "all on", "output": _continue(model, tok, record, None),
+             eval_set.metric: round(evaluate(model, tok, eval_set), 3)},
+            {"heads": f"{kind} {', '.join(str(x) for x in labels)} off", "output": _continue(model, tok, record, mask),
+             eval_set.metric: round(evaluate(model, tok, eval_set, mask), 3)}]
+    return pd.DataFrame(rows)
+
+
+@handler
+def run_importance(made_by, key, record, kind, request: gr.Request = None, progress=gr.Progress()):
+    """Each head switched off alone: how much worse the model gets, as a layers x heads grid of the selected kind."""
+    _pattern(record, kind)
+    model, tok, info = resolve(made_by, browser_key(key, request))
+    eval_set = default_eval_set(model, tok, info.get("task"), record.input_ids)
+    grid = head_importance(model, tok, eval_set, progress=lambda done, total: progress((done, total), desc="heads"))
+    what = "drop in exact match" if eval_set.metric == "exact match" else "rise in loss (nats)"
+    return viz.overview(grid[kind], what, title=f"{what} with only that head off ({kind})")
+
+
+def build_inside(record, made_by, key, kind, layer, head):
+    """The three views, under the heatmaps of the Attention tab."""
+    with gr.Accordion("The Q·K step for one query", open=False):
+        query = Slider(0, 63, value=0, step=1, label="Query (row of the heatmap)", elem_id="att-query")
+        qk_plot = gr.Plot(show_label=False, label="Q·K step", elem_id="att-qk")
+    with gr.Accordion("Attention rollout", open=False):
+        gr.Markdown("Rollout multiplies each layer's head-averaged attention, plus the residual path counted as "
+                    "attention to itself, through the layers (Abnar & Zuidema 2020): row t estimates how much of "
+                    "the last layer's token t comes from each input token. It ignores values, feed-forward layers "
+                    "and norms, so it is a rough picture of the flow, not an explanation.")
+        rollout_plot = gr.Plot(show_label=False, label="Rollout", elem_id="att-rollout")
+    with gr.Accordion("Switch heads off", open=False):
+        gr.Markdown("Tick heads of the selected kind and run: their outputs are zeroed before the layer's output "
+                    "projection, for this run only. The score is exact match on 100 fresh examples (seq2seq), or "
+                    "the loss on the input (language models). Head importance switches off one head at a time.")
+        heads = gr.CheckboxGroup([], label="Heads to switch off (layer.head)", elem_id="att-ablate-heads")
+        with gr.Row():
+            run = gr.Button("Run with these heads off", elem_id="att-ablate")
+            importance = gr.Button("Head importance (one head off at a time)", elem_id="att-importance")
+        ablation = gr.Dataframe(label="With and without", elem_id="att-ablation", wrap=True)
+        importance_plot = gr.Plot(show_label=False, label="Head importance", elem_id="att-importance-plot")
+    gr.on([record.change, kind.change, layer.change, head.change, query.change], draw_qk,
+          [made_by, key, record, kind, layer, head, query], qk_plot, api_name="draw_qk", **FAST)
+    gr.on([record.change, kind.change], draw_rollout, [record, kind], rollout_plot, api_name="draw_rollout", **FAST)
+    run.click(run_ablation, [made_by, key, record, kind, heads], ablation, api_name="ablate", concurrency_limit=4)
+    importance.click(run_importance, [made_by, key, record, kind], importance_plot, api_name="head_importance",
+                     concurrency_limit=2)
+    return query, heads
