@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import random
 import re
 import resource
 import socket
@@ -231,7 +232,20 @@ def opened_kind(out) -> str:
     return "cross"
 
 
-def classroom_client(i: int, client, redraw_api: str, samples: Samples, window: dict, args, barrier):
+def model_shapes(app_dir: Path) -> dict:
+    """(layers, heads) of each classroom checkpoint, from its config.json: the redraws pick any layer and head."""
+    shapes = {}
+    for ckpt in {c for c, _ in INPUTS}:
+        try:
+            m = json.loads((app_dir / "checkpoints" / ckpt / "config.json").read_text())["model"]
+            shapes[ckpt] = (max(m.get("n_decoder_layers", 1), m.get("n_encoder_layers", 0), 1), m.get("n_heads", 1))
+        except (OSError, KeyError, ValueError):
+            shapes[ckpt] = (2, 4)
+    return shapes
+
+
+def classroom_client(i: int, client, redraw_api: str, samples: Samples, window: dict, args, barrier, shapes):
+    rng = random.Random(i)  # the same choices in every run
     try:
         barrier.wait()
     except threading.BrokenBarrierError:
@@ -252,8 +266,10 @@ def classroom_client(i: int, client, redraw_api: str, samples: Samples, window: 
             break
         kind = opened_kind(out)
         t0 = time.perf_counter()
-        try:  # a layer/head slider move: layer and head change every round (the server clamps them)
-            call(client, redraw_api, redraw_call(redraw_api, kind, n % 2, (n + 1) % 4), args.timeout)
+        layers, heads = shapes[ckpt]
+        try:  # a layer/head slider move to any layer and head of the model
+            call(client, redraw_api, redraw_call(redraw_api, kind, rng.randrange(layers), rng.randrange(heads)),
+                 args.timeout)
             samples.add("redraw", (time.perf_counter() - t0) * 1e3)
         except Exception as e:  # noqa: BLE001
             samples.add("redraw", None, f"{type(e).__name__}: {str(e)[:120]}")
@@ -333,12 +349,12 @@ def run_once(app_dir: Path, args, log_dir: Path) -> dict:
             raise RuntimeError("; ".join(errors))
         clients = [make_client(url, args.timeout) for _ in range(args.clients)]
 
-        samples = Samples()
+        samples, shapes = Samples(), model_shapes(app_dir)
         barrier = threading.Barrier(args.clients + 1)
         window = {}
         for i, client in enumerate(clients):
             th = threading.Thread(target=lambda i=i, c=client: classroom_client(
-                i, c, redraw_api, samples, window, args, barrier), daemon=True)
+                i, c, redraw_api, samples, window, args, barrier, shapes), daemon=True)
             th.start()
             threads.append(th)
         steps0 = [t.step() or 0 for t in trainings]

@@ -1,7 +1,7 @@
 """Our decoder running GPT-2 small against `transformers`' GPT2LMHeadModel with the same weights, interleaved in one
 process: a full forward pass, and greedy generation with the KV cache.
 
-    python bench/versus_hf.py                          # the real measurement, 1 thread (~4 minutes)
+    python bench/versus_hf.py                          # the real measurement, 1 thread (~3 minutes)
     python bench/versus_hf.py --rounds 2 --new 8       # smoke test
 
 Model: GPT-2 small's sizes (12 layers, d_model 768, 12 heads, d_ff 3072, vocabulary 50257, 1024 positions), random
@@ -54,9 +54,9 @@ def ref_generate(ref, prompt: torch.Tensor, new: int) -> list[int]:
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--rounds", type=int, default=8, help="interleaved rounds (one ratio each) per benchmark")
-    parser.add_argument("--prompt", type=int, default=256, help="tokens in the forward benchmark's input")
-    parser.add_argument("--new", type=int, default=64, help="new tokens per generation")
+    parser.add_argument("--rounds", type=int, default=15, help="interleaved rounds (one ratio each) per benchmark")
+    parser.add_argument("--prompt", type=int, default=128, help="tokens in the forward benchmark's input")
+    parser.add_argument("--new", type=int, default=32, help="new tokens per generation")
     parser.add_argument("--threads", type=int, default=1, help="torch intra-op threads (0: torch's default)")
     args = parser.parse_args()
     if args.threads:

@@ -12,10 +12,10 @@ import visualize as viz
 from transformer.analysis import LOW_IS_INTERESTING
 from transformer.probe import KINDS, record_attention
 
-from .common import (ATTENTION_CAP, FAST, MAX_PROMPT_CHARS, SHIPPED, Slider, UserError, browser_key,
+from .common import (ATTENTION_CAP, FAST, MAX_PROMPT_CHARS, SHIPPED, Radio, Slider, UserError, browser_key,
                      check_choice, check_number, check_text, handler, resolve, shipped_model)
 from .exports import EXPORTS
-from .inside import build_inside
+from .inside import build_inside, selected_pattern
 
 SCORES = ["entropy", "mean distance", "diagonal", "anti-diagonal", "previous token", "duplicate token", "induction"]
 
@@ -75,11 +75,8 @@ def compute_attention(ckpt, text, target, key, focus=None, request: gr.Request =
 
 
 def _selected(record, kind, layer, head):
-    """The pattern of `kind` and the layer and head, checked against it."""
-    if record is None:
-        raise UserError("press Show attention first")
-    kind = check_choice(kind, "attention kind", record.kinds)
-    pattern = record.patterns[kind]
+    """The pattern of `kind` (tabs.inside.selected_pattern) and the layer and head, clamped to it."""
+    pattern = selected_pattern(record, kind)
     L, H = pattern.shape
     layer = min(check_number(layer, "layer", 0, 10_000, integer=True), L - 1)
     head = min(check_number(head, "head", 0, 10_000, integer=True), H - 1)
@@ -90,6 +87,7 @@ def draw_figures(record, kind, layer, head, score):
     """Every figure of the tab from the stored record (no model call): one head, the layer's heads, the overview
     and the per-head table."""
     pattern, layer, head = _selected(record, kind, layer, head)
+    kind = pattern.kind
     score = check_choice(score, "overview colour", SCORES)
     mask = pattern.mask if kind != "encoder self" else None
     one = viz.head_heatmap(pattern.weights[layer, head], pattern.query_tokens, pattern.key_tokens,
@@ -141,7 +139,7 @@ def build_attention_tab(demo, ckpt, key):
             with gr.Column(scale=3):
                 one = gr.Plot(show_label=False, label="One head", elem_id="att-one")
             with gr.Column(scale=2):
-                kind = gr.Radio(list(KINDS), value="cross", label="Attention", elem_id="att-kind")
+                kind = Radio(list(KINDS), value="cross", label="Attention", elem_id="att-kind")
                 with gr.Row():
                     layer = Slider(0, 1, value=0, step=1, label="Layer", elem_id="att-layer")
                     head = Slider(0, 3, value=0, step=1, label="Head", elem_id="att-head")
@@ -152,7 +150,7 @@ def build_attention_tab(demo, ckpt, key):
                     "to use the model's own output.")
         grid = gr.Plot(show_label=False, label="All heads of the layer", elem_id="att-grid")
         table = gr.Dataframe(label="Per-head scores", max_height=300)
-        query, ablate_heads = build_inside(record, made_by, key, kind, layer, head)
+        query, ablate_heads = build_inside(demo, record, made_by, key, kind, layer, head)
         with gr.Row():
             export = gr.Button("Download the weights (CSV, JSON)", elem_id="att-export", scale=1)
             files = gr.File(label="Weights", file_count="multiple", scale=3)

@@ -12,7 +12,7 @@ import gradio as gr
 from transformer.checkpoint import CheckpointError, load_checkpoint
 from transformer.tokenization import unknown_characters
 
-from .controls import Number, Slider  # noqa: F401  (re-exported for the tabs)
+from .controls import Number, Radio, Slider  # noqa: F401  (re-exported for the tabs)
 from .user_models import UserModels
 
 CHECKPOINTS = Path(__file__).resolve().parents[1] / "checkpoints"

@@ -24,10 +24,12 @@ def _checked_number(component, payload):
 
 class Slider(gr.Slider):
     """gr.Slider whose bad values from a client (None, text, NaN, a list) get a clear error naming the control;
-    gradio's own check crashes on them with a generic message."""
+    gradio's own check crashes on them with a generic message. The range is the handler's to check (every handler
+    clamps or refuses with the field's name): a change sent just before a new checkpoint narrowed the range (head 6
+    of a model that now has 4) must not end in an error toast."""
 
     def preprocess(self, payload):
-        return super().preprocess(_checked_number(self, payload))
+        return gr.Number.round_to_precision(_checked_number(self, payload), self.precision)
 
 
 class Number(gr.Number):
@@ -35,3 +37,15 @@ class Number(gr.Number):
 
     def preprocess(self, payload):
         return super().preprocess(_checked_number(self, payload))
+
+
+class Radio(gr.Radio):
+    """gr.Radio that passes a value outside its current choices on to the handler instead of failing in gradio.
+
+    When a new record changes the choices (a model without cross-attention), change events already on their way
+    still carry the old choice; the handler, which knows the record, decides what to draw (tabs.attention)."""
+
+    def preprocess(self, payload):
+        if payload is not None and not isinstance(payload, str):
+            raise gr.Error(f"{self.label} must be one of the listed choices, got {str(payload)[:40]!r}")
+        return payload

@@ -17,18 +17,22 @@ from transformer.probe import qk_step
 from .common import FAST, Slider, UserError, browser_key, check_number, handler, resolve
 
 
-def _pattern(record, kind):
+def selected_pattern(record, kind):
+    """The record's pattern of `kind`; a kind the record does not have (a redraw sent just before a new
+    checkpoint's kinds reached the page) gives the record's first kind, whose name every title then shows."""
     if record is None:
         raise UserError("press Show attention first")
-    if kind not in record.patterns:
-        raise UserError(f"this model has no {str(kind)[:20]} attention")
-    return record.patterns[kind]
+    return record.patterns.get(kind) or record.patterns[record.kinds[0]]
 
 
 @handler
-def draw_qk(made_by, key, record, kind, layer, head, query, request: gr.Request = None):
-    """Equation 1 for one query of the selected head, from the q, k and v of the record's own forward pass."""
-    pattern = _pattern(record, kind)
+def draw_qk(made_by, key, record, kind, layer, head, query, shown=None, request: gr.Request = None):
+    """Equation 1 for one query of the selected head, from the q, k and v of the record's own forward pass
+    (in the page, only while its section is open: it costs a forward pass; API clients always get it)."""
+    if shown is False:
+        return gr.skip()
+    pattern = selected_pattern(record, kind)
+    kind = pattern.kind
     L, H = pattern.shape
     layer = min(check_number(layer, "layer", 0, 10_000, integer=True), L - 1)
     head = min(check_number(head, "head", 0, 10_000, integer=True), H - 1)
@@ -40,8 +44,11 @@ def draw_qk(made_by, key, record, kind, layer, head, query, request: gr.Request 
 
 
 @handler
-def draw_rollout(record, kind):
-    pattern = _pattern(record, kind)
+def draw_rollout(record, kind, shown=None):
+    if shown is False:
+        return gr.skip()
+    pattern = selected_pattern(record, kind)
+    kind = pattern.kind
     if kind == "cross":
         return viz.empty_curves("Rollout follows self-attention through its layers: pick encoder or decoder self")
     return viz.rollout_heatmap(attention_rollout(pattern.weights), pattern.key_tokens,
@@ -71,7 +78,7 @@ def _continue(model, tok, record, mask) -> str:
 def run_ablation(made_by, key, record, kind, labels, request: gr.Request = None):
     """The model's output and its score on a fixed evaluation set, with every head on and with the chosen heads
     off (zeroed before the output projection, for this call only)."""
-    pattern = _pattern(record, kind)
+    pattern = selected_pattern(record, kind)
     model, tok, info = resolve(made_by, browser_key(key, request))
     heads = _parse_heads(kind, labels, *pattern.shape)
     if not heads:
@@ -88,7 +95,7 @@ def run_ablation(made_by, key, record, kind, labels, request: gr.Request = None)
 @handler
 def run_importance(made_by, key, record, kind, request: gr.Request = None, progress=gr.Progress()):
     """Each head switched off alone: how much worse the model gets, as a layers x heads grid of the selected kind."""
-    _pattern(record, kind)
+    selected_pattern(record, kind)
     model, tok, info = resolve(made_by, browser_key(key, request))
     eval_set = default_eval_set(model, tok, info.get("task"), record.input_ids)
     grid = head_importance(model, tok, eval_set, progress=lambda done, total: progress((done, total), desc="heads"))
@@ -96,12 +103,13 @@ def run_importance(made_by, key, record, kind, request: gr.Request = None, progr
     return viz.overview(grid[kind], what, title=f"{what} with only that head off ({kind})")
 
 
-def build_inside(record, made_by, key, kind, layer, head):
+def build_inside(demo, record, made_by, key, kind, layer, head):
     """The three views, under the heatmaps of the Attention tab."""
-    with gr.Accordion("The Q·K step for one query", open=False):
+    qk_shown, rollout_shown = gr.State(None), gr.State(None)  # None for API clients: always draw
+    with gr.Accordion("The Q·K step for one query", open=False) as qk_section:
         query = Slider(0, 63, value=0, step=1, label="Query (row of the heatmap)", elem_id="att-query")
         qk_plot = gr.Plot(show_label=False, label="Q·K step", elem_id="att-qk")
-    with gr.Accordion("Attention rollout", open=False):
+    with gr.Accordion("Attention rollout", open=False) as rollout_section:
         gr.Markdown("Rollout multiplies each layer's head-averaged attention, plus the residual path counted as "
                     "attention to itself, through the layers (Abnar & Zuidema 2020): row t estimates how much of "
                     "the last layer's token t comes from each input token. It ignores values, feed-forward layers "
@@ -117,9 +125,14 @@ def build_inside(record, made_by, key, kind, layer, head):
             importance = gr.Button("Head importance (one head off at a time)", elem_id="att-importance")
         ablation = gr.Dataframe(label="With and without", elem_id="att-ablation", wrap=True)
         importance_plot = gr.Plot(show_label=False, label="Head importance", elem_id="att-importance-plot")
-    gr.on([record.change, kind.change, layer.change, head.change, query.change], draw_qk,
-          [made_by, key, record, kind, layer, head, query], qk_plot, api_name="draw_qk", **FAST)
-    gr.on([record.change, kind.change], draw_rollout, [record, kind], rollout_plot, api_name="draw_rollout", **FAST)
+    demo.load(lambda: (False, False), None, [qk_shown, rollout_shown], queue=False, api_visibility="private")
+    for section, shown in ((qk_section, qk_shown), (rollout_section, rollout_shown)):
+        section.expand(lambda: True, None, shown, queue=False, api_visibility="private")
+        section.collapse(lambda: False, None, shown, queue=False, api_visibility="private")
+    gr.on([qk_section.expand, record.change, kind.change, layer.change, head.change, query.change], draw_qk,
+          [made_by, key, record, kind, layer, head, query, qk_shown], qk_plot, api_name="draw_qk", **FAST)
+    gr.on([rollout_section.expand, record.change, kind.change], draw_rollout, [record, kind, rollout_shown],
+          rollout_plot, api_name="draw_rollout", **FAST)
     run.click(run_ablation, [made_by, key, record, kind, heads], ablation, api_name="ablate", concurrency_limit=4)
     importance.click(run_importance, [made_by, key, record, kind], importance_plot, api_name="head_importance",
                      concurrency_limit=2)

@@ -75,7 +75,8 @@ def _masked_trace(allowed: np.ndarray, query_tokens, key_tokens, **kwargs) -> go
 def _masked_key(fig: go.Figure) -> None:
     """A legend entry under the figure: a grey square = masked."""
     fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name="grey = masked (may not attend)",
-                             marker=dict(symbol="square", size=16, color=MASKED_COLOR), hoverinfo="skip"))
+                             marker=dict(symbol="square", size=16, color=MASKED_COLOR), hoverinfo="skip",
+                             showlegend=True))
     fig.update_layout(showlegend=True, legend=dict(LEGEND_BELOW, font=dict(size=14)))
 
 

@@ -363,7 +363,8 @@ _FIGURE_TEXTS = """(root) => {
             (t.closest('.heatmap-label') ? cells : texts).push(item);
         }
         figures.push({id: owner ? owner.id : '', title, texts, cells,
-                      box: {x0: box.left, y0: box.top + window.scrollY, x1: box.right, y1: box.bottom + window.scrollY}});
+                      box: {x0: box.left, y0: box.top + window.scrollY,
+                            x1: box.right, y1: box.bottom + window.scrollY}});
     }
     return figures;
 }"""
@@ -371,7 +372,7 @@ _FIGURE_TEXTS = """(root) => {
 
 def figure_texts(page, root: str | None = None) -> list[dict]:
     """The text boxes of every figure drawn under the CSS selector `root` (default: the whole page); figures in
-    hidden tabs have no size and are left out.
+    hidden tabs are left out.
 
     Each figure: {"id": its gr.Plot's elem_id, "title", "box", "texts": [...], "cells": [...]}, every box in page
     pixels {x0, y0, x1, y1}; "cells" are the numbers written inside heatmap cells.
@@ -386,7 +387,7 @@ def _overlap(a: dict, b: dict) -> float:
 
 def text_overlaps(figure: dict, tolerance: float = 2.0) -> list[str]:
     """Pairs of a figure's texts that overlap by more than `tolerance` pixels (cell numbers only with each other),
-    and texts that stick out of the figure (cut off at its edge)."""
+    and texts that reach past the visible figure (cut off at its edge) by more than that."""
     problems = []
     for group in ("texts", "cells"):
         items = figure[group]
@@ -394,12 +395,13 @@ def text_overlaps(figure: dict, tolerance: float = 2.0) -> list[str]:
             for b in items[i + 1:]:
                 depth = _overlap(a, b)
                 if depth > tolerance:
-                    problems.append(f"{a['text']!r} ({a['kind']}) overlaps {b['text']!r} ({b['kind']}) by {depth:.0f} px")
+                    problems.append(f"{a['text']!r} ({a['kind']}) overlaps {b['text']!r} ({b['kind']}) "
+                                    f"by {depth:.0f} px")
     box = figure["box"]
     for t in figure["texts"] + figure["cells"]:
         out = max(box["x0"] - t["x0"], t["x1"] - box["x1"], box["y0"] - t["y0"], t["y1"] - box["y1"])
         if out > tolerance:
-            problems.append(f"{t['text']!r} ({t['kind']}) sticks out of the figure by {out:.0f} px")
+            problems.append(f"{t['text']!r} ({t['kind']}) is cut off at the figure's edge by {out:.0f} px")
     return problems
 
 

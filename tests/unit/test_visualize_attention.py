@@ -10,11 +10,18 @@ import torch
 from transformer.analysis import head_scores
 from visualize import (attended_bar, axis_labels, head_heatmap, layer_grid, overview, scores_table,
                        token_probabilities)
-from visualize.style import ATTENTION_COLORSCALE
+from visualize.attention import MASKED
+from visualize.style import ATTENTION_COLORSCALE, MASKED_COLOR
 
 
 def softmax_rows(*shape, seed=0):
     return torch.softmax(torch.randn(*shape, generator=torch.Generator().manual_seed(seed)), dim=-1)
+
+
+def tick_labels(axis) -> list[str]:
+    """The label shown for each position of a token axis (a category per position, aliased to its token)."""
+    assert axis.type == "category"
+    return [axis.labelalias[str(i)] for i in range(len(axis.labelalias))]
 
 
 def test_heatmap_z_is_the_input_weights():
@@ -26,30 +33,45 @@ def test_heatmap_z_is_the_input_weights():
 
 
 def test_repeated_tokens_keep_separate_rows():
-    """Plotly merges repeated categories; integer positions with tick text keep "the" ... "the" as two rows."""
+    """Plotly merges repeated categories: the categories are the positions 0, 1, 2, each labelled with its token,
+    so "the" ... "the" stay two rows."""
     tokens = ["the", "cat", "the"]
     fig = head_heatmap(np.eye(3), tokens, tokens)
-    assert list(fig.layout.yaxis.tickvals) == [0, 1, 2]
-    assert list(fig.layout.yaxis.ticktext) == tokens
-    assert list(fig.layout.xaxis.ticktext) == tokens
-    assert list(fig.data[0].y) == [0, 1, 2]
+    assert list(fig.data[0].y) == [0, 1, 2] and list(fig.data[0].x) == [0, 1, 2]
+    assert tick_labels(fig.layout.yaxis) == tokens
+    assert tick_labels(fig.layout.xaxis) == tokens
     assert fig.layout.yaxis.autorange == "reversed"  # first query at the top, as in the paper's figures
+
+
+def test_long_inputs_get_thinned_upright_labels_and_full_hover():
+    """At 64 tokens the labels must stay readable: plotly thins a category axis with tickmode "auto" to what its
+    length holds and turns wide labels upright (0 or 90 degrees, never a slant whose boxes collide); every token
+    is still named in the hover."""
+    tokens = [f"word{i}" for i in range(64)]
+    fig = head_heatmap(softmax_rows(64, 64), tokens, tokens)
+    for axis in (fig.layout.xaxis, fig.layout.yaxis):
+        assert axis.tickmode == "auto" and axis.tickvals is None  # plotly picks which positions get a label
+        assert tuple(axis.autotickangles) == (0, 90)
+        assert tick_labels(axis) == tokens
+    assert {tuple(fig.data[0].customdata[t][s][:2]) for t, s in [(5, 63), (63, 0)]} == {
+        ("word5", "word63"), ("word63", "word0")}
 
 
 def test_special_tokens_are_escaped_and_whitespace_visible():
     """`<s>` would be read as markup and vanish; a space or newline token would be invisible."""
     fig = head_heatmap(np.full((2, 3), 1 / 3), ["<s>", "a b"], ["</s>", "<pad>", "\n\t"])
-    assert list(fig.layout.yaxis.ticktext) == ["&lt;s&gt;", "a␣b"]
-    assert list(fig.layout.xaxis.ticktext) == ["&lt;/s&gt;", "&lt;pad&gt;", "⏎⇥"]
+    assert tick_labels(fig.layout.yaxis) == ["&lt;s&gt;", "a␣b"]
+    assert tick_labels(fig.layout.xaxis) == ["&lt;/s&gt;", "&lt;pad&gt;", "⏎⇥"]
     assert axis_labels(["a&b", ' "q" ']) == ["a&amp;b", '␣"q"␣']
 
 
 def test_hover_names_query_and_key_tokens():
-    """Hovering cell (t, s) names query token t and key token s, so repeated tokens can be told apart."""
+    """Hovering cell (t, s) names query token t and key token s and their positions, so repeated tokens can be
+    told apart."""
     fig = head_heatmap(softmax_rows(2, 3), ["<s>", "x"], ["p", "q", "r"])
-    assert tuple(fig.data[0].customdata[1][2]) == ("x", "r")
-    assert tuple(fig.data[0].customdata[0][0]) == ("&lt;s&gt;", "p")
-    assert "customdata[0]" in fig.data[0].hovertemplate and "%{z" in fig.data[0].hovertemplate
+    assert tuple(fig.data[0].customdata[1][2]) == ("x", "r", 1, 2)
+    assert tuple(fig.data[0].customdata[0][0]) == ("&lt;s&gt;", "p", 0, 0)
+    assert all(f"customdata[{i}]" in fig.data[0].hovertemplate for i in range(4)) and "%{z" in fig.data[0].hovertemplate
 
 
 def test_attention_colour_scale_starts_at_pure_white():
@@ -80,27 +102,110 @@ def test_layer_grid_one_heatmap_per_head_on_a_shared_scale():
         assert trace.coloraxis == "coloraxis"
     assert [a.text for a in fig.layout.annotations] == [f"head {h}" for h in range(5)]
     assert (fig.layout.coloraxis.cmin, fig.layout.coloraxis.cmax) == (0, 1)
-    assert list(fig.layout.yaxis.ticktext) == ["a", "b", "a"]
+    assert tick_labels(fig.layout.yaxis) == ["a", "b", "a"]
 
 
-def test_layer_grid_hides_tick_labels_for_long_inputs():
-    """Past 24 tokens per side the small grids would be unreadable, so labels are dropped."""
-    tokens = [f"t{i}" for i in range(30)]
-    fig = layer_grid(softmax_rows(2, 30, 30), tokens, tokens)
-    assert fig.layout.xaxis.showticklabels is False and fig.layout.yaxis2.showticklabels is False
+def test_layer_grid_labels_only_the_outer_edges():
+    """Tokens label the keys under the lowest heatmap of each column and the queries left of the first column only,
+    so neighbouring heatmaps' labels cannot collide; 5 heads in 2 columns leave one empty cell, with no axes."""
+    fig = layer_grid(softmax_rows(5, 3, 4), ["a", "b", "c"], ["w", "x", "y", "z"], cols=2)
+    layout = fig.layout
+    x_shown = [layout[f"xaxis{h + 1 if h else ''}"].showticklabels for h in range(5)]
+    y_shown = [layout[f"yaxis{h + 1 if h else ''}"].showticklabels for h in range(5)]
+    assert x_shown == [False, False, False, True, True]  # heads 3 and 4 have no head under them
+    assert y_shown == [True, False, True, False, True]  # column 1: heads 0, 2, 4
+    assert "xaxis6" not in layout.to_plotly_json()  # the sixth cell is left empty
+
+
+def test_layer_grid_cols_sets_the_grid_shape():
+    """`cols` heads per row (the tabs choose); the figure grows a row at a time."""
+    w = softmax_rows(8, 3, 3)
+    tall, wide = layer_grid(w, list("abc"), list("abc"), cols=2), layer_grid(w, list("abc"), list("abc"), cols=4)
+    assert len(tall.layout.annotations) == len(wide.layout.annotations) == 8
+    assert tall.layout.height > wide.layout.height
+    assert {a.text for a in tall.layout.annotations} == {f"head {h}" for h in range(8)}
+    with pytest.raises(ValueError):
+        layer_grid(w, list("abc"), list("abc"), cols=0)
+
+
+CAUSAL = np.tril(np.ones((4, 4), dtype=bool))  # True = may attend
+
+
+def test_masked_cells_are_grey_not_a_weight():
+    """Masked cells (mask False) leave the weight trace (a gap, never the white of a 0 weight) and are drawn by a
+    grey trace of their own whose hover says they are masked; a legend entry says grey = masked."""
+    w = softmax_rows(4, 4).numpy() * CAUSAL
+    fig = head_heatmap(w, list("abcd"), list("abcd"), mask=torch.tensor(CAUSAL))
+    weights = next(t for t in fig.data if isinstance(t, go.Heatmap) and t.name != "masked")
+    masked = next(t for t in fig.data if t.name == "masked")
+    z, m = np.asarray(weights.z, dtype=float), np.asarray(masked.z, dtype=float)
+    assert np.isnan(z[~CAUSAL]).all() and np.array_equal(z[CAUSAL], w[CAUSAL])
+    assert np.isfinite(m[~CAUSAL]).all() and np.isnan(m[CAUSAL]).all()
+    assert {c for _, c in masked.colorscale} == {MASKED_COLOR} and masked.showscale is False
+    assert MASKED in masked.hovertemplate and weights.hoverongaps is False and masked.hoverongaps is False
+    assert fig.data.index(masked) > fig.data.index(weights)  # drawn on top
+    assert any(t.showlegend and "grey = masked" in t.name for t in fig.data)
+
+
+def test_nothing_masked_draws_no_mask_layer():
+    """No mask, or one that masks nothing (cross-attention), gives the plain heatmap with no masked legend."""
+    for mask in (None, np.ones((4, 4), dtype=bool)):
+        fig = head_heatmap(softmax_rows(4, 4), list("abcd"), list("abcd"), mask=mask)
+        assert len(fig.data) == 1 and not fig.layout.showlegend
+    with pytest.raises(ValueError, match="mask"):
+        head_heatmap(softmax_rows(4, 4), list("abcd"), list("abcd"), mask=np.ones((3, 4), dtype=bool))
+
+
+def test_layer_grid_greys_the_same_cells_for_every_head():
+    """With a mask, each head's weights leave out the masked cells and each subplot has its grey layer."""
+    w = softmax_rows(3, 4, 4)
+    fig = layer_grid(w, list("abcd"), list("abcd"), mask=CAUSAL)
+    heads = [t for t in fig.data if isinstance(t, go.Heatmap) and t.name.startswith("head")]
+    masked = [t for t in fig.data if t.name == "masked"]
+    assert len(heads) == len(masked) == 3
+    for head, grey in zip(heads, masked):
+        assert (head.xaxis, head.yaxis) == (grey.xaxis, grey.yaxis)
+        assert np.isnan(np.asarray(head.z, dtype=float)[~CAUSAL]).all()
+        assert np.isfinite(np.asarray(grey.z, dtype=float)[~CAUSAL]).all()
 
 
 def test_overview_writes_each_value_and_picks_the_colour_range():
-    """Every cell shows its value to 2 decimals; 0..1 scores use 0..1, entropy its own data range."""
+    """Every cell shows its value to 2 decimals (up to 4 heads); 0..1 scores use 0..1, entropy its own range."""
     scores = np.array([[0.123, 0.5], [1.0, 0.0], [0.25, 0.999]])
     fig = overview(scores, "diagonal")
     np.testing.assert_array_equal(np.asarray(fig.data[0].z), scores)
     assert [list(row) for row in fig.data[0].text] == [["0.12", "0.50"], ["1.00", "0.00"], ["0.25", "1.00"]]
     assert (fig.data[0].zmin, fig.data[0].zmax) == (0, 1)
-    assert list(fig.layout.yaxis.ticktext) == ["layer 0", "layer 1", "layer 2"]
+    assert list(fig.data[0].y) == [0, 1, 2] and fig.layout.yaxis.title.text == "layer"
     assert fig.layout.yaxis.autorange == "reversed"
     ent = overview(np.array([[0.5, 2.0]]), "entropy")
     assert (ent.data[0].zmin, ent.data[0].zmax) == (0.5, 2.0)
+
+
+def test_overview_interesting_heads_are_dark():
+    """The scale runs white -> dark navy; with low_is_interesting (entropy) it is reversed, so the lowest value, the
+    sharpest head, is the darkest. The colour bar's title says what dark means."""
+    diag = overview(np.array([[0.1, 0.9]]), "diagonal").data[0]
+    assert diag.colorscale[-1][1] == ATTENTION_COLORSCALE[-1][1] and not diag.reversescale  # 1 = dark
+    assert diag.colorbar.title.text == "diagonal (dark = high)"
+    ent = overview(np.array([[0.2, 2.5]]), "entropy", low_is_interesting=True).data[0]
+    assert ent.reversescale is True  # zmin (0.2, the sharp head) takes the dark end
+    assert ent.colorbar.title.text == "entropy (dark = sharp)"
+    assert overview(np.array([[0.2]]), "mean distance", low_is_interesting=True).data[0].colorbar.title.text == \
+        "mean distance (dark = low)"
+
+
+def test_overview_numbers_fit_their_cells():
+    """Plotly sizes heatmap text to fit the cell (white on dark) only when no size is given, from its number of
+    characters: more heads write shorter numbers. 4 heads: "0.86"; 8: ".86" and "2.3"; 12: ".9"."""
+    def cells(H, name, value):
+        return overview(np.full((2, H), value), name).data[0]
+    assert cells(4, "diagonal", 0.864).text[0][0] == "0.86"
+    assert cells(8, "diagonal", 0.864).text[0][0] == ".86" and cells(8, "diagonal", 1.0).text[0][0] == "1"
+    assert cells(8, "entropy", 2.345).text[0][0] == "2.3"
+    assert cells(12, "diagonal", 0.864).text[0][0] == ".9"
+    trace = cells(12, "diagonal", 0.5)
+    assert trace.textfont.size is None and trace.textfont.color is None  # auto size, auto contrast
 
 
 def test_scores_table_recognises_diagonal_and_anti_diagonal_heads():
@@ -131,7 +236,7 @@ def test_attended_bar_shows_one_query_by_position():
     fig = attended_bar(torch.tensor([0.1, 0.6, 0.3]), ["the", "<s>", "the"])
     np.testing.assert_allclose(np.asarray(fig.data[0].y), [0.1, 0.6, 0.3])
     assert list(fig.data[0].x) == [0, 1, 2]
-    assert list(fig.layout.xaxis.ticktext) == ["the", "&lt;s&gt;", "the"]
+    assert tick_labels(fig.layout.xaxis) == ["the", "&lt;s&gt;", "the"]
 
 
 def test_token_probabilities_sorted_with_chosen_highlighted():
@@ -139,7 +244,7 @@ def test_token_probabilities_sorted_with_chosen_highlighted():
     fig = token_probabilities("b", [("a", 0.1), ("b", 0.3), ("<c>", 0.6)])
     bar = fig.data[0]
     assert list(bar.x) == [0.6, 0.3, 0.1]
-    assert list(fig.layout.yaxis.ticktext) == ["&lt;c&gt;", "b", "a"]
+    assert tick_labels(fig.layout.yaxis) == ["&lt;c&gt;", "b", "a"]
     assert fig.layout.yaxis.autorange == "reversed"
     colours = list(bar.marker.color)
     assert colours[1] != colours[0] and colours[0] == colours[2]

@@ -58,3 +58,16 @@ def test_pe_side_by_side_own_colour_range_each(table):
     assert fig.data[0].zmax == pytest.approx(float(table.abs().max()))
     assert fig.data[1].zmax == pytest.approx(float(learned.abs().max()))
     assert fig.data[1].zmin == -fig.data[1].zmax
+
+
+def test_pe_side_by_side_stacks_with_each_colour_bar_beside_its_panel(table):
+    """The tables are stacked on one shared dimension axis (their stripes line up, and a phone fits them); each
+    colour bar spans its own panel's height only, so no bar sits on the other panel's axis title."""
+    fig = pe_side_by_side(table, table * 0.5)
+    layout = fig.layout
+    assert layout.xaxis.matches == "x2" or layout.xaxis2.matches == "x"  # shared dimension axis
+    assert [layout.xaxis.title.text, layout.xaxis2.title.text] == [None, "dimension"]  # written once, at the bottom
+    for trace, axis in zip(fig.data, (layout.yaxis, layout.yaxis2)):
+        bottom, top = axis.domain
+        bar = trace.colorbar
+        assert bar.y - bar.len / 2 >= bottom - 1e-9 and bar.y + bar.len / 2 <= top + 1e-9

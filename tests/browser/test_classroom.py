@@ -1,0 +1,144 @@
+"""A teacher's flows in a real browser: the heatmap always shows the head the controls name (no stale reply), every
+one-click demo opens what it claims, and switching heads off changes the model's output."""
+from __future__ import annotations
+
+import math
+import re
+
+import pytest
+
+from tests.browser import tour
+from tabs.common import CHECKPOINTS
+from tests.browser.conftest import MEASURED
+from transformer import load_checkpoint
+from transformer.probe import record_attention
+
+TITLE = "() => (document.querySelector('#att-one .gtitle') || {}).textContent || ''"
+
+
+def _settle(page, ms: int = 1500) -> str:
+    """Wait until the one-head title has not changed for `ms` milliseconds (every reply has arrived); return it."""
+    return page.evaluate("""async ([ms, timeout]) => {
+        const title = () => (document.querySelector('#att-one .gtitle') || {}).textContent || '';
+        let last = title(), since = performance.now(); const t0 = performance.now();
+        while (performance.now() - since < ms && performance.now() - t0 < timeout) {
+            await new Promise(r => setTimeout(r, 50));
+            if (title() !== last) { last = title(); since = performance.now(); }
+        }
+        return last;
+    }""", [ms, tour.TIMEOUT_MS])
+
+
+def _set_both(page, layer: int, head: int) -> None:
+    """Type into the layer and the head number boxes and press Enter in each, back to back, as a teacher would."""
+    for elem, value in (("att-layer", layer), ("att-head", head)):
+        box = page.locator(f"#{elem} input[type=number]")
+        box.fill(str(value))
+        box.press("Enter")
+
+
+def _controls(page) -> tuple[tuple[int, int], tuple[int, int]]:
+    """((layer, head) in the number boxes, (layer, head) of the sliders)."""
+    def read(kind):
+        return tuple(int(float(page.locator(f"#{e} input[type={kind}]").input_value())) for e in ("att-layer", "att-head"))
+    return read("number"), read("range")
+
+
+def test_quick_layer_and_head_changes_never_leave_a_stale_heatmap(lab):
+    """Regression: type 5 in Layer + Enter, then 5 in Head + Enter: the controls said 5/5 and the title said
+    "layer 5, head 6" (3 of 4 tries), because a slow layer redraw overwrote a fast head redraw."""
+    page = lab.page
+    tour.show_tab(page, "attention")
+    tour.select_checkpoint(page, "shakespeare-char")
+    page.wait_for_function(f"() => ({TITLE})().startsWith('decoder self attention')")
+    for layer, head in ((5, 5), (2, 7), (4, 1), (0, 6)):
+        _set_both(page, layer, head)
+        expected = f"layer {layer}, head {head}"
+        page.wait_for_function(f"() => ({TITLE})().endsWith('{expected}')")  # the newest reply arrives...
+        title = _settle(page, 2500)  # ...and no older one overwrites it afterwards
+        boxes, sliders = _controls(page)
+        assert boxes == sliders == (layer, head), (boxes, sliders, title)
+        assert title.endswith(expected), (title, layer, head)
+
+
+def _click_demo(page, label: str) -> None:
+    page.locator("#demo-row button", has_text=label).click()
+    page.locator("#demo-explain", has_text=label).wait_for()
+
+
+def _opened_head(page, kind: str) -> tuple[int, int]:
+    page.wait_for_function(f"() => ({TITLE})().startsWith('{kind} attention')")
+    title = _settle(page)
+    layer, head = (int(x) for x in re.search(r"layer (\d+), head (\d+)", title).groups())
+    return layer, head
+
+
+@pytest.mark.parametrize("label, ckpt, text, kind, score, at_least", [
+    ("Reading backwards", "reverse", "attention", "cross", "anti-diagonal", 0.9),
+    ("Previous-token head", "induction", None, "decoder self", "previous token", 0.8),
+    ("Induction head", "induction", None, "decoder self", "induction", 0.8),
+])
+def test_attention_demo_opens_a_head_that_really_does_it(lab, label, ckpt, text, kind, score, at_least):
+    """One click from any state: the demo opens a head whose score, recomputed here with the library on the same
+    checkpoint and input, is at least `at_least`; the heatmap's weights are that head's."""
+    from tabs.demos import DEMOS
+
+    demo = next(d for d in DEMOS if d.label == label)
+    if not (CHECKPOINTS / ckpt).is_dir():
+        pytest.fail(f"the {ckpt} checkpoint is missing: the demo {label!r} cannot run")
+    page = lab.page
+    _click_demo(page, label)
+    assert page.get_by_role("tab", name="Attention", exact=True).get_attribute("aria-selected") == "true"
+    layer, head = _opened_head(page, kind)
+    model, tok, _ = load_checkpoint(CHECKPOINTS / ckpt, device="cpu")
+    pattern = record_attention(model, tok, text or demo.text).patterns[kind]
+    value = float(pattern.scores()[score][layer, head])
+    MEASURED[f"demo {label!r}"] = f"opened {kind} {layer}.{head}, {score} {value:.2f}"
+    assert value >= at_least, (label, layer, head, value)
+    row = page.evaluate("() => Array.from(document.querySelector('#att-one .js-plotly-plot')._fullData[0].z.at(-1))")
+    row = [0.0 if v is None or math.isnan(v) else v for v in row]
+    expected = pattern.weights[layer, head, -1].tolist()
+    assert all(abs(a - b) < 1e-4 for a, b in zip(row, expected))
+
+
+def test_causal_mask_demo_draws_the_future_as_masked(lab):
+    """The causal-mask demo: decoder self-attention whose cells above the diagonal are in the grey "masked" layer
+    (not white weights), and exactly those."""
+    page = lab.page
+    _click_demo(page, "The causal mask")
+    _opened_head(page, "decoder self")
+    data = page.evaluate("""() => document.querySelector('#att-one .js-plotly-plot')._fullData
+        .map(t => ({name: t.name, z: t.z ? Array.from(t.z, row => Array.from(row)) : null}))""")
+    masked = next(t for t in data if t["name"] == "masked")["z"]
+    n = len(masked)
+    assert n > 10
+    for t in range(n):
+        for s in range(n):
+            drawn = masked[t][s] is not None and not math.isnan(masked[t][s])
+            assert drawn == (s > t), (t, s)
+
+
+def test_positional_and_training_demos_open_their_tab(lab):
+    page = lab.page
+    _click_demo(page, "Sinusoid waves")
+    tour.visible_panel(page).locator(".gtitle", has_text="Chosen dimensions").wait_for()
+    _click_demo(page, "Attention forming live")
+    assert page.get_by_role("tab", name="Train", exact=True).get_attribute("aria-selected") == "true"
+    assert "reverse" in page.locator("#train-task input").input_value()
+
+
+def test_switching_heads_off_changes_the_reverse_models_output(lab):
+    """Ablation in the page: with the reverse model's anti-diagonal cross heads off, its output is no longer the
+    input reversed."""
+    page = lab.page
+    _click_demo(page, "Reading backwards")
+    _opened_head(page, "cross")
+    panel = tour.visible_panel(page)
+    panel.get_by_text("Switch heads off").click()
+    for label in ("1.0", "1.2", "1.3"):
+        page.locator("#att-ablate-heads label", has_text=re.compile(rf"^\s*{re.escape(label)}\s*$")).click()
+    page.locator("#att-ablate").click()
+    page.wait_for_function("() => document.querySelector('#att-ablation').innerText.includes('1.3 off')")
+    text = page.locator("#att-ablation").inner_text()
+    on, off = text.split("all on", 1)[1].split("1.3 off", 1)
+    assert "noitnetta" in on and "noitnetta" not in off, text

@@ -1,0 +1,40 @@
+"""The shared look: titles that fit a phone without changing their text, legends that never cover a title."""
+import numpy as np
+import plotly.graph_objects as go
+
+from visualize import pe_waves, training_curves
+from visualize.style import TITLE_LINE, TITLE_WRAP, style_figure, wrap_title
+
+
+def test_long_titles_break_in_two_keeping_their_text():
+    """A title longer than TITLE_WRAP characters goes on two lines, broken at the ", " or " (" nearest its middle;
+    removing the <br> gives the title back exactly (browser tests read the title's text)."""
+    for title in ["decoder self attention, layer 5, head 6", "anti-diagonal of every head (decoder self)",
+                  "Sinusoidal encoding, 100 positions x 128 dimensions",
+                  "where 'n' looked (last layer, mean of heads)"]:
+        wrapped = wrap_title(title)
+        first, second = wrapped.split("<br>")
+        assert first + second == title
+        assert max(len(first), len(second)) < len(title) * 0.7, wrapped
+        assert first.endswith(", ") or second.startswith("(")
+    assert wrap_title("cross attention, layer 1, head 3") == "cross attention, layer 1, head 3"  # fits: unchanged
+    assert len("cross attention, layer 1, head 3") <= TITLE_WRAP
+    assert wrap_title("x" * 50) == "x" * 50  # nowhere to break
+
+
+def test_top_margin_holds_the_title_lines():
+    """The top margin grows by one title line for a wrapped title, plus what the figure asks for (subplot titles)."""
+    one = style_figure(go.Figure(), "short title").layout.margin.t
+    two = style_figure(go.Figure(), "a long title, which certainly needs two lines").layout.margin.t
+    none = style_figure(go.Figure()).layout.margin.t
+    assert two - one == one - none == TITLE_LINE
+    assert style_figure(go.Figure(), "short title", top_space=30).layout.margin.t == one + 30
+
+
+def test_legends_sit_under_the_plot_not_over_the_title():
+    """A horizontal legend above the plot area wraps into the title on a narrow screen; it goes to the bottom of
+    the figure instead (container coordinates, so plotly grows the bottom margin to hold it)."""
+    table = np.random.default_rng(0).normal(size=(20, 8))
+    for fig in (pe_waves(table, [0, 1, 2, 3, 4]), training_curves([0, 1], [2.0, 1.0], [1], [1.5], lrs=[0.1, 0.2])):
+        legend = fig.layout.legend
+        assert (legend.orientation, legend.yref, legend.y, legend.yanchor) == ("h", "container", 0, "bottom")
