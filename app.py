@@ -19,7 +19,7 @@ import uuid  # noqa: E402
 import gradio as gr  # noqa: E402
 
 from tabs.attention import build_attention_tab  # noqa: E402
-from tabs.common import SHIPPED  # noqa: E402
+from tabs.common import SHIPPED, fixed_choices, pretrained  # noqa: E402
 from tabs.demos import demo_buttons, wire_demos  # noqa: E402
 from tabs.generate import build_generate_tab  # noqa: E402
 from tabs.model import build_model_tab  # noqa: E402
@@ -35,6 +35,11 @@ def adopt_browser_key(stored: str) -> tuple[str, str]:
     return key, key
 
 
+PRETRAINED_NOTE = ("<small>Real GPT-2 weights join this list when they are in the machine's Hugging Face cache: "
+                   "`python -m transformer.pretrained gpt2` downloads them (on a Space, the README's "
+                   "`preload_from_hub` does it at build time).</small>")
+
+
 def build_demo() -> gr.Blocks:
     # Gradio's own cache (files it serves) is cleaned every 10 minutes of anything older than 30 minutes.
     with gr.Blocks(title="Attention Lab", delete_cache=(600, 1800)) as demo:
@@ -43,7 +48,9 @@ def build_demo() -> gr.Blocks:
         stored, key = gr.BrowserState("", storage_key="attention-lab-browser"), gr.State("")
         demo.load(adopt_browser_key, stored, [stored, key], api_visibility="private", queue=False)
         default = "reverse" if "reverse" in SHIPPED else (SHIPPED[0] if SHIPPED else None)
-        ckpt = gr.Dropdown(SHIPPED, value=default, label="Checkpoint (used by every tab)", elem_id="ckpt")
+        ckpt = gr.Dropdown(fixed_choices(), value=default, label="Checkpoint (used by every tab)", elem_id="ckpt")
+        if not pretrained():
+            gr.Markdown(PRETRAINED_NOTE, elem_id="pretrained-note")
         buttons, explain = demo_buttons()
         with gr.Tabs(elem_id="tabs") as tabs:
             build_generate_tab(ckpt, key)

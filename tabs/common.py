@@ -10,6 +10,7 @@ from pathlib import Path
 import gradio as gr
 
 from transformer.checkpoint import CheckpointError, load_checkpoint
+from transformer.pretrained import cached_gpt2_models, load_gpt2
 from transformer.tokenization import unknown_characters
 
 from .controls import Number, Radio, Slider  # noqa: F401  (re-exported for the tabs)
@@ -62,6 +63,25 @@ def shipped_model(name: str):
     return load_checkpoint(CHECKPOINTS / name)
 
 
+@functools.lru_cache(maxsize=1)
+def pretrained() -> dict[str, str]:
+    """{"gpt2 (pretrained)": local directory} for every GPT-2 in this machine's Hugging Face cache (no network;
+    read once per process: restart the app after `python -m transformer.pretrained gpt2`)."""
+    return dict(cached_gpt2_models())
+
+
+@functools.lru_cache(maxsize=1)
+def pretrained_model(name: str):
+    """Load a pretrained model on first use; one stays in memory at a time (GPT-2 small is ~0.5 GB)."""
+    gr.Info(f"Loading {name}: a real pretrained model, a few seconds the first time…")
+    return load_gpt2(pretrained()[name])
+
+
+def fixed_choices() -> list[str]:
+    """The checkpoints every browser sees: the shipped ones and the pretrained ones found in the local cache."""
+    return SHIPPED + sorted(pretrained())
+
+
 def browser_key(key, request: gr.Request | None = None) -> str:
     """The key of this browser's model store: the random key kept in its local storage, or, for an API client
     (which has no local storage), its session."""
@@ -77,6 +97,8 @@ def resolve(name, key: str):
         raise UserError("pick a checkpoint from the list")
     if name in SHIPPED:
         return shipped_model(name)
+    if name in pretrained():
+        return pretrained_model(name)
     entry = USER_MODELS.get(key, name)
     if entry is not None:
         return entry
@@ -85,7 +107,7 @@ def resolve(name, key: str):
 
 
 def checkpoint_choices(key: str) -> list[str]:
-    return SHIPPED + USER_MODELS.names(key)
+    return fixed_choices() + USER_MODELS.names(key)
 
 
 def check_text(text, what: str = "input", limit: int = MAX_PROMPT_CHARS) -> str:

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import gradio as gr
 
-from .common import SHIPPED
+from .common import fixed_choices
 
 
 @dataclass(frozen=True)
@@ -47,6 +47,12 @@ DEMOS = [
          "looks at the token that came *after* the earlier copy of the current token (a stripe one step right of "
          "where the repeat started) and predicts it: in-context copying, learned from data (Olsson et al. 2022).",
          ckpt="induction", text=REPEATED, kind="decoder self", score="induction"),
+    Demo("Induction heads in GPT-2", "attention",
+         "Real **GPT-2** weights, read by our own decoder. The sentence comes twice: in the second copy, GPT-2's "
+         "**induction heads** (layers 5-7 in the literature: 5.1, 5.5, 6.9, 7.2, 7.10) look at the token after the "
+         "earlier copy of the current one: a stripe just right of the repeat's diagonal.", ckpt="gpt2 (pretrained)",
+         text="The quick brown fox jumps over the lazy dog near the river bank. The quick brown fox jumps over the "
+              "lazy dog near the river bank.", kind="decoder self", score="induction"),
     Demo("Sinusoid waves", "positional",
          "Each position gets a vector of sines and cosines (section 3.5 of the paper). Low dimensions wave fast, "
          "high ones slowly, so every position has its own pattern; the dot product of two positions depends only "
@@ -59,8 +65,8 @@ DEMOS = [
 
 
 def available_demos() -> list[Demo]:
-    """The demos whose checkpoint is shipped here."""
-    return [d for d in DEMOS if d.ckpt is None or d.ckpt in SHIPPED]
+    """The demos whose checkpoint is here (shipped, or pretrained in the local Hugging Face cache)."""
+    return [d for d in DEMOS if d.ckpt is None or d.ckpt in fixed_choices()]
 
 
 def apply_demo(label: str, ckpt: str):

@@ -9,6 +9,9 @@ from transformer.embeddings import sinusoidal_table
 from .common import FAST, SHIPPED, Slider, UserError, browser_key, check_number, handler, resolve, shipped_model
 
 
+LEARNED_ROWS = 256  # positions of a learned table drawn beside the sinusoids
+
+
 def parse_dims(dims, d_model: int) -> tuple[list[int], str]:
     """The dimensions to draw as waves (at most 8) and a sentence about any that do not exist for this d_model."""
     if not isinstance(dims, str):
@@ -41,9 +44,10 @@ def draw_positional(d_model, length, dims, ckpt, key, request: gr.Request = None
         if not learned_ckpts:
             return matrix, waves, similarity, viz.empty_curves("No checkpoint with learned positions"), note
         ckpt, model = learned_ckpts[0], shipped_model(learned_ckpts[0])[0]
-    learned = model.pos_encoding.table.detach().cpu()
+    learned = model.pos_encoding.table.detach().cpu()[:LEARNED_ROWS]  # GPT-2 has 1024: the first ones show it
     compare = viz.pe_side_by_side(sinusoidal_table(*learned.shape), learned,
-                                  title=f"Fixed vs learned ({ckpt}, d_model {learned.shape[1]})")
+                                  title=f"Fixed vs learned ({ckpt}, d_model {learned.shape[1]}, "
+                                        f"positions 0-{learned.shape[0] - 1})")
     return matrix, waves, similarity, compare, note + f"Learned encoding of **{ckpt}** beside the sinusoidal table."
 
 

@@ -5,9 +5,8 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .style import ATTENTION_COLORSCALE, BAR_COLOR, FRAME, as_array, axis_labels, style_figure, token_axis
-
-MASKED_COLOR = "rgb(190,190,190)"
+from .style import (ATTENTION_COLORSCALE, BAR_COLOR, FRAME, MASKED_COLOR, as_array, axis_labels, colorbar,
+                    style_figure, token_axis)
 
 
 def qk_steps(scores, scaled, allowed, weights, contributions, key_tokens, d_k: int, title="") -> go.Figure:
@@ -31,7 +30,7 @@ def qk_steps(scores, scaled, allowed, weights, contributions, key_tokens, d_k: i
                              hovertemplate="%{customdata}: %{y:.4f}<extra></extra>"), row=row, col=1)
     fig.update_xaxes(**token_axis(key_tokens), row=4, col=1)
     fig.update_yaxes(range=[0, 1.05], row=3, col=1)
-    return style_figure(fig, title, height=760, showlegend=False)
+    return style_figure(fig, title, top_space=30, height=760, showlegend=False)
 
 
 def rollout_heatmap(rollout, tokens, title="") -> go.Figure:
@@ -41,7 +40,7 @@ def rollout_heatmap(rollout, tokens, title="") -> go.Figure:
         raise ValueError(f"rollout is {r.shape}, but got {len(tokens)} tokens")
     fig = go.Figure(go.Heatmap(z=r, x=list(range(len(tokens))), y=list(range(len(tokens))), zmin=0,
                                zmax=float(r.max()) if r.size else 1.0, colorscale=ATTENTION_COLORSCALE,
-                               colorbar=dict(title="share"), customdata=np.array(
+                               colorbar=colorbar("share"), customdata=np.array(
                                    [[(a, b) for b in axis_labels(tokens)] for a in axis_labels(tokens)], dtype=object),
                                hovertemplate="%{customdata[0]} ← %{customdata[1]}: %{z:.3f}<extra></extra>"))
     fig.update_xaxes(title_text="input token", **token_axis(tokens), **FRAME)

@@ -1,0 +1,57 @@
+"""A GPT-2 in the local Hugging Face cache joins the checkpoint list and every tab works with it (tested with a small
+random GPT-2 saved into a temporary Hub-cache layout; no network)."""
+from __future__ import annotations
+
+import json
+
+import pytest
+from gradio_client import Client
+
+from tests.conftest import TINY_GPT2_REPO
+
+
+@pytest.fixture(scope="module")
+def client(tiny_gpt2_hub_cache):
+    import os
+
+    from tabs import common
+    from tests.app_server import serve_app
+
+    saved = os.environ.get("HF_HUB_CACHE")
+    os.environ["HF_HUB_CACHE"] = str(tiny_gpt2_hub_cache)
+    common.pretrained.cache_clear()
+    common.pretrained_model.cache_clear()
+    try:
+        with serve_app() as url:
+            yield Client(url, verbose=False)
+    finally:
+        if saved is None:
+            os.environ.pop("HF_HUB_CACHE", None)
+        else:
+            os.environ["HF_HUB_CACHE"] = saved
+        common.pretrained.cache_clear()
+        common.pretrained_model.cache_clear()
+
+
+NAME = TINY_GPT2_REPO.split("/")[-1] + " (pretrained)"
+
+
+def test_the_cached_gpt2_is_listed_and_every_tab_works(client):
+    api = client.view_api(print_info=False, return_format="dict")["named_endpoints"]
+    choices = api["/model"]["parameters"][0]["python_type"]["type"]
+    assert NAME in choices
+    summary, params, plot, kv = client.predict(NAME, api_name="/model")
+    assert "decoder-only" in summary and "gpt2-bpe" in summary
+    text, table, picker, notice = client.predict(NAME, "Hello world, this is", "greedy", 1.0, 0, 1.0, 4, 5, 0,
+                                                 api_name="/generate")
+    assert isinstance(text, str) and len(table["data"]) >= 1
+    notice, heads, kind, layer, head, query = client.predict(NAME, "Hello world! Hello world!", "",
+                                                             api_name="/attention")
+    assert kind["value"] == "decoder self"
+    one, grid, overview, scores = client.predict("decoder self", 0, 0, "induction", api_name="/draw_attention")
+    title = json.loads(one["plot"])["layout"]["title"]["text"]
+    assert "decoder self attention" in title and {"induction", "previous token"} <= set(scores["headers"])
+    table = client.predict("decoder self", ["0.0"], api_name="/ablate")
+    assert table["headers"][-1] == "loss" and len(table["data"]) == 2
+    *_, note = client.predict(64, 50, "0, 1", NAME, api_name="/positional")
+    assert NAME in note
