@@ -98,6 +98,15 @@ def cpu_seconds(pid: int) -> float:
         return float("nan")
 
 
+def machine_busy_seconds() -> float:
+    """CPU seconds spent by everything on the machine (all CPUs, not idle or iowait), from /proc/stat."""
+    try:
+        fields = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+        return (sum(fields[:8]) - fields[3] - fields[4]) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return float("nan")
+
+
 def self_cpu_seconds() -> float:
     r = resource.getrusage(resource.RUSAGE_SELF)
     return r.ru_utime + r.ru_stime
@@ -195,7 +204,9 @@ class Server:
 def make_client(url: str, timeout: float):
     from gradio_client import Client
 
-    return Client(url, verbose=False, download_files=False, analytics_enabled=False,
+    # ssl_verify=False: plain http on loopback; otherwise gradio_client loads the CA bundle into a new SSL context
+    # for every request (~40 ms of CPU each, more than the server spends on a cached redraw).
+    return Client(url, verbose=False, download_files=False, analytics_enabled=False, ssl_verify=False,
                   httpx_kwargs={"timeout": timeout})
 
 
@@ -359,19 +370,22 @@ def run_once(app_dir: Path, args, log_dir: Path) -> dict:
             threads.append(th)
         steps0 = [t.step() or 0 for t in trainings]
         result["loadavg_start"] = loadavg()
-        cpu0, own0, t0 = cpu_seconds(server.proc.pid), self_cpu_seconds(), time.perf_counter()
+        cpu0, own0, all0 = cpu_seconds(server.proc.pid), self_cpu_seconds(), machine_busy_seconds()
+        t0 = time.perf_counter()
         window["end"] = t0 + args.seconds
         barrier.wait()
         for th in threads:
             th.join(max(0.0, window["end"] + args.timeout - time.perf_counter()))
         elapsed = time.perf_counter() - t0
-        cpu1, own1 = cpu_seconds(server.proc.pid), self_cpu_seconds()
+        cpu1, own1, all1 = cpu_seconds(server.proc.pid), self_cpu_seconds(), machine_busy_seconds()
         result["loadavg_end"] = loadavg()
         result["abandoned_clients"] = sum(th.is_alive() for th in threads)
         steps1 = [t.step() or 0 for t in trainings]
         result["elapsed_s"] = round(elapsed, 1)
         result["server_cores"] = round((cpu1 - cpu0) / elapsed, 2)
         result["loadgen_cores"] = round((own1 - own0) / elapsed, 2)
+        result["other_cores"] = round((all1 - all0 - (cpu1 - cpu0) - (own1 - own0)) / elapsed, 2)
+        result["server_cpu_ms_per_request"] = round((cpu1 - cpu0) * 1e3 / max(1, samples.started), 1)
         result["training_steps_per_s"] = [round(max(0, b - a) / elapsed, 1) for a, b in zip(steps0, steps1)]
         result["training_runs"] = [t.runs for t in trainings]
         result["training_errors"] = [t.error for t in trainings if t.error]
@@ -397,7 +411,8 @@ def print_run(r: dict):
     print(f"loadavg: before launch {r['loadavg_before']} | window start {r.get('loadavg_start')} | "
           f"window end {r.get('loadavg_end')} | after {r['loadavg_after']}")
     print(f"window {r['elapsed_s']} s, {r['requests']} requests started; CPU cores busy: server "
-          f"{r['server_cores']}, load generator {r['loadgen_cores']}; trainings {r['training_steps_per_s']} "
+          f"{r['server_cores']} ({r['server_cpu_ms_per_request']} ms per request, trainings included), load "
+          f"generator {r['loadgen_cores']}, other processes {r['other_cores']}; trainings {r['training_steps_per_s']} "
           f"steps/s (runs {r['training_runs']}){'; ' + str(r['training_errors']) if r['training_errors'] else ''}"
           + (f"; {r['abandoned_clients']} clients abandoned" if r["abandoned_clients"] else ""))
     print(f"{'endpoint':<16}{'count':>7}{'errors':>8}{'p50 ms':>9}{'p95 ms':>9}{'max ms':>9}{'req/s':>7}")

@@ -1,7 +1,7 @@
 """Our decoder running GPT-2 small against `transformers`' GPT2LMHeadModel with the same weights, interleaved in one
 process: a full forward pass, and greedy generation with the KV cache.
 
-    python bench/versus_hf.py                          # the real measurement, 1 thread (~3 minutes)
+    python bench/versus_hf.py                          # the real measurement, 1 thread (1-2 min when idle)
     python bench/versus_hf.py --rounds 2 --new 8       # smoke test
 
 Model: GPT-2 small's sizes (12 layers, d_model 768, 12 heads, d_ff 3072, vocabulary 50257, 1024 positions), random

@@ -85,7 +85,9 @@ def _selected(record, kind, layer, head):
 
 def draw_figures(record, kind, layer, head, score):
     """Every figure of the tab from the stored record (no model call): one head, the layer's heads, the overview
-    and the per-head table."""
+    and the per-head table; nothing while there is no record (a new input is on its way, or it was refused)."""
+    if record is None:
+        return None, None, None, None
     pattern, layer, head = _selected(record, kind, layer, head)
     kind = pattern.kind
     score = check_choice(score, "overview colour", SCORES)
@@ -103,6 +105,11 @@ def draw_figures(record, kind, layer, head, score):
 
 
 draw_attention = handler(draw_figures)
+
+
+def clear_attention():
+    """Before a new input is computed: no record (so no figure) and no notice of the previous input."""
+    return None, None, ""
 
 
 @handler
@@ -157,9 +164,11 @@ def build_attention_tab(demo, ckpt, key):
     compute = dict(fn=compute_attention, inputs=[ckpt, text, target, key, focus],
                    outputs=[record, made_by, notice, ablate_heads, kind, layer, head, query], concurrency_limit=8,
                    concurrency_id="attention")
-    show.click(**compute, api_name="attention")
-    for trigger in (text.submit, target.submit, ckpt.change):
-        trigger(**compute, api_visibility="private")
+    for trigger, api in ((show.click, "attention"), (text.submit, None), (target.submit, None)):
+        # first clear, so that a refused input leaves no heatmap of the previous one on screen
+        trigger(clear_attention, None, [record, made_by, notice], queue=False, api_visibility="private").then(
+            **compute, api_name=api, api_visibility="public" if api else "private")
+    ckpt.change(**compute, api_visibility="private")
     demo.load(**compute, api_visibility="private")  # a heatmap from the first second
     # One event for everything that feeds the figures, so replies come in order and never show a stale head.
     gr.on([record.change, kind.change, layer.change, head.change, score.change], draw_attention,

@@ -19,7 +19,7 @@ def run_train(source, task, text, upload, hub, layers, heads, d_model, lr, steps
     key = browser_key(key, request)
     request_ = TrainingRequest(source, task, text, upload, hub, layers, heads, d_model, lr, steps, batch)
     for update in run_training_session(request_, USER_MODELS, key):
-        ckpt = gr.update(choices=checkpoint_choices(key), value=update.name) if update.done else gr.update()
+        ckpt = gr.update(choices=checkpoint_choices(key)) if update.done else gr.update()
         yield update.curves, update.status, update.samples, update.attention, ckpt, update.control
         if update.total and not update.done:
             progress((update.step, update.total), desc="training")

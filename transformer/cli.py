@@ -8,7 +8,7 @@ import platform
 import shlex
 import sys
 import time
-from dataclasses import MISSING, asdict, fields
+from dataclasses import MISSING, fields
 from pathlib import Path
 
 import torch
@@ -16,6 +16,7 @@ from tqdm import tqdm
 
 from .analysis import repeated_sequence_scores
 from .checkpoint import load_checkpoint, recover_checkpoint
+from .compare import ComparisonSetup, compare_kv_heads, kv_head_variants, markdown_table, rewound
 from .config import TransformerConfig
 from .data import (INDUCTION_ALPHABET, INDUCTION_MIN_HALF, TASKS, InductionData, TaskData, TextData, load_text,
                    split_text)
@@ -57,6 +58,10 @@ def parse_args(argv=None):
                    "stage); its training record is kept in the new card")
     p.add_argument("--ship", action="store_true", help="drop the optimiser state from the final checkpoint")
     p.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: all cores)")
+    p.add_argument("--compare-kv-heads", action="store_true", help="train the model three times, as MHA "
+                   "(n_kv_heads = n_heads), GQA (--n-kv-heads, else the divisor nearest sqrt(n_heads)) and MQA "
+                   "(n_kv_heads = 1), with the same data, steps and seed; print the table and write it to <out>.json "
+                   "(see transformer.compare)")
     _add_dataclass_flags(p.add_argument_group("model (TransformerConfig)"), MODEL_FLAGS)
     _add_dataclass_flags(p.add_argument_group("training (TrainConfig)"), fields(TrainConfig))
     return p.parse_args(argv)
@@ -187,11 +192,64 @@ def model_card(name: str, args, info: dict, command: str) -> str:
     return "\n".join(lines)
 
 
+def compare_kv_heads_cli(args, command: str) -> int:
+    """--compare-kv-heads: train MHA, GQA and MQA variants of the model (transformer.compare), print the table and
+    write it to <out>.json, every training event to <out>.log.jsonl."""
+    if args.resume or args.init_from or args.ship:
+        raise SystemExit("--compare-kv-heads trains three fresh models: drop --resume, --init-from and --ship")
+    try:
+        variants = kv_head_variants(args.n_heads or TransformerConfig.n_heads, args.n_kv_heads)
+    except ValueError as e:
+        raise SystemExit(f"--compare-kv-heads: {e}") from None
+    model, tokenizer, data, train_cfg, info, val_text = build(args)
+    setup = ComparisonSetup(model.config, tokenizer, train_cfg, rewound(data), val_text)
+    out, rows, plan, bar = Path(args.out), [], None, None
+    log_path = Path(args.log or f"{out}.log.jsonl")
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(log_path, "a", buffering=1) as log:
+        for event in compare_kv_heads(setup, variants):
+            if event.kind == "plan":
+                plan = event
+                if event.note:
+                    tqdm.write(event.note)
+            elif event.kind == "train":
+                step, name = event.event, event.variant.name
+                if bar is None or bar.desc != name:
+                    if bar is not None:
+                        bar.close()
+                    bar = tqdm(total=train_cfg.steps, unit="step", desc=name)
+                record = {f.name: getattr(step, f.name) for f in fields(step) if f.name != "attention"}
+                log.write(json.dumps({"variant": name, "n_kv_heads": event.variant.n_kv_heads, **record}) + "\n")
+                if step.kind == "step":
+                    bar.update(1)
+                    bar.set_postfix(loss=f"{step.loss:.3f}", tok_s=f"{step.tokens_per_sec:.0f}")
+                else:
+                    extra = f" exact {step.exact_match:.3f}" if step.exact_match is not None else ""
+                    tqdm.write(f"{name} step {step.step}: val loss {step.val_loss:.4f}{extra}")
+            else:
+                if bar is not None:
+                    bar.close()
+                    bar = None
+                rows.append(event)
+    table = markdown_table(rows)
+    result = {"command": command, "hardware": hardware(), "task": info["task"], "train_config": vars(train_cfg),
+              "model": {k: v for k, v in model.config.to_dict().items() if k != "n_kv_heads"},  # per row instead
+              "note": plan.note, "rows": [r.to_dict() for r in rows]}
+    path = out.parent / f"{out.name}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(result, indent=1) + "\n")
+    tqdm.write(table)
+    tqdm.write(f"wrote {path}")
+    return 0
+
+
 def main(argv=None):
     args = parse_args(argv)
     if args.threads:
         torch.set_num_threads(args.threads)
     command = "python -m transformer.train " + shlex.join(sys.argv[1:] if argv is None else argv)
+    if args.compare_kv_heads:
+        return compare_kv_heads_cli(args, command)
     model, tokenizer, data, train_cfg, info, val_text = build(args)
     previous_stage = info.pop("previous_stage", None)
     info["training"] = {"command": command, "hardware": hardware()}

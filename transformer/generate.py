@@ -10,7 +10,6 @@ from dataclasses import dataclass
 from typing import Iterator
 
 import torch
-import torch.nn.functional as F
 from torch import Tensor
 
 from .config import TransformerConfig

@@ -49,7 +49,27 @@ class CharTokenizer:
         Path(path).write_text(json.dumps(self.to_dict(), ensure_ascii=False, indent=1), encoding="utf-8")
 
 
-class BPETokenizer:
+class _TokenizersWrapper:
+    """What a tokenizer built on the `tokenizers` library does the same way whatever its model: size, encoding
+    without special tokens, and its tokenizer.json."""
+
+    tokenizer: Tokenizer
+
+    @property
+    def vocab_size(self) -> int:
+        return self.tokenizer.get_vocab_size()
+
+    def encode(self, text: str) -> list[int]:
+        return self.tokenizer.encode(text, add_special_tokens=False).ids
+
+    def to_dict(self) -> dict:
+        return json.loads(self.tokenizer.to_str())
+
+    def save(self, path: str | Path) -> None:
+        self.tokenizer.save(str(path))
+
+
+class BPETokenizer(_TokenizersWrapper):
     """Byte-pair encoding (the paper uses BPE for English-German, section 5.1), trained by `tokenizers`."""
 
     kind = "bpe"
@@ -69,27 +89,14 @@ class BPETokenizer:
         tok.train_from_iterator(texts, trainer)
         return cls(tok)
 
-    @property
-    def vocab_size(self) -> int:
-        return self.tokenizer.get_vocab_size()
-
-    def encode(self, text: str) -> list[int]:
-        return self.tokenizer.encode(text, add_special_tokens=False).ids
-
     def decode(self, ids: Iterable[int]) -> str:
         return self.tokenizer.decode([i for i in ids if i not in (PAD_ID, BOS_ID, EOS_ID)], skip_special_tokens=False)
 
     def id_to_token(self, i: int) -> str:
         return self.tokenizer.id_to_token(i).replace("\u2581", " ")
 
-    def to_dict(self) -> dict:
-        return json.loads(self.tokenizer.to_str())
 
-    def save(self, path: str | Path) -> None:
-        self.tokenizer.save(str(path))
-
-
-class GPT2BPETokenizer:
+class GPT2BPETokenizer(_TokenizersWrapper):
     """GPT-2's byte-level BPE: text -> UTF-8 bytes, each byte shown as a printable character (a space is 'Ġ',
     a newline 'Ċ'), then merges. Every string is encodable, so there is no <unk> (`unk_id` is None).
 
@@ -122,25 +129,12 @@ class GPT2BPETokenizer:
             tok.add_special_tokens([cls.ENDOFTEXT])
         return cls(tok)
 
-    @property
-    def vocab_size(self) -> int:
-        return self.tokenizer.get_vocab_size()
-
-    def encode(self, text: str) -> list[int]:
-        return self.tokenizer.encode(text, add_special_tokens=False).ids
-
     def decode(self, ids: Iterable[int]) -> str:
         return self.tokenizer.decode(list(ids), skip_special_tokens=False)
 
     def id_to_token(self, i: int) -> str:
         """The token as text: 'Ġthe' -> ' the', 'Ċ' -> a newline; part of a multi-byte character -> '\ufffd'."""
         return self._bytes.decode([self.tokenizer.id_to_token(i)])
-
-    def to_dict(self) -> dict:
-        return json.loads(self.tokenizer.to_str())
-
-    def save(self, path: str | Path) -> None:
-        self.tokenizer.save(str(path))
 
 
 def _is_byte_level(data: dict) -> bool:

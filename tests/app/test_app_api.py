@@ -143,7 +143,7 @@ def test_training_streams_updates_and_loss_falls(client):
     status, ckpt = updates[-1][1], updates[-1][4]
     assert "finished" in status
     mine = [c[0] for c in ckpt["choices"] if c[0].startswith("my reverse")]
-    assert mine == ["my reverse model #1"] and ckpt["value"] == mine[0], "the trained model joins the list"
+    assert mine == ["my reverse model #1"], "the trained model joins the list"
     text, *_ = generate(client, mine[0], "abc")  # and this session can use it
     assert isinstance(text, str)
     assert client.predict(mine[0], api_name="/download_model").endswith(".zip")

@@ -142,3 +142,27 @@ def test_switching_heads_off_changes_the_reverse_models_output(lab):
     text = page.locator("#att-ablation").inner_text()
     on, off = text.split("all on", 1)[1].split("1.3 off", 1)
     assert "noitnetta" in on and "noitnetta" not in off, text
+
+
+def test_start_is_disabled_while_training_and_the_model_survives_a_reload(lab):
+    """Regression: two trainings of one session got the same name and one model was lost. Start is disabled while
+    a run is going; the model then joins the list, and stays there after the page is reloaded (the browser's
+    key is kept in its local storage, the model on the server)."""
+    page = lab.page
+    tour.show_tab(page, "train")
+    page.locator("#train-start").click()
+    page.wait_for_function("() => document.querySelector('#train-start').disabled")
+    page.wait_for_function("() => document.querySelector('#train-status').innerText.includes('step')")
+    # force: while the status streams, the page below keeps changing height, and on a loaded machine Playwright's
+    # "stable" check (same box two frames in a row) can wait forever for a button that a person clicks at once
+    page.locator("#train-stop").click(force=True)
+    page.wait_for_function("() => !document.querySelector('#train-start').disabled")
+    page.wait_for_function("() => document.querySelector('#train-status').innerText.includes('is now in the "
+                           "checkpoint list')")
+    status = page.locator("#train-status").inner_text()
+    name = re.search(r"“(my reverse model #\d+)”", status).group(1)
+    assert name in tour.checkpoint_choices(page)
+    page.reload()
+    tour.open_app(page, lab.url)
+    page.wait_for_function("() => document.querySelector('#att-one .gtitle') !== null")
+    assert name in tour.checkpoint_choices(page)

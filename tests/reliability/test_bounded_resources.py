@@ -26,8 +26,9 @@ def files_under(root: Path) -> set[Path]:
 def private_tmp(tmp_path_factory):
     """Temporary files of this module's app go to a folder of its own (the machine's /tmp is shared)."""
     saved, tempfile.tempdir = tempfile.tempdir, str(tmp_path_factory.mktemp("app-tmp"))
+    saved_root, EXPORTS.root = EXPORTS.root, None  # made again inside the private folder (gradio serves only temp)
     yield Path(tempfile.tempdir)
-    tempfile.tempdir = saved
+    tempfile.tempdir, EXPORTS.root = saved, saved_root
 
 
 @pytest.fixture(scope="module")

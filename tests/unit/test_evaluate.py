@@ -88,3 +88,31 @@ def test_exact_match_scores_outputs_equal_to_the_targets_as_one(make_model, monk
     monkeypatch.setattr(evaluate, "greedy_batch",
                         lambda m, src, n: [o if i % 2 else o[:-1] for i, o in enumerate(sources(src, n))])
     assert exact_match(model, tok, task, n=20, batch_size=10) == 0.5
+
+
+class InductionOracle(torch.nn.Module):
+    """A stand-in model whose logits pick, at each position, the token that followed the earlier occurrence of the
+    current token (what a perfect induction head predicts), or <pad> when there is none."""
+
+    def __init__(self, config):
+        super().__init__()
+        self.config, self.device = config, torch.device("cpu")
+
+    def forward(self, ids):
+        from types import SimpleNamespace
+
+        logits = torch.zeros(*ids.shape, self.config.vocab_size)
+        for b, row in enumerate(ids.tolist()):
+            for t, tok in enumerate(row):
+                earlier = [s for s in range(t) if row[s] == tok]
+                logits[b, t, row[earlier[-1] + 1] if earlier else self.config.pad_id] = 1.0
+        return SimpleNamespace(logits=logits)
+
+
+def test_in_context_accuracy_scores_the_second_copy_from_its_second_token(make_config):
+    """Oracle: a perfect induction predictor gets every token of the second copy from its second token on (the
+    first is unpredictable and not scored) and none of the first copy: (0.0, 1.0)."""
+    from transformer.evaluate import in_context_accuracy
+
+    model = InductionOracle(make_config("decoder-only", vocab_size=40, max_len=30))
+    assert in_context_accuracy(model, n_seqs=20, seed=0) == (0.0, 1.0)
