@@ -14,6 +14,7 @@ os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
 
 import ctypes  # noqa: E402
+import re  # noqa: E402
 import uuid  # noqa: E402
 
 import gradio as gr  # noqa: E402
@@ -24,15 +25,25 @@ from tabs.demos import demo_buttons, wire_demos  # noqa: E402
 from tabs.generate import build_generate_tab  # noqa: E402
 from tabs.model import build_model_tab  # noqa: E402
 from tabs.positional import build_positional_tab  # noqa: E402
-from tabs.train import build_train_tab  # noqa: E402
+from tabs.train import build_train_tab, restore_models  # noqa: E402
 from tabs.training_session import warm_up  # noqa: E402
 
 
-def adopt_browser_key(stored: str) -> tuple[str, str]:
-    """This browser's key for its trained models: kept in its local storage (made at its first visit) and copied
-    into the session's state, which every handler reads (API clients, with no local storage, use their session)."""
-    key = stored if isinstance(stored, str) and len(stored) == 32 else uuid.uuid4().hex
-    return key, key
+# Runs in the browser at page load: this browser's random key, made at its first visit and kept in its local storage.
+BROWSER_KEY_JS = """() => {
+    let key = localStorage.getItem('attention-lab-key');
+    if (!/^[0-9a-f]{32}$/.test(key || '')) {
+        key = Array.from(crypto.getRandomValues(new Uint8Array(16)), b => b.toString(16).padStart(2, '0')).join('');
+        localStorage.setItem('attention-lab-key', key);
+    }
+    return key;
+}"""
+
+
+def adopt_browser_key(key: str) -> str:
+    """The browser's key (see BROWSER_KEY_JS) into the session's state, which every handler reads; its models are
+    kept on the server under it, so they survive a reload. API clients, with no local storage, use their session."""
+    return key if isinstance(key, str) and re.fullmatch(r"[0-9a-f]{32}", key) else uuid.uuid4().hex
 
 
 PRETRAINED_NOTE = ("<small>Real GPT-2 weights join this list when they are in the machine's Hugging Face cache: "
@@ -45,8 +56,7 @@ def build_demo() -> gr.Blocks:
     with gr.Blocks(title="Attention Lab", delete_cache=(600, 1800)) as demo:
         gr.Markdown("# Attention Lab\nA Transformer from *Attention Is All You Need*, written from scratch: "
                     "generate with it, look inside its attention, and train one yourself.")
-        stored, key = gr.BrowserState("", storage_key="attention-lab-browser"), gr.State("")
-        demo.load(adopt_browser_key, stored, [stored, key], api_visibility="private", queue=False)
+        stored, key = gr.Textbox(visible=False), gr.State("")
         default = "reverse" if "reverse" in SHIPPED else (SHIPPED[0] if SHIPPED else None)
         ckpt = gr.Dropdown(fixed_choices(), value=default, label="Checkpoint (used by every tab)", elem_id="ckpt")
         if not pretrained():
@@ -59,6 +69,8 @@ def build_demo() -> gr.Blocks:
             train = build_train_tab(demo, ckpt, key)
             build_model_tab(demo, ckpt, key)
         wire_demos(buttons, explain, tabs, ckpt, attention, train)
+        demo.load(adopt_browser_key, stored, key, js=BROWSER_KEY_JS, api_visibility="private", queue=False).then(
+            restore_models, key, ckpt, api_visibility="private", queue=False)
     demo.queue(max_size=256, default_concurrency_limit=4)  # generous: training is limited per event instead
     return demo
 

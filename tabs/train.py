@@ -108,6 +108,5 @@ def build_train_tab(demo, ckpt, key):
         idle, None, start, queue=False, api_visibility="private")
     stop.click(stop_training, control, None, api_name="stop", concurrency_limit=None)
     download.click(download_model, [ckpt, key], zip_file, api_name="download_model", concurrency_limit=2)
-    demo.load(restore_models, key, ckpt, api_visibility="private")
     return dict(source=source, task=task, preset=preset, start=start, status=status, curves=curves,
                 attention=attention, inputs=inputs)

@@ -105,11 +105,11 @@ class _Decoder:
         if self.use_cache:
             new = self.tokens[:, self.context_start + self.n_cached:]  # (batch, new)
             logits, _, _ = self.model.decode(new, self.memory, self.memory_mask, cache=self.cache, start=self.n_cached,
-                                             head_mask=self.head_mask)
+                                             head_mask=self.head_mask, last_only=True)
             self.n_cached += new.size(1)
         else:
             logits, _, _ = self.model.decode(self.tokens[:, self.context_start:], self.memory, self.memory_mask,
-                                             head_mask=self.head_mask)
+                                             head_mask=self.head_mask, last_only=True)
         logits = logits[:, -1].float()  # (batch, vocab_size)
         logits[:, never_emitted(self.cfg)] = float("-inf")
         return logits
@@ -268,7 +268,8 @@ def greedy_batch(model: Transformer, src: Tensor, max_new_tokens: int, head_mask
     token = torch.full((B, 1), cfg.bos_id, device=src.device)  # (B, 1)
     outputs, done = [], torch.zeros(B, dtype=torch.bool, device=src.device)
     for step in range(min(max_new_tokens, cfg.max_len - 1)):
-        logits, _, _ = model.decode(token, memory, src_mask, cache=cache, start=step, head_mask=head_mask)
+        logits, _, _ = model.decode(token, memory, src_mask, cache=cache, start=step, head_mask=head_mask,
+                                    last_only=True)
         logits = logits[:, -1]  # (B, vocab_size)
         logits[:, never_emitted(cfg)] = float("-inf")  # as in generate()
         token = logits.argmax(-1, keepdim=True)  # (B, 1)

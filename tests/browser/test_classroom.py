@@ -164,5 +164,23 @@ def test_start_is_disabled_while_training_and_the_model_survives_a_reload(lab):
     assert name in tour.checkpoint_choices(page)
     page.reload()
     tour.open_app(page, lab.url)
-    page.wait_for_function("() => document.querySelector('#att-one .gtitle') !== null")
+    for _ in range(60):  # the page's load event restores the list from the server
+        if name in tour.checkpoint_choices(page):
+            break
+        page.wait_for_timeout(1000)
     assert name in tour.checkpoint_choices(page)
+
+
+def test_a_refused_prompt_leaves_nothing_of_the_previous_run(lab):
+    """Regression: an error (here an empty prompt) left the previous run's output, table and plots on screen, as
+    if they were the answer to the new prompt."""
+    page = lab.page
+    tour.select_checkpoint(page, "reverse")
+    seen = tour.tour_generate(page, "attention")
+    assert seen["output"] == "noitnetta"
+    page.locator("#gen-prompt textarea").fill("   ")
+    page.locator("#gen-go").click()
+    page.locator(".toast-body", has_text="empty").first.wait_for()
+    assert page.locator("#gen-output textarea").input_value() == ""
+    assert "Done" not in page.locator("#gen-notice").inner_text()  # (gradio marks a failed event's outputs "Error")
+    assert not tour.visible_panel(page).locator(".gtitle", has_text="looked").count()
