@@ -66,7 +66,7 @@ def build_demo() -> gr.Blocks:
             build_generate_tab(ckpt, key)
             attention = build_attention_tab(demo, ckpt, key)
             build_positional_tab(demo, ckpt, key)
-            train = build_train_tab(demo, ckpt, key)
+            train = build_train_tab(ckpt, key)
             build_model_tab(demo, ckpt, key)
         wire_demos(buttons, explain, tabs, ckpt, attention, train)
         demo.load(adopt_browser_key, stored, key, js=BROWSER_KEY_JS, api_visibility="private", queue=False).then(

@@ -9,7 +9,8 @@ from transformer.data import TASKS
 
 from .common import USER_MODELS, Number, UserError, browser_key, checkpoint_choices, handler
 from .exports import EXPORTS
-from .training_session import LIMITS, PRESETS, TrainingRequest, export_checkpoint, run_training_session
+from .training_session import (LIMITS, PRESETS, TrainingRequest, export_checkpoint, run_comparison_session,
+                               run_training_session)
 
 
 @handler
@@ -23,6 +24,14 @@ def run_train(source, task, text, upload, hub, layers, heads, d_model, lr, steps
         yield update.curves, update.status, update.samples, update.attention, ckpt, update.control
         if update.total and not update.done:
             progress((update.step, update.total), desc="training")
+
+
+@handler
+def run_compare(source, task, text, upload, hub, layers, heads, d_model, lr, steps, batch, key):
+    """MHA vs GQA vs MQA: three loss curves on one plot, then the table (tabs.training_session)."""
+    request_ = TrainingRequest(source, task, text, upload, hub, layers, heads, d_model, lr, steps, batch)
+    for figure, status, table in run_comparison_session(request_):
+        yield figure, status, table if table is not None else gr.update()
 
 
 def stop_training(control):
@@ -51,11 +60,12 @@ def restore_models(key, request: gr.Request = None):
 
 
 def busy():
-    return gr.update(interactive=False, value="Training…")
+    """While a run is going, neither button starts another (one run per browser tab at a time)."""
+    return gr.update(interactive=False, value="Training…"), gr.update(interactive=False)
 
 
 def idle():
-    return gr.update(interactive=True, value="Start")
+    return gr.update(interactive=True, value="Start"), gr.update(interactive=True)
 
 
 def bounded_number(key: str, label: str) -> Number:
@@ -65,7 +75,7 @@ def bounded_number(key: str, label: str) -> Number:
                      precision=None if isinstance(lo, float) else 0)
 
 
-def build_train_tab(demo, ckpt, key):
+def build_train_tab(ckpt, key):
     with gr.Tab("Train", id="train"):
         gr.Markdown("Train a small model right here and watch its loss fall and its attention take shape. "
                     "The default (reverse, tiny) learns to read its input backwards in about a minute. "
@@ -90,11 +100,14 @@ def build_train_tab(demo, ckpt, key):
         with gr.Row():
             start = gr.Button("Start", variant="primary", elem_id="train-start")
             stop = gr.Button("Stop", variant="stop", elem_id="train-stop")
+            compare = gr.Button("Compare MHA / GQA / MQA (trains 3 times)", elem_id="train-compare")
         status = gr.Markdown("Press Start.", elem_id="train-status")
         with gr.Row():
             curves = gr.Plot(show_label=False, label="Loss and learning rate", elem_id="train-curves")
             attention = gr.Plot(show_label=False, label="Attention of one example", elem_id="train-attention")
         samples = gr.Dataframe(label="Samples at the last evaluation", max_height=250)
+        compare_table = gr.Dataframe(label="MHA vs GQA vs MQA: same data, steps and seed (fewer key/value heads: "
+                                           "fewer parameters, a smaller KV cache)", elem_id="train-compare-table")
         with gr.Row():
             download = gr.Button("Download the selected model (checkpoint zip)", elem_id="train-download", scale=1)
             zip_file = gr.File(label="Checkpoint zip", scale=3)
@@ -102,11 +115,15 @@ def build_train_tab(demo, ckpt, key):
     preset.change(lambda p: tuple(PRESETS[p][k] for k in ("layers", "heads", "d_model", "lr", "steps", "batch_size")),
                   preset, [layers, heads, d_model, lr, steps, batch], api_visibility="private")
     inputs = [source, task, text, upload, hub, layers, heads, d_model, lr, steps, batch, key]
-    start.click(busy, None, start, queue=False, api_visibility="private").then(
+    start.click(busy, None, [start, compare], queue=False, api_visibility="private").then(
         run_train, inputs, [curves, status, samples, attention, ckpt, control], api_name="train",
         concurrency_limit=LIMITS["concurrent_trainings"], concurrency_id="train", show_progress_on=[status]).then(
-        idle, None, start, queue=False, api_visibility="private")
-    stop.click(stop_training, control, None, api_name="stop", concurrency_limit=None)
+        idle, None, [start, compare], queue=False, api_visibility="private")
+    comparing = compare.click(busy, None, [start, compare], queue=False, api_visibility="private").then(
+        run_compare, inputs, [curves, status, compare_table], api_name="compare_kv_heads",
+        concurrency_id="train", show_progress_on=[status])
+    comparing.then(idle, None, [start, compare], queue=False, api_visibility="private")
+    stop.click(stop_training, control, None, api_name="stop", concurrency_limit=None, cancels=[comparing])
     download.click(download_model, [ckpt, key], zip_file, api_name="download_model", concurrency_limit=2)
     return dict(source=source, task=task, preset=preset, start=start, status=status, curves=curves,
                 attention=attention, inputs=inputs)

@@ -19,6 +19,7 @@ import torch
 import visualize as viz
 from transformer import Transformer, TransformerConfig
 from transformer.checkpoint import resolve_device, save_checkpoint
+from transformer.compare import ComparisonSetup, compare_kv_heads, rewound
 from transformer.data import TASKS, TaskData, TextData, load_hub_text, split_text
 from transformer.tokenization import CharTokenizer
 from transformer.train import TrainConfig, Trainer, TrainingError
@@ -242,3 +243,40 @@ def warm_up():
         x = torch.randint(3, 8, (2, 5))
         model(x, x).logits.sum().backward()
         opt.step()
+
+
+COMPARE_LIMITS = {"steps": 1500, "seconds_per_variant": 100}  # three runs in one request: at most ~5 minutes
+
+
+def run_comparison_session(request: TrainingRequest):
+    """MHA vs GQA vs MQA (transformer.compare): the requested model trained once per n_kv_heads, one after the other,
+    same data, steps and seed; yields (figure of the loss curves, status, table or None), a few times a second, and
+    the table of parameters, KV-cache bytes per token, decoding speed and final quality at the end."""
+    request = request.validated()
+    request.steps = min(request.steps, COMPARE_LIMITS["steps"])
+    model, tokenizer, data, train_cfg, task = build_run(request)
+    train_cfg.max_seconds = COMPARE_LIMITS["seconds_per_variant"]
+    setup = ComparisonSetup(model.config, tokenizer, train_cfg, rewound(data))
+    del model  # each variant builds its own
+    title = "MHA vs GQA vs MQA: train loss"
+    curves, rows, note, last_yield, status = {}, [], "", 0.0, "Starting…"
+    label = lambda v: f"{v.name} ({v.n_kv_heads} kv heads)"  # noqa: E731
+    for event in compare_kv_heads(setup, decode_tokens=32, speed_rounds=5):
+        if event.kind == "plan":
+            note = (event.note + " ") if event.note else ""
+            curves = {label(v): ([], []) for v in event.variants}
+            status = note + f"Training {', '.join(curves)} for {event.steps} steps each, one after the other…"
+        elif event.kind == "train" and event.event.kind == "step":
+            steps, losses = curves[label(event.variant)]
+            steps.append(event.event.step)
+            losses.append(event.event.loss)
+            status = note + f"{label(event.variant)}: step {event.event.step}/{train_cfg.steps} · " \
+                            f"loss {event.event.loss:.3f}"
+        elif event.kind == "row":
+            rows.append(event.to_dict())
+            continue
+        if time.perf_counter() - last_yield > 1 / LIMITS["updates_per_second"]:
+            last_yield = time.perf_counter()
+            yield viz.comparison_curves(curves, title=title), status, None
+    table = pd.DataFrame(rows)
+    yield viz.comparison_curves(curves, title=title), note + "**Done.** Same data, steps and seed for each.", table

@@ -7,8 +7,8 @@ from .model import parameter_breakdown
 from .positional import pe_matrix, pe_side_by_side, pe_similarity, pe_waves
 from .steps import qk_steps, rollout_heatmap
 from .style import axis_labels
-from .training import empty_curves, training_curves
+from .training import comparison_curves, empty_curves, training_curves
 
 __all__ = ["head_heatmap", "layer_grid", "overview", "scores_table", "attended_bar", "token_probabilities",
            "pe_matrix", "pe_waves", "pe_similarity", "pe_side_by_side", "training_curves", "empty_curves",
-           "parameter_breakdown", "axis_labels", "qk_steps", "rollout_heatmap"]
+           "parameter_breakdown", "axis_labels", "qk_steps", "rollout_heatmap", "comparison_curves"]

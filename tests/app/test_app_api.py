@@ -203,3 +203,17 @@ def test_switching_the_anti_diagonal_heads_off_breaks_reverse(client):
     assert off[1] != "noitnetta" and off[2] < 0.5
     with pytest.raises(AppError, match="not in the list of choices"):
         client.predict("cross", ["9.9"], api_name="/ablate")
+
+
+def test_mha_gqa_mqa_comparison_streams_three_curves_and_a_table(client):
+    """One action trains the same model with 4, 2 and 1 key/value heads: three curves on one plot, and a table
+    whose KV-cache bytes per token are in ratio 4 : 2 : 1 with fewer parameters each time."""
+    job = client.submit(*{**TRAIN_DEFAULTS, "steps": 20, "d_model": 32}.values(), api_name="/compare_kv_heads")
+    updates = list(job)
+    figure, status, table = updates[-1]
+    names = [t["name"] for t in plot_json(figure)["data"]]
+    assert names == ["MHA (4 kv heads)", "GQA (2 kv heads)", "MQA (1 kv heads)"] and "Done" in status
+    rows = {row[0]: dict(zip(table["headers"], row)) for row in table["data"]}
+    kv = [rows[v]["kv_cache_bytes_per_token"] for v in ("MHA", "GQA", "MQA")]
+    assert kv[0] == 2 * kv[1] == 4 * kv[2]
+    assert rows["MHA"]["parameters"] > rows["GQA"]["parameters"] > rows["MQA"]["parameters"]
