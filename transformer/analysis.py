@@ -195,9 +195,10 @@ def duplicate_token_scores(model, vocab_size: int | None = None, seq_len: int | 
 
 
 def best_head(scores: Tensor) -> tuple[str, float]:
-    """("layer.head", score) of the highest entry of a (layers, heads) score table, counting from 0."""
+    """("L<layer>H<head>", score) of the highest entry of a (layers, heads) score table, counting from 0 (the
+    names TransformerLens uses: "L1H0" is head 0 of the second layer)."""
     layer, head = divmod(int(scores.argmax()), scores.size(1))
-    return f"{layer}.{head}", float(scores[layer, head])
+    return f"L{layer}H{head}", float(scores[layer, head])
 
 
 def attention_rollout(weights: Tensor) -> Tensor:

@@ -8,7 +8,6 @@ from __future__ import annotations
 import re
 import statistics
 
-import pytest
 
 from tests.browser import tour
 from tests.browser.conftest import MEASURED

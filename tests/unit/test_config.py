@@ -36,6 +36,8 @@ from transformer.config import TransformerConfig
     (dict(n_encoder_layers=True), "n_encoder_layers"),
     (dict(pad_id=False), "pad_id"),
     (dict(activation="gelu_new"), "activation"),  # Hugging Face's name; ours is "gelu_tanh"
+    (dict(attention_only="yes"), "attention_only"),  # a truthy string is not a switch
+    (dict(attention_only=1), "attention_only"),
     (dict(layer_norm_eps=0.0), "layer_norm_eps"),
     (dict(layer_norm_eps=-1e-5), "layer_norm_eps"),
     (dict(layer_norm_eps=float("nan")), "layer_norm_eps"),
