@@ -8,7 +8,7 @@ import gradio as gr
 import pandas as pd
 
 import visualize as viz
-from transformer.data import TASKS
+from transformer.data import INDUCTION_ALPHABET, TASKS
 from transformer.generate import STRATEGIES, generate
 from transformer.probe import encode_input, record_step
 
@@ -21,10 +21,13 @@ LM_PROMPTS = ["ROMEO:\n", "First Citizen:\nBefore we proceed", "KING RICHARD III
 @handler
 def example_input(ckpt, key, request: gr.Request = None) -> str:
     _, _, info = resolve(ckpt, browser_key(key, request))
-    task = info.get("task")
+    task, rng = info.get("task"), random.Random()
     if task in TASKS:
-        return TASKS[task].sample(random.Random())[0]
-    return random.choice(LM_PROMPTS)
+        return TASKS[task].sample(rng)[0]
+    if task == "induction":  # random distinct characters, then the same again: the second copy is predictable
+        first = "".join(rng.sample(INDUCTION_ALPHABET, 12))
+        return first + first[:6]
+    return rng.choice(LM_PROMPTS)
 
 
 def _step_table(tokenizer, steps) -> pd.DataFrame:

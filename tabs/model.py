@@ -24,7 +24,8 @@ def describe_model(ckpt, key, request: gr.Request = None):
                         for k, v in (info.get("metrics") or {}).items() if not isinstance(v, list))
     summary = (f"### {ckpt}: {cfg.arch}, {total:,} parameters\n"
                f"{layers}; d_model {cfg.d_model}, {cfg.n_heads} heads of d_k {cfg.d_k} "
-               f"({cfg.n_kv_heads} key/value heads), d_ff {cfg.d_ff}, {cfg.activation}, "
+               f"({cfg.n_kv_heads} key/value heads), "
+               f"{'attention-only (no feed-forward)' if cfg.attention_only else f'd_ff {cfg.d_ff}, {cfg.activation}'}, "
                f"{'pre' if cfg.norm_first else 'post'}-norm, {cfg.pos_encoding} positions up to {cfg.max_len}, "
                f"{tok.kind} tokenizer of {cfg.vocab_size} tokens, tied embeddings: {cfg.tie_embeddings}.  \n"
                f"Task: {info.get('task') or 'language modelling'}. Metrics: {metrics or 'none recorded'}. "

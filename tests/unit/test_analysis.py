@@ -109,10 +109,12 @@ def test_uniform_patterns_score_one_over_the_keys_they_spread_over():
     on keys 0..t) gives the mean of 1/(t+1) over the second-half queries t = n..2n-1."""
     T = 2 * HALF
     uniform = torch.full((T, T), 1.0 / T)
-    assert induction(uniform, REPEATED) == pytest.approx(1 / T) and duplicate_token(uniform, REPEATED) == pytest.approx(1 / T)
+    assert induction(uniform, REPEATED) == pytest.approx(1 / T)
+    assert duplicate_token(uniform, REPEATED) == pytest.approx(1 / T)
     causal = torch.tril(torch.ones(T, T)) / torch.arange(1, T + 1)[:, None]
     expected = sum(1 / (t + 1) for t in range(HALF, T)) / HALF
-    assert induction(causal, REPEATED) == pytest.approx(expected) and duplicate_token(causal, REPEATED) == pytest.approx(expected)
+    assert induction(causal, REPEATED) == pytest.approx(expected)
+    assert duplicate_token(causal, REPEATED) == pytest.approx(expected)
 
 
 def test_induction_on_a_repeated_sequence_is_transformer_lens_stripe():

@@ -288,3 +288,20 @@ def test_cli_builds_a_decoder_only_induction_model_on_the_alphabet(tmp_path):
                                                                                    "induction", None)
     assert tok.vocab_size == cfg.vocab_size == 4 + len(INDUCTION_ALPHABET) and UNK_ID not in tok.encode("kqwzjxtb")
     assert isinstance(data, InductionData) and data.max_half == 20 and data.val_batch[0].size(1) == 39
+
+
+def test_the_trainer_trains_and_evaluates_on_induction_data(tmp_path):
+    """Invariant: InductionData serves the Trainer like TextData: steps run on batches of varying length, the
+    evaluation reports a finite validation loss on the fixed batch, and the checkpoint written records the task."""
+    from transformer.checkpoint import load_checkpoint
+    from transformer.train import Trainer, TrainConfig
+
+    args = parse_args(["--induction", "--out", str(tmp_path / "ind"), "--attention-only", "--n-decoder-layers", "2",
+                       "--d-model", "16", "--n-heads", "4", "--block-size", "24", "--steps", "3", "--eval-every", "3",
+                       "--batch-size", "4"])
+    model, tok, data, train_cfg, info, _ = build(args)
+    events = list(Trainer(model, tok, data, train_cfg, out_dir=tmp_path / "ind", checkpoint_info=info).run())
+    evals = [e for e in events if e.kind == "eval"]
+    assert [e.step for e in events if e.kind == "step"] == [1, 2, 3] and len(evals) == 1
+    assert torch.isfinite(torch.tensor(evals[0].val_loss)) and evals[0].attention.shape == (2, 4)  # (layers, heads)
+    assert load_checkpoint(tmp_path / "ind", device="cpu")[2]["task"] == "induction"

@@ -303,7 +303,6 @@ def test_attention_only_pre_norm_encoder_decoder_equals_zeroing_every_ffn():
 def test_attention_only_checkpoint_round_trip(tmp_path, char_tokenizer):
     """Invariant: save then load gives the same config (attention_only kept) and the same logits; a config.json
     written before the field existed (no "attention_only" key) still loads, as a model with feed-forward layers."""
-
     from transformer.checkpoint import load_checkpoint, save_checkpoint
 
     torch.manual_seed(0)
