@@ -1,24 +1,25 @@
 """Under load: a classroom of clients asking for attention heatmaps while trainings run (issue 7, item 7).
 
-    python bench/load.py --app-dir /work/main                 # the working tree (default: this repository)
+    python bench/load.py                                      # the app of this checkout
     python bench/load.py --app-dir /tmp/before                # an old checkout (git worktree add /tmp/before 6d07200)
-    python bench/load.py --app-dir /tmp/before --app-dir .  --rounds 2   # interleaved: before, after, before, after
+    python bench/load.py --app-dir /tmp/before --app-dir . --rounds 2   # interleaved: before, after, before, after
 
 Each run starts the app of `--app-dir` in a subprocess on 127.0.0.1 (a free port chosen here), through a tiny driver
 that imports that directory's `app` and launches it: `app.launch(**overrides)` in the new code, `app.build_demo()`
 plus `demo.launch(theme=app.THEME, css=app.CSS, ...)` in the old one. Then, over loopback only, with gradio_client:
 
 - `--trainings` (2) clients start `/train` (tiny preset, task reverse, `--train-steps` steps, restarted if one ends
-  early) and keep it running until the end; the measurement starts once both have streamed updates;
-- `--clients` (20) threads, each with its own session, repeat for `--seconds` (60): "Show attention"
-  (`/attention`, one of 5 classroom inputs on the reverse and shakespeare-char checkpoints) then a redraw after a
-  layer/head change (`/draw_attention` in the new code; `/draw_layer`, what the old layer slider called, in the old
-  one; the endpoints are detected with `view_api`).
+  early) and keep it running until the end; the measurement starts once both stream updates;
+- `--clients` (20) threads, each with its own session, repeat for `--seconds` (60) with no pause: "Show attention"
+  (`/attention`, one of 5 classroom inputs on the reverse and shakespeare-char checkpoints, taken in turn) then a
+  redraw at a random layer and head of that model (`/draw_attention` in the new code; `/draw_layer`, what the old
+  layer slider called, in the old one; the endpoints are detected with `view_api`).
 
 Bounded: no request starts after the window or past `--max-requests`; each request waits at most `--timeout` s;
-whatever is still running `--timeout` s after the window is abandoned and the server is killed. Prints a table and
-one summary line per endpoint (p50/p95/max in ms, count, errors), the trainings' progress, the CPU used by the
-server and by this load generator (which shares the machine), and /proc/loadavg at the start and end.
+whatever still runs `--timeout` s after the window is abandoned, and a watchdog ends everything if a run overruns
+its startup, window and grace. Prints a table and one summary line per endpoint (p50/p95/max in ms, count, errors,
+and the p95 of the window's second half, once the app's caches are warm), the trainings' progress, the CPU cores
+used by the server, by this load generator and by other processes (the machine may be shared), and /proc/loadavg.
 """
 from __future__ import annotations
 
@@ -35,7 +36,7 @@ import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -126,9 +127,9 @@ def percentile(values: list[float], q: float) -> float:
 def revision(app_dir: Path) -> str:
     try:
         rev = subprocess.run(["git", "-C", str(app_dir), "rev-parse", "--short", "HEAD"], capture_output=True,
-                             text=True, timeout=10).stdout.strip()
+                             text=True, timeout=10, check=False).stdout.strip()
         dirty = subprocess.run(["git", "-C", str(app_dir), "status", "--porcelain", "--untracked-files=no"],
-                               capture_output=True, text=True, timeout=10).stdout.strip()
+                               capture_output=True, text=True, timeout=10, check=False).stdout.strip()
         return rev + ("+uncommitted" if dirty else "") if rev else "not a git checkout"
     except (OSError, subprocess.SubprocessError):
         return "unknown"
@@ -166,7 +167,7 @@ class Server:
         self.port = free_port()
         self.driver = Path(tempfile.mkdtemp(prefix="load-driver-")) / "driver.py"
         self.driver.write_text(DRIVER)
-        self.log = open(log, "w")
+        self.log = open(log, "w")  # noqa: SIM115  (the server writes to it until stop())
         env = {**os.environ, "GRADIO_ANALYTICS_ENABLED": "False", "HF_HUB_OFFLINE": "1", "PYTHONUNBUFFERED": "1"}
         self.proc = subprocess.Popen([sys.executable, str(self.driver), str(app_dir), str(self.port),
                                       str(torch_threads), str(switch_interval)], cwd=app_dir, env=env,
@@ -296,6 +297,7 @@ class Training:
     def __init__(self, url: str, steps: int, timeout: float):
         self.client = make_client(url, timeout)
         self.steps, self.updates, self.runs, self.status, self.error = steps, 0, 0, "", None
+        self.finished_steps = 0  # steps of the runs that ended before the current one
         self.streaming = threading.Event()
         self.stop = threading.Event()
         self.thread = threading.Thread(target=self._run, daemon=True)
@@ -316,6 +318,9 @@ class Training:
                 if job.done():
                     break
             self.updates += seen
+            if not self.stop.is_set():  # a run that ended: count its steps, the next one starts at 0
+                self.finished_steps += self._current()
+                self.status = ""
             if not job.done():
                 job.cancel()
             elif not self.stop.is_set():
@@ -325,17 +330,31 @@ class Training:
                     self.streaming.set()
                     return
 
-    def step(self) -> int | None:
-        m = re.search(r"step (\d+)/", self.status)
-        return int(m.group(1)) if m else None
+    def _current(self) -> int:
+        m = re.findall(r"(?:step|after) (\d+)", self.status)
+        return int(m[-1]) if m else 0
+
+    def step(self) -> int:
+        """Steps trained so far by this client's runs (from the status line the Train tab streams)."""
+        return self.finished_steps + self._current()
 
 
 def run_once(app_dir: Path, args, log_dir: Path) -> dict:
     result = {"app_dir": str(app_dir), "revision": revision(app_dir),
-              "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), "loadavg_before": loadavg()}
+              "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"), "loadavg_before": loadavg()}
     t_start = time.perf_counter()
+    limit = 2 * args.start_timeout + args.seconds + args.timeout + 60
+
+    def overrun():
+        print(f"load.py: the run overran {limit:.0f} s; stopping", file=sys.stderr, flush=True)
+        server.proc.kill()
+        os._exit(3)
+
+    watchdog = threading.Timer(limit, overrun)
+    watchdog.daemon = True
     server = Server(app_dir, args.torch_threads, args.switch_interval, log_dir / f"server-{len(os.listdir(log_dir))}.log")
     trainings, threads = [], []
+    watchdog.start()
     try:
         url = server.wait_ready(args.start_timeout)
         result["startup_s"] = round(time.perf_counter() - t_start, 1)
@@ -371,7 +390,7 @@ def run_once(app_dir: Path, args, log_dir: Path) -> dict:
                 i, c, redraw_api, samples, window, args, barrier, shapes), daemon=True)
             th.start()
             threads.append(th)
-        steps0 = [t.step() or 0 for t in trainings]
+        steps0 = [t.step() for t in trainings]
         result["loadavg_start"] = loadavg()
         cpu0, own0, all0 = cpu_seconds(server.proc.pid), self_cpu_seconds(), machine_busy_seconds()
         t0 = time.perf_counter()
@@ -383,7 +402,7 @@ def run_once(app_dir: Path, args, log_dir: Path) -> dict:
         cpu1, own1, all1 = cpu_seconds(server.proc.pid), self_cpu_seconds(), machine_busy_seconds()
         result["loadavg_end"] = loadavg()
         result["abandoned_clients"] = sum(th.is_alive() for th in threads)
-        steps1 = [t.step() or 0 for t in trainings]
+        steps1 = [t.step() for t in trainings]
         result["elapsed_s"] = round(elapsed, 1)
         result["server_cores"] = round((cpu1 - cpu0) / elapsed, 2)
         result["loadgen_cores"] = round((own1 - own0) / elapsed, 2)
@@ -401,6 +420,7 @@ def run_once(app_dir: Path, args, log_dir: Path) -> dict:
         result["requests"] = samples.started
         return result
     finally:
+        watchdog.cancel()
         for t in trainings:
             t.stop.set()
         for t in trainings:

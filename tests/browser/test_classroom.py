@@ -87,11 +87,14 @@ def test_attention_demo_opens_a_head_that_really_does_it(lab, label, ckpt, text,
     if not (CHECKPOINTS / ckpt).is_dir():
         pytest.fail(f"the {ckpt} checkpoint is missing: the demo {label!r} cannot run")
     page = lab.page
-    _click_demo(page, label)
-    assert page.get_by_role("tab", name="Attention", exact=True).get_attribute("aria-selected") == "true"
-    layer, head = _opened_head(page, kind)
     model, tok, _ = load_checkpoint(CHECKPOINTS / ckpt, device="cpu")
     pattern = record_attention(model, tok, text or demo.text).patterns[kind]
+    best = divmod(int(pattern.scores()[score].argmax()), pattern.shape[1])
+    _click_demo(page, label)
+    assert page.get_by_role("tab", name="Attention", exact=True).get_attribute("aria-selected") == "true"
+    expected = f"{kind} attention, layer {best[0]}, head {best[1]}"
+    page.wait_for_function(f"() => ({TITLE})() === '{expected}'")  # the demo opens the best head...
+    layer, head = _opened_head(page, kind)  # ...and stays there
     value = float(pattern.scores()[score][layer, head])
     MEASURED[f"demo {label!r}"] = f"opened {kind} {layer}.{head}, {score} {value:.2f}"
     assert value >= at_least, (label, layer, head, value)
