@@ -406,7 +406,7 @@ def run_once(app_dir: Path, args, log_dir: Path) -> dict:
         result["elapsed_s"] = round(elapsed, 1)
         result["server_cores"] = round((cpu1 - cpu0) / elapsed, 2)
         result["loadgen_cores"] = round((own1 - own0) / elapsed, 2)
-        result["other_cores"] = round((all1 - all0 - (cpu1 - cpu0) - (own1 - own0)) / elapsed, 2)
+        result["other_cores"] = round(max(0.0, all1 - all0 - (cpu1 - cpu0) - (own1 - own0)) / elapsed, 2)
         result["server_cpu_ms_per_request"] = round((cpu1 - cpu0) * 1e3 / max(1, samples.started), 1)
         result["training_steps_per_s"] = [round(max(0, b - a) / elapsed, 1) for a, b in zip(steps0, steps1)]
         result["training_runs"] = [t.runs for t in trainings]

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import functools
 import json
+import threading
+from collections import OrderedDict
 
 import gradio as gr
 import pandas as pd
@@ -83,28 +85,74 @@ def _selected(record, kind, layer, head):
     return pattern, layer, head
 
 
-def draw_figures(record, kind, layer, head, score):
-    """Every figure of the tab from the stored record (no model call): one head, the layer's heads, the overview
-    and the per-head table; nothing while there is no record (a new input is on its way, or it was refused)."""
+def draw_figures(record, kind, layer, head, score, parts=("one", "grid", "overview", "table")):
+    """The figures of the tab from the stored record (no model call): one head, the layer's heads, the overview
+    and the per-head table (or the `parts` asked for); nothing while there is no record (a new input is on its way,
+    or it was refused)."""
     if record is None:
-        return None, None, None, None
+        return (None,) * len(parts)
     pattern, layer, head = _selected(record, kind, layer, head)
     kind = pattern.kind
     score = check_choice(score, "overview colour", SCORES)
     mask = pattern.mask if kind != "encoder self" else None
-    one = viz.head_heatmap(pattern.weights[layer, head], pattern.query_tokens, pattern.key_tokens,
-                           title=f"{kind} attention, layer {layer}, head {head}", mask=mask)
-    grid = viz.layer_grid(pattern.weights[layer], pattern.query_tokens, pattern.key_tokens,
-                          title=f"{kind} attention, all heads of layer {layer}", mask=mask)
     scores = pattern.scores()
     shown = score if score in scores else "entropy"
     title = (f"{shown} of every head ({kind})" if shown == score else
              f"{score} is a self-attention score; {shown} of every head ({kind})")
-    overview = viz.overview(scores[shown], shown, title=title, low_is_interesting=shown in LOW_IS_INTERESTING)
-    return one, grid, overview, viz.scores_table(scores)
+    build = {
+        "one": lambda: viz.head_heatmap(pattern.weights[layer, head], pattern.query_tokens, pattern.key_tokens,
+                                        title=f"{kind} attention, layer {layer}, head {head}", mask=mask),
+        "grid": lambda: viz.layer_grid(pattern.weights[layer], pattern.query_tokens, pattern.key_tokens,
+                                       title=f"{kind} attention, all heads of layer {layer}", mask=mask),
+        "overview": lambda: viz.overview(scores[shown], shown, title=title,
+                                         low_is_interesting=shown in LOW_IS_INTERESTING),
+        "table": lambda: viz.scores_table(scores)}
+    return tuple(build[part]() for part in parts)
 
 
-draw_attention = handler(draw_figures)
+class _FigureCache:
+    """Figures of shared records, serialised once for every user (a class sends the same few inputs and steps
+    through the same heads), least recently used out past `size`. An entry holds its record, so a record's id is
+    never reused while its figures are cached; records are never modified after they are made."""
+
+    def __init__(self, size: int = 256):
+        self.size, self._entries, self._lock = size, OrderedDict(), threading.Lock()
+        self._plot = gr.Plot()
+
+    def get(self, record, key: tuple, build):
+        key = (id(record),) + key
+        with self._lock:
+            hit = self._entries.get(key)
+            if hit is not None and hit[0] is record:
+                self._entries.move_to_end(key)
+                return hit[1]
+        value = build()
+        value = tuple(self._plot.postprocess(v) if hasattr(v, "to_plotly_json") else v for v in value)
+        with self._lock:
+            self._entries[key] = (record, value)
+            while len(self._entries) > self.size:
+                self._entries.popitem(last=False)
+        return value
+
+
+FIGURES = _FigureCache()
+
+
+def draw_cached(record, kind, layer, head, score):
+    """draw_figures, each figure cached on what it depends on: the one-head heatmap on (kind, layer, head), the grid
+    on (kind, layer), the overview and the table on (kind, score)."""
+    if record is None:
+        return None, None, None, None
+    pattern, layer, head = _selected(record, kind, layer, head)
+    kind, args = pattern.kind, (record, pattern.kind, layer, head, score)
+    one, = FIGURES.get(record, ("one", kind, layer, head), lambda: draw_figures(*args, parts=("one",)))
+    grid, = FIGURES.get(record, ("grid", kind, layer), lambda: draw_figures(*args, parts=("grid",)))
+    overview, table = FIGURES.get(record, ("overview", kind, score),
+                                  lambda: draw_figures(*args, parts=("overview", "table")))
+    return one, grid, overview, table
+
+
+draw_attention = handler(draw_cached)
 
 
 def clear_attention():

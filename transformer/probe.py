@@ -110,12 +110,16 @@ class AttentionPattern:
 
     def scores(self) -> dict[str, Tensor]:
         """Every head score, {name: (layers, heads)}: transformer.analysis.head_scores on the text positions, and,
-        for self-attention, the duplicate-token and induction detectors on this input's tokens."""
-        scores = head_scores(self.weights, self.query_text, self.key_text)
-        if self.kind != "cross" and self.key_ids:
-            detected = detector_scores(self.weights, torch.tensor(self.key_ids))
-            scores.update({k: v for k, v in detected.items() if k not in scores})
-        return scores
+        for self-attention, the duplicate-token and induction detectors on this input's tokens. Computed once per
+        weights tensor (a record is read by every redraw, and by every user sharing it)."""
+        cached = self.__dict__.get("_scores")
+        if cached is None or cached[0] is not self.weights:
+            scores = head_scores(self.weights, self.query_text, self.key_text)
+            if self.kind != "cross" and self.key_ids:
+                detected = detector_scores(self.weights, torch.tensor(self.key_ids))
+                scores.update({k: v for k, v in detected.items() if k not in scores})
+            cached = self.__dict__["_scores"] = (self.weights, scores)
+        return dict(cached[1])
 
     def sharpest_head(self, layer: int | None = None) -> tuple[int, int]:
         """(layer, head) with the lowest entropy, in `layer` or in the whole model."""
