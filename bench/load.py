@@ -396,6 +396,8 @@ def run_once(app_dir: Path, args, log_dir: Path) -> dict:
         t0 = time.perf_counter()
         window["end"] = t0 + args.seconds
         barrier.wait()
+        if not threads:  # --clients 0: the trainings alone, for reference
+            time.sleep(args.seconds)
         for th in threads:
             th.join(max(0.0, window["end"] + args.timeout - time.perf_counter()))
         elapsed = time.perf_counter() - t0

@@ -43,8 +43,10 @@ def training_curves(steps, losses, val_steps=(), val_losses=(), lrs=None, title=
         lrs = _series(lrs, "lrs", len(steps))
         fig.add_trace(go.Scatter(x=steps[keep], y=lrs[keep], mode="lines", name="learning rate",
                                  line=dict(color="rgb(90,90,90)", width=2, dash="dot")), secondary_y=True)
+        # tick labels inside the plot: outside, the bottom one ("0.0e+0") collides with the last step label on
+        # a phone-wide figure
         fig.update_yaxes(title_text="learning rate", secondary_y=True, showgrid=False, tickformat=".1e",
-                         rangemode="tozero")
+                         rangemode="tozero", ticklabelposition="inside")
     fig.update_xaxes(title_text="step")
     fig.layout.yaxis.update(title_text="loss (nats/token)", rangemode="tozero")  # the primary (left) axis
     return style_figure(fig, title, uirevision="training",  # keeps a user's zoom while the curves stream in
