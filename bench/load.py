@@ -409,7 +409,8 @@ def run_once(app_dir: Path, args, log_dir: Path) -> dict:
         result["server_cores"] = round((cpu1 - cpu0) / elapsed, 2)
         result["loadgen_cores"] = round((own1 - own0) / elapsed, 2)
         result["other_cores"] = round(max(0.0, all1 - all0 - (cpu1 - cpu0) - (own1 - own0)) / elapsed, 2)
-        result["server_cpu_ms_per_request"] = round((cpu1 - cpu0) * 1e3 / max(1, samples.started), 1)
+        result["server_cpu_ms_per_request"] = (round((cpu1 - cpu0) * 1e3 / samples.started, 1) if samples.started
+                                               else None)
         result["training_steps_per_s"] = [round(max(0, b - a) / elapsed, 1) for a, b in zip(steps0, steps1)]
         result["training_runs"] = [t.runs for t in trainings]
         result["training_errors"] = [t.error for t in trainings if t.error]
@@ -437,7 +438,7 @@ def print_run(r: dict):
     print(f"loadavg: before launch {r['loadavg_before']} | window start {r.get('loadavg_start')} | "
           f"window end {r.get('loadavg_end')} | after {r['loadavg_after']}")
     print(f"window {r['elapsed_s']} s, {r['requests']} requests started; CPU cores busy: server "
-          f"{r['server_cores']} ({r['server_cpu_ms_per_request']} ms per request, trainings included), load "
+          f"{r['server_cores']} ({r['server_cpu_ms_per_request'] or '-'} ms per request, trainings included), load "
           f"generator {r['loadgen_cores']}, other processes {r['other_cores']}; trainings {r['training_steps_per_s']} "
           f"steps/s (runs {r['training_runs']}){'; ' + str(r['training_errors']) if r['training_errors'] else ''}"
           + (f"; {r['abandoned_clients']} clients abandoned" if r["abandoned_clients"] else ""))
