@@ -210,8 +210,8 @@ def build_attention_tab(demo, ckpt, key):
             export = gr.Button("Download the weights (CSV, JSON)", elem_id="att-export", scale=1)
             files = gr.File(label="Weights", file_count="multiple", scale=3)
     compute = dict(fn=compute_attention, inputs=[ckpt, text, target, key, focus],
-                   outputs=[record, made_by, notice, ablate_heads, kind, layer, head, query], concurrency_limit=2,
-                   concurrency_id="attention")  # 2: redraws keep the GIL's time (bench/load.py, bench/RESULTS.md)
+                   outputs=[record, made_by, notice, ablate_heads, kind, layer, head, query], concurrency_limit=4,
+                   concurrency_id="attention")  # 4: redraws keep their share of the GIL (bench/RESULTS.md, Load)
     for trigger, api in ((show.click, "attention"), (text.submit, None), (target.submit, None)):
         # first clear, so that a refused input leaves no heatmap of the previous one on screen
         trigger(clear_attention, None, [record, made_by, notice], queue=False, api_visibility="private").then(
