@@ -2,6 +2,9 @@
 
 Dimension letters: B batch, H query heads, G key/value heads (H for MHA, 1 for MQA), T query length,
 S key length, d_k = d_model / H the size of one head.
+
+Relative positions enter here, not at the embedding: RoPE (transformer/rotary.py) rotates queries and keys,
+ALiBi (transformer/alibi.py) adds a bias to the scores. Multi-head latent attention is in latent_attention.py.
 """
 from __future__ import annotations
 
@@ -14,22 +17,28 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from .alibi import ALiBi
+from .rotary import RotaryEmbedding
+
 
 def scaled_dot_product_attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None,
-                                 dropout_p: float = 0.0) -> tuple[Tensor, Tensor]:
+                                 dropout_p: float = 0.0, bias: Tensor | None = None) -> tuple[Tensor, Tensor]:
     """Attention(Q, K, V) = softmax(Q K^T / sqrt(d_k)) V        (equation 1)
 
-    q: (B, H, T, d_k); k, v: (B, H, S, d_k); mask: bool, True = may attend, broadcastable to (B, H, T, S).
-    Returns the output (B, H, T, d_k) and the attention weights (B, H, T, S).
+    q: (B, H, T, d_k); k: (B, H, S, d_k); v: (B, H, S, d_v); mask: bool, True = may attend, broadcastable to
+    (B, H, T, S); bias: added to the scaled scores before the softmax (ALiBi), broadcastable to (B, H, T, S).
+    Returns the output (B, H, T, d_v) and the attention weights (B, H, T, S).
     Masked positions get exactly zero weight; a row with nothing to attend to gets all zeros (not NaN).
     """
     scores = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))  # (B, H, T, S)
+    if bias is not None:
+        scores = scores + bias
     if mask is not None:
         scores = scores.masked_fill(~mask, float("-inf"))
     weights = torch.softmax(scores, dim=-1).nan_to_num(0.0)  # (B, H, T, S); all -inf rows -> 0
     if dropout_p > 0.0:
         weights = F.dropout(weights, dropout_p)
-    return weights @ v, weights  # (B, H, T, d_k), (B, H, T, S)
+    return weights @ v, weights  # (B, H, T, d_v), (B, H, T, S)
 
 
 def causal_mask(T: int, S: int | None = None, device=None) -> Tensor:
@@ -46,14 +55,27 @@ def padding_mask(ids: Tensor, pad_id: int) -> Tensor:
     return (ids != pad_id)[:, None, None, :]  # (B, 1, 1, S)
 
 
+@dataclass
+class Captured:
+    """What one attention call computed, per head: q (B, H, T, d), k (B, H, S, d), v (B, H, S, d_v), the mask it
+    applied (bool, broadcastable to (B, H, T, S), or None) and the bias it added to the scaled scores (ALiBi,
+    broadcastable to (B, H, T, S), or None)."""
+
+    q: Tensor
+    k: Tensor
+    v: Tensor
+    mask: Tensor | None
+    bias: Tensor | None
+
+
 _CAPTURE: ContextVar[dict | None] = ContextVar("attention_capture", default=None)
 
 
 @contextmanager
 def capture_projections():
-    """Within this block, in this thread only, every MultiHeadAttention call records what it computed: per head
-    q (B, H, T, d_k), k and v (B, H, S, d_k) and the mask it applied, keyed by the module (a list per module, one
-    entry per call). Nothing is stored on the modules, so other users of a shared model are not affected."""
+    """Within this block, in this thread only, every attention call that builds its weights records a `Captured`
+    (the q, k, v it used, its mask and bias), keyed by the module (a list per module, one entry per call). Nothing
+    is stored on the modules, so other users of a shared model are not affected."""
     store: dict = {}
     token = _CAPTURE.set(store)
     try:
@@ -62,28 +84,110 @@ def capture_projections():
         _CAPTURE.reset(token)
 
 
-@dataclass
-class KVCache:
-    """Keys and values of one attention layer kept between decoding steps, (B, G, L, d_k) each.
+def attend(module: nn.Module, q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, *, is_causal: bool,
+           need_weights: bool, dropout_p: float, bias: Tensor | None = None) -> tuple[Tensor, Tensor | None]:
+    """Equation 1 for every head, through our own scaled_dot_product_attention when the weights are wanted, else
+    through PyTorch's fused kernel. q (B, H, T, d); k (B, G, S, d), v (B, G, S, d_v) with G dividing H (GQA/MQA
+    share each key/value head between H/G query heads). Returns (B, H, T, d_v) and the weights or None."""
+    T, S = q.size(2), k.size(2)
+    if is_causal and T == 1:
+        is_causal = False  # one new query may see every cached position
+    if is_causal and (need_weights or bias is not None or mask is not None or S != T):
+        causal = causal_mask(T, S, device=q.device)
+        mask, is_causal = (causal if mask is None else mask & causal), False
+    if need_weights:
+        group = q.size(1) // k.size(1)
+        if group > 1:
+            k = k.repeat_interleave(group, dim=1)  # (B, H, S, d)
+            v = v.repeat_interleave(group, dim=1)  # (B, H, S, d_v)
+        captured = _CAPTURE.get()
+        if captured is not None:
+            captured.setdefault(module, []).append(Captured(q, k, v, mask, bias))
+        return scaled_dot_product_attention(q, k, v, mask, dropout_p, bias)
+    if bias is not None:  # the fused kernel takes one float mask: the bias, with -inf where attention is forbidden
+        bias = bias.to(q.dtype)
+        mask = bias if mask is None else bias.masked_fill(~mask, float("-inf"))
+    out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p, is_causal=is_causal,
+                                         enable_gqa=k.size(1) != q.size(1))  # (B, H, T, d_v)
+    return out, None
 
-    Self-attention appends one position per step. Cross-attention (`static=True`) projects the encoder
-    output once and reuses it. Only the G key/value heads are stored, so GQA/MQA caches are H/G smaller.
+
+class KVCache:
+    """What one attention layer keeps between decoding steps, along the position axis (dim 2) of each tensor:
+    keys and values (B, G, L, d_k) for multi-head attention, the latent (and rotary key) for MLA.
+
+    Self-attention appends the new positions at every step. The storage is preallocated and doubles when full,
+    so a step writes only its own positions instead of copying the whole cache (`torch.cat` each step made the
+    cost per token grow with the length). Cross-attention (`static=True`) projects the encoder output once and
+    reuses it. Only the G key/value heads are stored, so GQA/MQA caches are H/G smaller.
     """
 
-    k: Tensor | None = None
-    v: Tensor | None = None
-    static: bool = False
+    MIN_CAPACITY = 64  # positions reserved at the first append
+
+    def __init__(self, k: Tensor | None = None, v: Tensor | None = None, static: bool = False):
+        self.static = static
+        self._storage: list[Tensor] = []  # one (B, *, capacity, *) tensor per kept quantity
+        self.length = 0
+        if k is not None:
+            self.append(*(t for t in (k, v) if t is not None))
 
     def __len__(self) -> int:
-        return 0 if self.k is None else self.k.size(2)
+        return self.length
+
+    def tensors(self) -> list[Tensor]:
+        """The kept tensors over the filled positions (views, no copy)."""
+        return [s[:, :, :self.length] for s in self._storage]
+
+    @property
+    def k(self) -> Tensor | None:
+        return self.tensors()[0] if self._storage else None
+
+    @property
+    def v(self) -> Tensor | None:
+        return self.tensors()[1] if len(self._storage) > 1 else None
+
+    def append(self, *new: Tensor) -> list[Tensor]:
+        """Store the new positions (each tensor (B, *, T, *)) after the kept ones; returns every kept position."""
+        T = new[0].size(2)
+        needed = self.length + T
+        capacity = self._storage[0].size(2) if self._storage else 0
+        if needed > capacity:
+            capacity = max(needed, 2 * capacity, self.MIN_CAPACITY)
+            grown = []
+            for i, x in enumerate(new):
+                shape = list(x.shape)
+                shape[2] = capacity
+                storage = x.new_empty(shape)  # (B, *, capacity, *)
+                if self._storage:
+                    storage[:, :, :self.length] = self._storage[i][:, :, :self.length]
+                grown.append(storage)
+            self._storage = grown
+        for storage, x in zip(self._storage, new):
+            storage[:, :, self.length:needed] = x
+        self.length = needed
+        return self.tensors()
 
     def nbytes(self) -> int:
-        return sum(t.numel() * t.element_size() for t in (self.k, self.v) if t is not None)
+        """Bytes of the filled positions (what the cache holds, not what it has reserved)."""
+        return sum(t.numel() * t.element_size() for t in self.tensors())
 
     def reorder(self, index: Tensor) -> None:
         """Select batch rows (beam search keeps the caches of the surviving beams)."""
-        if self.k is not None:
-            self.k, self.v = self.k.index_select(0, index), self.v.index_select(0, index)
+        self._storage = [s.index_select(0, index) for s in self._storage]
+
+
+RelativePosition = RotaryEmbedding | ALiBi | None
+
+
+def split_heads(x: Tensor, heads: int) -> Tensor:
+    """(B, L, heads * d) -> (B, heads, L, d): one slice of the projection per head (a view, no copy)."""
+    B, L, _ = x.shape
+    return x.view(B, L, heads, -1).transpose(1, 2)  # (B, heads, L, d)
+
+
+def relative_bias(position: RelativePosition, T: int, S: int) -> Tensor | None:
+    """ALiBi's bias (H, T, S) for T queries that are the last of S positions; None for any other scheme."""
+    return position(T, S) if isinstance(position, ALiBi) else None
 
 
 class MultiHeadAttention(nn.Module):
@@ -91,10 +195,12 @@ class MultiHeadAttention(nn.Module):
 
     (section 3.2.2). With n_kv_heads < n_heads, groups of query heads share one key/value head:
     grouped-query attention (GQA), or multi-query attention (MQA) for n_kv_heads = 1.
+    `position` (self-attention only): a RotaryEmbedding rotates q and k by their positions, an ALiBi adds its
+    distance penalty to the scores.
     """
 
     def __init__(self, d_model: int, n_heads: int, n_kv_heads: int | None = None, dropout: float = 0.0,
-                 bias: bool = True):
+                 bias: bool = True, position: RelativePosition = None):
         super().__init__()
         n_kv_heads = n_heads if n_kv_heads is None else n_kv_heads
         if d_model % n_heads or n_heads % n_kv_heads:
@@ -105,10 +211,7 @@ class MultiHeadAttention(nn.Module):
         self.k_proj = nn.Linear(d_model, n_kv_heads * self.d_k, bias=bias)
         self.v_proj = nn.Linear(d_model, n_kv_heads * self.d_k, bias=bias)
         self.out_proj = nn.Linear(n_heads * self.d_k, d_model, bias=bias)
-
-    def _split_heads(self, x: Tensor, heads: int) -> Tensor:
-        B, L, _ = x.shape
-        return x.view(B, L, heads, self.d_k).transpose(1, 2)  # (B, heads, L, d_k)
+        self.position = position  # shared by the layers; its buffers are not saved (they are recomputed)
 
     def forward(self, query: Tensor, key: Tensor, value: Tensor, mask: Tensor | None = None,
                 need_weights: bool = False, *, is_causal: bool = False, cache: KVCache | None = None,
@@ -121,38 +224,20 @@ class MultiHeadAttention(nn.Module):
         Returns the output (B, T, d_model) and, if `need_weights`, the weights (B, H, T, S), else None.
         """
         B, T, _ = query.shape
-        q = self._split_heads(self.q_proj(query), self.n_heads)  # (B, H, T, d_k)
-        if cache is not None and cache.static and cache.k is not None:
+        start = len(cache) if cache is not None and not cache.static else 0  # position of the first new query
+        q = split_heads(self.q_proj(query), self.n_heads)  # (B, H, T, d_k)
+        if cache is not None and cache.static and len(cache):
             k, v = cache.k, cache.v  # (B, G, S, d_k): cross-attention keys, projected at the first step
         else:
-            k = self._split_heads(self.k_proj(key), self.n_kv_heads)  # (B, G, S, d_k)
-            v = self._split_heads(self.v_proj(value), self.n_kv_heads)  # (B, G, S, d_k)
+            k = split_heads(self.k_proj(key), self.n_kv_heads)  # (B, G, S, d_k)
+            v = split_heads(self.v_proj(value), self.n_kv_heads)  # (B, G, S, d_k)
+            if isinstance(self.position, RotaryEmbedding):  # self-attention: keys sit at the queries' positions
+                q, k = self.position(q, start), self.position(k, start)  # rotated, same shapes
             if cache is not None:
-                if cache.k is not None:
-                    k = torch.cat([cache.k, k], dim=2)  # (B, G, L + S, d_k)
-                    v = torch.cat([cache.v, v], dim=2)
-                cache.k, cache.v = k, v
-        if is_causal and T == 1:
-            is_causal = False  # one new query may see every cached position
-        dropout_p = self.dropout if self.training else 0.0
-        if need_weights:
-            if is_causal:
-                causal = causal_mask(T, k.size(2), device=q.device)
-                mask = causal if mask is None else mask & causal
-            group = self.n_heads // self.n_kv_heads
-            k = k.repeat_interleave(group, dim=1)  # (B, H, S, d_k)
-            v = v.repeat_interleave(group, dim=1)  # (B, H, S, d_k)
-            captured = _CAPTURE.get()
-            if captured is not None:
-                captured.setdefault(self, []).append((q, k, v, mask))
-            out, weights = scaled_dot_product_attention(q, k, v, mask, dropout_p)
-        else:
-            if is_causal and (mask is not None or k.size(2) != T):
-                causal = causal_mask(T, k.size(2), device=q.device)
-                mask, is_causal = (causal if mask is None else mask & causal), False
-            out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p, is_causal=is_causal,
-                                                 enable_gqa=self.n_kv_heads != self.n_heads)  # (B, H, T, d_k)
-            weights = None
+                k, v = cache.append(k, v)  # (B, G, L + S, d_k) each
+        out, weights = attend(self, q, k, v, mask, is_causal=is_causal, need_weights=need_weights,
+                              dropout_p=self.dropout if self.training else 0.0,
+                              bias=relative_bias(self.position, T, k.size(2)))
         if head_mask is not None:
             out = out * head_mask.to(out.dtype).view(1, -1, 1, 1)  # (B, H, T, d_k): ablated heads give 0
         out = out.transpose(1, 2).reshape(B, T, self.n_heads * self.d_k)  # (B, T, d_model)

@@ -33,7 +33,7 @@ MAX_HEADER_BYTES = 16 * 2**20  # a safetensors header holds ~100 bytes per tenso
 MAX_MODEL_NUMBERS = 2_000_000_000  # parameters + buffers (8 GB in float32)
 MAX_COMPUTED_NUMBERS = 2**25  # buffers computed at load time, not read from the file (the sinusoidal table)
 MAX_SIZES = {"vocab_size": 2**22, "d_model": 2**16, "d_ff": 2**18, "n_heads": 2**12, "n_kv_heads": 2**12,
-             "n_encoder_layers": 64, "n_decoder_layers": 64, "max_len": 2**20}
+             "n_encoder_layers": 64, "n_decoder_layers": 64, "max_len": 2**20, "kv_latent_dim": 2**16}
 
 
 class CheckpointError(Exception):
@@ -236,7 +236,7 @@ def _model_config(path: Path, info: dict) -> TransformerConfig:
     except (KeyError, TypeError, ValueError) as e:
         raise CheckpointError(f"{path}/config.json: bad model config: {e}") from None
     for name, limit in MAX_SIZES.items():
-        if getattr(config, name) > limit:
+        if (getattr(config, name) or 0) > limit:  # kv_latent_dim is None without MLA
             raise CheckpointError(f"{path}/config.json: {name}={getattr(config, name)} is larger than a checkpoint "
                                   f"may declare ({limit:,})")
     return config

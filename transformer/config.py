@@ -5,7 +5,8 @@ import math
 from dataclasses import asdict, dataclass, fields
 
 ARCHS = ("encoder-decoder", "decoder-only")
-POS_ENCODINGS = ("sinusoidal", "learned")
+POS_ENCODINGS = ("sinusoidal", "learned", "rope", "alibi")  # rope, alibi: relative, applied inside attention
+ATTENTIONS = ("mha", "mla")  # mha: n_kv_heads key/value heads (MHA, GQA, MQA); mla: multi-head latent attention
 ACTIVATIONS = ("relu", "gelu", "gelu_tanh")  # gelu_tanh: GELU's tanh approximation, as in GPT-2
 
 
@@ -26,6 +27,8 @@ class TransformerConfig:
     d_model: int = 512
     n_heads: int = 8
     n_kv_heads: int | None = None  # None = n_heads (MHA); 1 = MQA; a divisor of n_heads = GQA
+    attention: str = "mha"  # "mla": keys and values rebuilt from a cached latent (transformer/latent_attention.py)
+    kv_latent_dim: int | None = None  # MLA's latent size d_c; None = 4 * d_k (DeepSeek-V2's ratio)
     n_encoder_layers: int | None = None
     n_decoder_layers: int = 6
     d_ff: int = 2048
@@ -37,6 +40,7 @@ class TransformerConfig:
     activation: str = "relu"
     layer_norm_eps: float = 1e-5  # epsilon of every LayerNorm (torch's default; GPT-2 states its own)
     scale_embeddings: bool = True  # x sqrt(d_model) on the token embedding (section 3.4); GPT-2 does not scale
+    init: str = "xavier"  # "xavier": uniform on every matrix; "gpt2": N(0, 0.02), residual projections / sqrt(N)
     tie_embeddings: bool = True
     pad_id: int = 0
     bos_id: int = 1
@@ -49,6 +53,11 @@ class TransformerConfig:
             self.n_encoder_layers = 6 if self.arch == "encoder-decoder" else 0
         if self.n_kv_heads is None:
             self.n_kv_heads = self.n_heads
+        if self.attention not in ATTENTIONS:
+            raise ValueError(f"attention: must be one of {ATTENTIONS}, got {self.attention!r}")
+        if self.attention == "mla" and self.kv_latent_dim is None and isinstance(self.d_model, int) \
+                and isinstance(self.n_heads, int) and self.n_heads > 0:
+            self.kv_latent_dim = 4 * (self.d_model // self.n_heads)
         for name in ("vocab_size", "d_model", "n_heads", "n_kv_heads", "n_decoder_layers", "d_ff", "max_len"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
@@ -64,10 +73,23 @@ class TransformerConfig:
             raise ValueError(f"d_model: {self.d_model} is not divisible by n_heads={self.n_heads}")
         if self.n_heads % self.n_kv_heads:
             raise ValueError(f"n_kv_heads: {self.n_kv_heads} does not divide n_heads={self.n_heads}")
+        if self.attention == "mla":
+            if self.n_kv_heads != self.n_heads:
+                raise ValueError(f"n_kv_heads: MLA rebuilds a key and a value for every head from its latent; "
+                                 f"leave n_kv_heads at n_heads={self.n_heads}, got {self.n_kv_heads}")
+            if not isinstance(self.kv_latent_dim, int) or isinstance(self.kv_latent_dim, bool) \
+                    or self.kv_latent_dim < 1:
+                raise ValueError(f"kv_latent_dim: must be a positive integer, got {self.kv_latent_dim!r}")
+        elif self.kv_latent_dim is not None:
+            raise ValueError("kv_latent_dim: only MLA has a latent; set attention='mla' or leave it unset")
         if not isinstance(self.dropout, (int, float)) or isinstance(self.dropout, bool) or not 0.0 <= self.dropout < 1.0:
             raise ValueError(f"dropout: must be in [0, 1), got {self.dropout!r}")
         if self.pos_encoding not in POS_ENCODINGS:
             raise ValueError(f"pos_encoding: must be one of {POS_ENCODINGS}, got {self.pos_encoding!r}")
+        if self.pos_encoding == "rope" and self.d_k % (4 if self.attention == "mla" else 2):
+            raise ValueError(f"pos_encoding: RoPE rotates pairs of dimensions, so d_k = d_model / n_heads must be "
+                             f"even{' and d_k / 2 too (MLA rotates a d_k / 2 part)' if self.attention == 'mla' else ''}"
+                             f", got d_k={self.d_k}")
         if self.activation not in ACTIVATIONS:
             raise ValueError(f"activation: must be one of {ACTIVATIONS}, got {self.activation!r}")
         if not isinstance(self.attention_only, bool):
@@ -77,6 +99,8 @@ class TransformerConfig:
             raise ValueError(f"layer_norm_eps: must be a finite number > 0, got {self.layer_norm_eps!r}")
         if not isinstance(self.scale_embeddings, bool):
             raise ValueError(f"scale_embeddings: must be true or false, got {self.scale_embeddings!r}")
+        if self.init not in ("xavier", "gpt2"):
+            raise ValueError(f"init: must be one of ('xavier', 'gpt2'), got {self.init!r}")
         for name in ("pad_id", "bos_id", "eos_id"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value < self.vocab_size:
@@ -86,6 +110,11 @@ class TransformerConfig:
     def d_k(self) -> int:
         """Size of one head's queries, keys and values: d_k = d_v = d_model / h (section 3.2.2)."""
         return self.d_model // self.n_heads
+
+    @property
+    def d_rope(self) -> int:
+        """Size d_R of MLA's decoupled rotary query/key part: d_k / 2 as in DeepSeek-V2; 0 without RoPE or MLA."""
+        return self.d_k // 2 if self.attention == "mla" and self.pos_encoding == "rope" else 0
 
     @property
     def has_padding(self) -> bool:

@@ -59,5 +59,8 @@ class LearnedPositionalEncoding(nn.Module):
         return x + self.table[start: start + x.size(1)]  # (B, T, d_model)
 
 
-def positional_encoding(kind: str, max_len: int, d_model: int) -> nn.Module:
-    return {"sinusoidal": SinusoidalPositionalEncoding, "learned": LearnedPositionalEncoding}[kind](max_len, d_model)
+def positional_encoding(kind: str, max_len: int, d_model: int) -> nn.Module | None:
+    """The module adding absolute positions to the embeddings, or None for relative schemes (RoPE and ALiBi act
+    inside attention: transformer/rotary.py, transformer/alibi.py)."""
+    absolute = {"sinusoidal": SinusoidalPositionalEncoding, "learned": LearnedPositionalEncoding}
+    return absolute[kind](max_len, d_model) if kind in absolute else None

@@ -7,8 +7,9 @@ from typing import Callable
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from .attention import KVCache, MultiHeadAttention
+from .attention import KVCache, MultiHeadAttention, RelativePosition
 from .config import TransformerConfig
+from .latent_attention import MultiHeadLatentAttention
 
 
 ACTIVATION_FUNCTIONS = {"relu": F.relu, "gelu": F.gelu,
@@ -50,8 +51,13 @@ class SublayerConnection(nn.Module):
         return self.norm(x + self.dropout(out)), weights
 
 
-def _attention(cfg: TransformerConfig) -> MultiHeadAttention:
-    return MultiHeadAttention(cfg.d_model, cfg.n_heads, cfg.n_kv_heads, dropout=cfg.dropout)
+def _attention(cfg: TransformerConfig, position: RelativePosition = None
+               ) -> MultiHeadAttention | MultiHeadLatentAttention:
+    """The attention sub-layer `cfg.attention` names; `position` (RoPE or ALiBi) only for self-attention."""
+    if cfg.attention == "mla":
+        return MultiHeadLatentAttention(cfg.d_model, cfg.n_heads, cfg.kv_latent_dim, dropout=cfg.dropout,
+                                        position=position)
+    return MultiHeadAttention(cfg.d_model, cfg.n_heads, cfg.n_kv_heads, dropout=cfg.dropout, position=position)
 
 
 def _feed_forward(cfg: TransformerConfig) -> FeedForward | None:
@@ -62,12 +68,12 @@ def _feed_forward(cfg: TransformerConfig) -> FeedForward | None:
 class EncoderLayer(nn.Module):
     """Multi-head self-attention, then the position-wise feed-forward network, each in a SublayerConnection.
 
-    With `cfg.attention_only` the layer is its attention sub-layer alone.
+    With `cfg.attention_only` the layer is its attention sub-layer alone. `position`: the model's RoPE or ALiBi.
     """
 
-    def __init__(self, cfg: TransformerConfig):
+    def __init__(self, cfg: TransformerConfig, position: RelativePosition = None):
         super().__init__()
-        self.self_attn = _attention(cfg)
+        self.self_attn = _attention(cfg, position)
         self.ffn = _feed_forward(cfg)
         n_sublayers = 1 if self.ffn is None else 2
         self.sublayers = nn.ModuleList(SublayerConnection(cfg.d_model, cfg.dropout, cfg.norm_first, cfg.layer_norm_eps)
@@ -88,9 +94,9 @@ class DecoderLayer(nn.Module):
     without its middle sub-layer. With `cfg.attention_only` it has no feed-forward sub-layer either.
     """
 
-    def __init__(self, cfg: TransformerConfig, cross_attention: bool = True):
+    def __init__(self, cfg: TransformerConfig, cross_attention: bool = True, position: RelativePosition = None):
         super().__init__()
-        self.self_attn = _attention(cfg)
+        self.self_attn = _attention(cfg, position)
         self.cross_attn = _attention(cfg) if cross_attention else None
         self.ffn = _feed_forward(cfg)
         n_sublayers = 1 + (self.cross_attn is not None) + (self.ffn is not None)

@@ -6,10 +6,12 @@ from dataclasses import dataclass, field
 import torch
 from torch import Tensor, nn
 
-from .attention import KVCache, padding_mask
+from .alibi import ALiBi
+from .attention import KVCache, RelativePosition, padding_mask
 from .config import TransformerConfig
 from .embeddings import TokenEmbedding, positional_encoding
 from .layers import DecoderLayer, EncoderLayer
+from .rotary import RotaryEmbedding
 
 LayerCache = tuple[KVCache, KVCache | None]  # (decoder self-attention, cross-attention or None)
 
@@ -49,11 +51,14 @@ class Transformer(nn.Module):
         super().__init__()
         self.config = cfg = config
         self.embed = TokenEmbedding(cfg.vocab_size, cfg.d_model, scale=cfg.scale_embeddings)
+        # Absolute positions (sinusoidal, learned) are added to the embeddings; relative ones (RoPE, ALiBi) act
+        # inside every self-attention layer, which share one `position` module.
         self.pos_encoding = positional_encoding(cfg.pos_encoding, cfg.max_len, cfg.d_model)
+        position = relative_position(cfg)
         self.embed_dropout = nn.Dropout(cfg.dropout)  # "dropout to the sums of the embeddings and the positional encodings"
-        self.encoder = nn.ModuleList(EncoderLayer(cfg) for _ in range(cfg.n_encoder_layers))
-        self.decoder = nn.ModuleList(
-            DecoderLayer(cfg, cross_attention=cfg.is_encoder_decoder) for _ in range(cfg.n_decoder_layers))
+        self.encoder = nn.ModuleList(EncoderLayer(cfg, position) for _ in range(cfg.n_encoder_layers))
+        self.decoder = nn.ModuleList(DecoderLayer(cfg, cross_attention=cfg.is_encoder_decoder, position=position)
+                                     for _ in range(cfg.n_decoder_layers))
         # Pre-norm stacks end with a LayerNorm; post-norm layers already end with one.
         use_final_norm = cfg.norm_first
         eps = cfg.layer_norm_eps
@@ -66,6 +71,18 @@ class Transformer(nn.Module):
             self.lm_head.weight = self.embed.weight
 
     def _init_weights(self):
+        if self.config.init == "gpt2":
+            # GPT-2: every matrix N(0, 0.02), biases 0; the N projections that add into the residual stream
+            # (attention out_proj, FFN w_2) N(0, 0.02 / sqrt(N)), N = 2 n_layers for a decoder-only model.
+            residual = [p for name, p in self.named_parameters() if name.endswith(("out_proj.weight", "ffn.w_2.weight"))]
+            for name, p in self.named_parameters():
+                if p.dim() > 1:
+                    nn.init.normal_(p, std=0.02)
+                elif name.endswith("bias"):
+                    nn.init.zeros_(p)
+            for p in residual:
+                nn.init.normal_(p, std=0.02 / len(residual) ** 0.5)
+            return
         for p in self.parameters():
             if p.dim() > 1:
                 nn.init.xavier_uniform_(p)
@@ -73,10 +90,16 @@ class Transformer(nn.Module):
             nn.init.normal_(self.pos_encoding.table, std=0.02)
 
     def _embed(self, ids: Tensor, start: int = 0) -> Tensor:
+        """Token embeddings plus, for absolute schemes, the positions' vectors. RoPE and ALiBi have no table, so
+        they run past max_len (the length the model was trained on)."""
         T = ids.size(1)
-        if start + T > self.config.max_len:
-            raise ValueError(f"sequence of {start + T} tokens is longer than this model's max_len={self.config.max_len}")
-        return self.embed_dropout(self.pos_encoding(self.embed(ids), start))  # (B, T, d_model)
+        x = self.embed(ids)  # (B, T, d_model)
+        if self.pos_encoding is not None:
+            if start + T > self.config.max_len:
+                raise ValueError(f"sequence of {start + T} tokens is longer than this model's "
+                                 f"max_len={self.config.max_len}")
+            x = self.pos_encoding(x, start)  # (B, T, d_model)
+        return self.embed_dropout(x)
 
     def _key_mask(self, ids: Tensor) -> Tensor | None:
         """Padding mask over keys, or None when there is no padding (so the fused kernel needs no mask).
@@ -148,6 +171,16 @@ class Transformer(nn.Module):
     @property
     def device(self) -> torch.device:
         return self.embed.weight.device
+
+
+def relative_position(cfg: TransformerConfig) -> RelativePosition:
+    """The module every self-attention layer shares for a relative scheme: RoPE over d_k (MLA: over its
+    decoupled d_R part), or ALiBi's per-head slopes; None for absolute positions."""
+    if cfg.pos_encoding == "rope":
+        return RotaryEmbedding(cfg.d_rope or cfg.d_k, cfg.max_len)
+    if cfg.pos_encoding == "alibi":
+        return ALiBi(cfg.n_heads)
+    return None
 
 
 def parameter_counts(model: Transformer) -> dict[str, int]:

@@ -248,6 +248,7 @@ class QKStep:
     weights: Tensor  # softmax of the allowed scaled scores; exactly 0 where masked
     output: Tensor  # (d_k,): sum_s weights_s v_s, this head's output for the query
     contributions: Tensor  # weights_s * |v_s|: how much each key adds to the output
+    bias: Tensor | None = None  # ALiBi's -m_h |i - s|, added to `scaled` before the softmax; None without ALiBi
 
 
 @torch.no_grad()
@@ -264,13 +265,15 @@ def qk_step(model: Transformer, record: AttentionRecord, kind: str, layer: int, 
     module = stack[layer].cross_attn if kind == "cross" else stack[layer].self_attn
     with capture_projections() as captured:
         _forward(model, record.input_ids, record.target_ids)
-    q, k, v, mask = captured[module][0]  # (1, H, T, d_k), (1, H, S, d_k) x2, mask broadcastable to (1, H, T, S)
-    q, k, v = q[0, head, query].float().cpu(), k[0, head].float().cpu(), v[0, head].float().cpu()
-    S, d_k = k.shape
-    allowed = (torch.ones(S, dtype=torch.bool) if mask is None
-               else mask.expand(1, H, T, S)[0, head, query].cpu())  # (S,)
+    call = captured[module][0]  # q (1, H, T, d), k (1, H, S, d), v (1, H, S, d_k), mask and bias ~ (1, H, T, S)
+    q, k, v = call.q[0, head, query].float().cpu(), call.k[0, head].float().cpu(), call.v[0, head].float().cpu()
+    S, d_k = k.shape  # d_k: the size the scores are scaled by (MLA with RoPE: d_k + d_R)
+    allowed = (torch.ones(S, dtype=torch.bool) if call.mask is None
+               else call.mask.expand(1, H, T, S)[0, head, query].cpu())  # (S,)
+    bias = None if call.bias is None else call.bias.expand(1, H, T, S)[0, head, query].float().cpu()  # (S,): ALiBi
     scores = k @ q  # (S,)
     scaled = scores / math.sqrt(d_k)
-    weights = torch.softmax(scaled.masked_fill(~allowed, float("-inf")), dim=-1).nan_to_num(0.0)  # (S,)
+    logits = scaled if bias is None else scaled + bias
+    weights = torch.softmax(logits.masked_fill(~allowed, float("-inf")), dim=-1).nan_to_num(0.0)  # (S,)
     return QKStep(pattern.query_tokens[query], pattern.key_tokens, d_k, scores, scaled, allowed, weights,
-                  weights @ v, weights * v.norm(dim=-1))
+                  weights @ v, weights * v.norm(dim=-1), bias)

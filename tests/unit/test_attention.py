@@ -191,3 +191,18 @@ def test_mha_rejects_heads_that_do_not_divide():
         MultiHeadAttention(30, 4)
     with pytest.raises(ValueError, match="do not divide"):
         MultiHeadAttention(32, 4, 3)
+
+
+def test_kv_cache_grows_by_doubling_and_writes_only_new_positions():
+    """Invariant: appending 300 positions one at a time reallocates the storage only when it is full, doubling it
+    (64, 128, 256, 512: 4 allocations, not 300 copies), and what it returns equals concatenating every append."""
+    cache, seen, allocations, pointer = KVCache(), [], 0, None
+    for t in range(300):
+        k = torch.full((1, 2, 1, 4), float(t))
+        seen.append(k)
+        keys, values = cache.append(k, -k)
+        if cache._storage[0].data_ptr() != pointer:
+            allocations, pointer = allocations + 1, cache._storage[0].data_ptr()
+    assert allocations == 4 and cache._storage[0].size(2) == 512
+    assert torch.equal(keys, torch.cat(seen, dim=2)) and torch.equal(values, -torch.cat(seen, dim=2))
+    assert len(cache) == 300 and cache.nbytes() == 2 * 300 * 2 * 4 * 4  # the filled part, not the reserve

@@ -64,13 +64,20 @@ def test_greedy_equals_a_reference_argmax_loop(make_model, arch):
     assert len(steps) == 10
 
 
-@pytest.mark.parametrize("n_kv_heads", [None, 2, 1], ids=["MHA", "GQA", "MQA"])
+VARIANTS = {"MHA": {}, "GQA": dict(n_kv_heads=2), "MQA": dict(n_kv_heads=1), "MLA": dict(attention="mla"),
+            "RoPE": dict(pos_encoding="rope"), "ALiBi": dict(pos_encoding="alibi", n_kv_heads=2),
+            "MLA+RoPE": dict(attention="mla", pos_encoding="rope", kv_latent_dim=12),
+            "MLA+ALiBi": dict(attention="mla", pos_encoding="alibi")}
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
 @pytest.mark.parametrize("strategy", ["greedy", "beam", "sample"])
 @pytest.mark.parametrize("arch", ARCHS)
-def test_cached_equals_uncached(make_model, arch, strategy, n_kv_heads):
+def test_cached_equals_uncached(make_model, arch, strategy, variant):
     """Invariant: decoding with the KV cache gives the same tokens (and probabilities) as re-running the decoder
-    over the whole sequence, for MHA, GQA (2 kv heads of 4) and MQA (1 kv head)."""
-    model = quiet_eos(make_model(arch, n_kv_heads=n_kv_heads, seed=3))
+    over the whole sequence, for MHA, GQA (2 kv heads of 4), MQA (1 kv head), MLA (a cached latent), and RoPE and
+    ALiBi positions (with MLA too: its decoupled rotary key is cached beside the latent)."""
+    model = quiet_eos(make_model(arch, seed=3, **VARIANTS[variant]))
     kw = dict(strategy=strategy, num_beams=3, seed=7)
     cached, uncached = run(model, input_for(arch), 12, use_cache=True, **kw), run(
         model, input_for(arch), 12, use_cache=False, **kw)
@@ -79,12 +86,12 @@ def test_cached_equals_uncached(make_model, arch, strategy, n_kv_heads):
     assert [s.prob for s in cached] == pytest.approx([s.prob for s in uncached], abs=1e-5)
 
 
-@pytest.mark.parametrize("n_kv_heads", [None, 1])
+@pytest.mark.parametrize("variant", ["MHA", "MQA", "MLA+RoPE", "ALiBi"])
 @pytest.mark.parametrize("strategy", ["greedy", "beam", "sample"])
-def test_context_window_crop_is_the_same_cached_and_uncached(make_model, strategy, n_kv_heads):
+def test_context_window_crop_is_the_same_cached_and_uncached(make_model, strategy, variant):
     """Invariant: a decoder-only model asked for more tokens than max_len crops its context at the same point
     with and without the cache, so both produce the same tokens; the output really runs past max_len."""
-    model = quiet_eos(make_model("decoder-only", max_len=8, n_kv_heads=n_kv_heads, seed=4))
+    model = quiet_eos(make_model("decoder-only", max_len=8, seed=4, **VARIANTS[variant]))
     kw = dict(strategy=strategy, num_beams=2, seed=1, temperature=0.5)
     cached = ids_of(run(model, PROMPT, 20, use_cache=True, **kw))
     uncached = ids_of(run(model, PROMPT, 20, use_cache=False, **kw))
