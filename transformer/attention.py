@@ -18,6 +18,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from .alibi import ALiBi
+from .dropout import dropout
 from .rotary import RotaryEmbedding
 
 
@@ -37,7 +38,7 @@ def scaled_dot_product_attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor |
         scores = scores.masked_fill(~mask, float("-inf"))
     weights = torch.softmax(scores, dim=-1).nan_to_num(0.0)  # (B, H, T, S); all -inf rows -> 0
     if dropout_p > 0.0:
-        weights = F.dropout(weights, dropout_p)
+        weights = dropout(weights, dropout_p)  # attention dropout, as in PyTorch and the Annotated Transformer
     return weights @ v, weights  # (B, H, T, d_v), (B, H, T, S)
 
 
@@ -88,22 +89,27 @@ def attend(module: nn.Module, q: Tensor, k: Tensor, v: Tensor, mask: Tensor | No
            need_weights: bool, dropout_p: float, bias: Tensor | None = None) -> tuple[Tensor, Tensor | None]:
     """Equation 1 for every head, through our own scaled_dot_product_attention when the weights are wanted, else
     through PyTorch's fused kernel. q (B, H, T, d); k (B, G, S, d), v (B, G, S, d_v) with G dividing H (GQA/MQA
-    share each key/value head between H/G query heads). Returns (B, H, T, d_v) and the weights or None."""
+    share each key/value head between H/G query heads). Returns (B, H, T, d_v) and the weights or None.
+
+    Training with dropout on a CPU also takes our path: there PyTorch's kernel falls back to the same math, but
+    draws its dropout mask with the slow generator transformer/dropout.py avoids."""
     T, S = q.size(2), k.size(2)
+    explicit = need_weights or (dropout_p > 0.0 and q.device.type == "cpu")
     if is_causal and T == 1:
         is_causal = False  # one new query may see every cached position
-    if is_causal and (need_weights or bias is not None or mask is not None or S != T):
+    if is_causal and (explicit or bias is not None or mask is not None or S != T):
         causal = causal_mask(T, S, device=q.device)
         mask, is_causal = (causal if mask is None else mask & causal), False
-    if need_weights:
+    if explicit:
         group = q.size(1) // k.size(1)
         if group > 1:
             k = k.repeat_interleave(group, dim=1)  # (B, H, S, d)
             v = v.repeat_interleave(group, dim=1)  # (B, H, S, d_v)
         captured = _CAPTURE.get()
-        if captured is not None:
+        if captured is not None and need_weights:
             captured.setdefault(module, []).append(Captured(q, k, v, mask, bias))
-        return scaled_dot_product_attention(q, k, v, mask, dropout_p, bias)
+        out, weights = scaled_dot_product_attention(q, k, v, mask, dropout_p, bias)
+        return out, weights if need_weights else None
     if bias is not None:  # the fused kernel takes one float mask: the bias, with -inf where attention is forbidden
         bias = bias.to(q.dtype)
         mask = bias if mask is None else bias.masked_fill(~mask, float("-inf"))

@@ -14,14 +14,14 @@ from pathlib import Path
 import torch
 from tqdm import tqdm
 
+from . import distributed
 from .analysis import repeated_sequence_scores
 from .checkpoint import load_checkpoint, recover_checkpoint
-from .compare import ComparisonSetup, compare_kv_heads, kv_head_variants, markdown_table, rewound
+from .compare import COMPARISONS, ComparisonSetup, compare_variants, comparison_variants, markdown_table, rewound
 from .config import TransformerConfig
-from .data import (INDUCTION_ALPHABET, INDUCTION_MIN_HALF, TASKS, InductionData, TaskData, TextData, load_text,
-                   split_text)
-from .evaluate import (bits, exact_match, induction_metrics, nats_per_char, previous_token_scores,
-                       reverse_anti_diagonality)
+from .data import (INDUCTION_ALPHABET, INDUCTION_MIN_HALF, KNOWN_CORPORA, TASKS, InductionData, TaskData, TextData,
+                   text_splits)
+from .evaluate import bits, exact_match, induction_metrics, previous_token_scores, reverse_anti_diagonality, text_loss
 from .model import Transformer
 from .tokenization import BPETokenizer, CharTokenizer, load_tokenizer
 from .train import TrainConfig, Trainer
@@ -45,11 +45,15 @@ def parse_args(argv=None):
     p = argparse.ArgumentParser(prog="python -m transformer.train", description=__doc__)
     data = p.add_argument_group("data").add_mutually_exclusive_group(required=True)
     data.add_argument("--task", choices=sorted(TASKS), help="a synthetic seq2seq task")
-    data.add_argument("--text", help="a text file (or a Hugging Face Hub dataset name) for a language model")
+    known = "; ".join(f"{name}: {c.title}" for name, c in KNOWN_CORPORA.items())
+    data.add_argument("--text", help="a language model on: a local text file (cut 90/10 into training and "
+                      f"validation text), a known corpus ({known}; from the Hugging Face Hub, with its own "
+                      "train/validation splits; BPE by default), or a Hub dataset name")
     data.add_argument("--induction", action="store_true", help="a decoder-only model on the induction-head task "
                       "(Olsson et al. 2022): random characters, then the last n of them again (see "
                       "transformer.data.InductionData)")
-    p.add_argument("--tokenizer", choices=["char", "bpe"], default="char", help="tokenizer for --text (default char)")
+    p.add_argument("--tokenizer", choices=["char", "bpe"], default=None,
+                   help="tokenizer for --text (default char; bpe for a known corpus such as wikitext-2)")
     p.add_argument("--bpe-vocab", type=int, default=512, help="BPE vocabulary size (default 512)")
     p.add_argument("--out", required=True, help="checkpoint directory to write")
     p.add_argument("--log", help="JSONL log of every event (default: <out>.log.jsonl)")
@@ -58,20 +62,27 @@ def parse_args(argv=None):
                    "stage); its training record is kept in the new card")
     p.add_argument("--ship", action="store_true", help="drop the optimiser state from the final checkpoint")
     p.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: all cores)")
-    p.add_argument("--compare-kv-heads", action="store_true", help="train the model three times, as MHA "
-                   "(n_kv_heads = n_heads), GQA (--n-kv-heads, else the divisor nearest sqrt(n_heads)) and MQA "
-                   "(n_kv_heads = 1), with the same data, steps and seed; print the table and write it to <out>.json "
-                   "(see transformer.compare)")
+    p.add_argument("--device", default="auto", help="auto (CUDA when present, else CPU), cpu, cuda or cuda:N; under "
+                   "torchrun each process takes cuda:LOCAL_RANK (NCCL) or the CPU (gloo)")
+    p.add_argument("--compare", choices=sorted(COMPARISONS), help="train the model once per variant, with the same "
+                   "data, steps and seed, and print the table (also written to <out>.json): "
+                   + "; ".join(f"{k}: {v}" for k, v in COMPARISONS.items())
+                   + ". GQA takes --n-kv-heads, else the divisor nearest sqrt(n_heads) (see transformer.compare)")
+    p.add_argument("--compare-kv-heads", action="store_const", const="kv-heads", dest="compare",
+                   help="the same as --compare kv-heads: MHA, GQA and MQA")
     _add_dataclass_flags(p.add_argument_group("model (TransformerConfig)"), MODEL_FLAGS)
     _add_dataclass_flags(p.add_argument_group("training (TrainConfig)"), fields(TrainConfig))
-    return p.parse_args(argv)
+    args = p.parse_args(argv)
+    if args.tokenizer is None:
+        args.tokenizer = KNOWN_CORPORA[args.text].tokenizer if args.text in KNOWN_CORPORA else "char"
+    return args
 
 
 def _pick(args, dataclass_fields) -> dict:
     return {f.name: getattr(args, f.name) for f in dataclass_fields if getattr(args, f.name) is not None}
 
 
-def hardware() -> str:
+def hardware(world: distributed.World | None = None) -> str:
     cpu = platform.processor() or platform.machine()
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
@@ -80,8 +91,11 @@ def hardware() -> str:
                 break
     except OSError:
         pass
-    gpu = f", GPU {torch.cuda.get_device_name()}" if torch.cuda.is_available() else ""
-    return f"{cpu}, {os.cpu_count()} cores, torch {torch.__version__} with {torch.get_num_threads()} threads{gpu}"
+    world = world or distributed.World()
+    gpu = f", GPU {torch.cuda.get_device_name(world.device)}" if world.device.type == "cuda" else ""
+    processes = f", {world.world_size} processes ({world.backend}, torchrun)" if world.is_distributed else ""
+    return (f"{cpu}, {os.cpu_count()} cores, torch {torch.__version__} with {torch.get_num_threads()} threads"
+            f"{gpu}{processes}")
 
 
 def build(args):
@@ -99,7 +113,7 @@ def build(args):
         model_kw.setdefault("arch", "decoder-only")
         model_kw.setdefault("max_len", train_cfg.block_size)
     else:
-        train_text, val_text = split_text(load_text(args.text))
+        train_text, val_text = text_splits(args.text)  # a known corpus's own splits, else a 90/10 cut
         if args.resume or args.init_from:
             tokenizer = load_tokenizer(Path(args.init_from or args.out) / "tokenizer.json")
         elif args.tokenizer == "char":
@@ -145,10 +159,13 @@ def final_metrics(model, tokenizer, args, val_text) -> dict:
         return metrics
     if args.induction:
         return induction_metrics(model)
-    nats = nats_per_char(model, tokenizer, val_text)
+    loss = text_loss(model, tokenizer, val_text)  # one pass over the whole validation text
     prev = previous_token_scores(model, tokenizer, val_text)
     detectors = repeated_sequence_scores(model)  # on random tokens repeated twice, as TransformerLens measures them
-    return {"val_nats_per_char": round(nats, 4), "val_bpc": round(bits(nats), 4),
+    return {"val_loss_per_token": round(loss.loss_per_token, 4), "val_perplexity": round(loss.perplexity, 3),
+            "tokenizer": tokenizer.kind,  # perplexity is per token of this tokenizer
+            "val_nats_per_char": round(loss.nats_per_char, 4), "val_bpc": round(bits(loss.nats_per_char), 4),
+            "val_tokens": loss.tokens, "val_chars": loss.chars,
             "previous_token_score": [[round(v, 3) for v in row] for row in prev.tolist()],
             "duplicate_token_score": [[round(v, 3) for v in row] for row in detectors["duplicate token"].tolist()],
             "induction_score": [[round(v, 3) for v in row] for row in detectors["induction"].tolist()]}
@@ -158,6 +175,10 @@ def model_card(name: str, args, info: dict, command: str) -> str:
     t, m = info["training"], info["metrics"]
     data = (f"synthetic task `{args.task}`: {TASKS[args.task].description}; fresh examples every step"
             if args.task else f"`{args.text}`, first 90% of the characters (the last 10% are validation)")
+    if args.text in KNOWN_CORPORA:
+        corpus = KNOWN_CORPORA[args.text]
+        data = (f"{corpus.title}: Hugging Face Hub dataset `{corpus.hub_name}`, config `{corpus.config}`; its "
+                f"train split (its validation split is the validation text)")
     if args.induction:
         max_len = info["model"]["max_len"]
         data = (f"the induction-head task (Olsson et al. 2022): a prefix of p random characters, then n more, then "
@@ -179,6 +200,11 @@ def model_card(name: str, args, info: dict, command: str) -> str:
              json.dumps(info["model"], indent=1), "```", "", "## Measured metrics", ""]
     for key, value in m.items():
         lines.append(f"- {key}: {value}")
+    if "val_perplexity" in m:
+        lines += ["", (f"On the whole validation text, read in consecutive windows of {info['model']['max_len']} "
+                       f"tokens: perplexity = exp(val_loss_per_token), per {m['tokenizer']} token (vocabulary "
+                       f"{info['model']['vocab_size']}), so it compares only models with the same tokenizer; nats "
+                       f"per character (total nats / characters) compares any two.")]
     lines += ["", "## Known limits", ""]
     if args.task:
         lines.append(f"- Trained only on inputs that `TASKS['{args.task}']` makes; other inputs are out of "
@@ -187,27 +213,33 @@ def model_card(name: str, args, info: dict, command: str) -> str:
         lines.append("- It has only ever seen a random string followed by its repeat: it predicts the second copy and "
                      "guesses on everything else. Characters outside the alphabet become `<unk>`.")
     else:
-        lines.append("- A small character-level model: it imitates the look of the corpus, not its sense.")
+        level = "character" if m.get("tokenizer", "char") == "char" else "subword (BPE)"
+        lines.append(f"- A small {level}-level model: it imitates the look of the corpus, not its sense.")
     lines += ["", f"Re-run the command above to reproduce these metrics (seeded; CPU timings vary).", ""]
     return "\n".join(lines)
 
 
-def compare_kv_heads_cli(args, command: str) -> int:
-    """--compare-kv-heads: train MHA, GQA and MQA variants of the model (transformer.compare), print the table and
-    write it to <out>.json, every training event to <out>.log.jsonl."""
+def compare_cli(args, command: str, world: distributed.World) -> int:
+    """--compare: train the variants of the model (transformer.compare), print the table and write it to
+    <out>.json, every training event to <out>.log.jsonl."""
     if args.resume or args.init_from or args.ship:
-        raise SystemExit("--compare-kv-heads trains three fresh models: drop --resume, --init-from and --ship")
-    try:
-        variants = kv_head_variants(args.n_heads or TransformerConfig.n_heads, args.n_kv_heads)
-    except ValueError as e:
-        raise SystemExit(f"--compare-kv-heads: {e}") from None
+        raise SystemExit("--compare trains fresh models: drop --resume, --init-from and --ship")
+    if world.is_distributed:
+        raise SystemExit("--compare runs in one process: start it with python -m, not torchrun")
+    gqa_kv_heads, args.n_kv_heads = args.n_kv_heads, None  # --n-kv-heads picks the GQA variant
     model, tokenizer, data, train_cfg, info, val_text = build(args)
+    try:
+        variants = comparison_variants(args.compare, model.config, gqa_kv_heads)
+        for variant in variants:
+            variant.config(model.config)
+    except ValueError as e:
+        raise SystemExit(f"--compare {args.compare}: {e}") from None
     setup = ComparisonSetup(model.config, tokenizer, train_cfg, rewound(data), val_text)
     out, rows, plan, bar = Path(args.out), [], None, None
     log_path = Path(args.log or f"{out}.log.jsonl")
     log_path.parent.mkdir(parents=True, exist_ok=True)
     with open(log_path, "a", buffering=1) as log:
-        for event in compare_kv_heads(setup, variants):
+        for event in compare_variants(setup, variants, device=world.device):
             if event.kind == "plan":
                 plan = event
                 if event.note:
@@ -219,7 +251,7 @@ def compare_kv_heads_cli(args, command: str) -> int:
                         bar.close()
                     bar = tqdm(total=train_cfg.steps, unit="step", desc=name)
                 record = {f.name: getattr(step, f.name) for f in fields(step) if f.name != "attention"}
-                log.write(json.dumps({"variant": name, "n_kv_heads": event.variant.n_kv_heads, **record}) + "\n")
+                log.write(json.dumps({"variant": name, **record}) + "\n")
                 if step.kind == "step":
                     bar.update(1)
                     bar.set_postfix(loss=f"{step.loss:.3f}", tok_s=f"{step.tokens_per_sec:.0f}")
@@ -232,8 +264,9 @@ def compare_kv_heads_cli(args, command: str) -> int:
                     bar = None
                 rows.append(event)
     table = markdown_table(rows)
-    result = {"command": command, "hardware": hardware(), "task": info["task"], "train_config": vars(train_cfg),
-              "model": {k: v for k, v in model.config.to_dict().items() if k != "n_kv_heads"},  # per row instead
+    result = {"command": command, "hardware": hardware(world), "task": info["task"], "train_config": vars(train_cfg),
+              "model": {k: v for k, v in model.config.to_dict().items()
+                        if k not in ("n_kv_heads", "attention", "kv_latent_dim")},  # per row instead
               "note": plan.note, "rows": [r.to_dict() for r in rows]}
     path = out.parent / f"{out.name}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -248,15 +281,39 @@ def main(argv=None):
     if args.threads:
         torch.set_num_threads(args.threads)
     command = "python -m transformer.train " + shlex.join(sys.argv[1:] if argv is None else argv)
-    if args.compare_kv_heads:
-        return compare_kv_heads_cli(args, command)
+    world = distributed.init(args.device)  # under torchrun: join the other processes
+    try:
+        if args.compare:
+            return compare_cli(args, command, world)
+        return train(args, command, world)
+    finally:
+        distributed.close(world)
+
+
+def train(args, command: str, world: distributed.World) -> int:
+    """Train, log and write the checkpoint with its card. Under torchrun every rank trains; rank 0 alone logs,
+    measures the final metrics and writes."""
+    if args.resume and world.is_distributed:  # rank 0 repairs a killed save before any rank reads the checkpoint
+        if world.is_writer:
+            recover_checkpoint(args.out)
+        world.barrier()
     model, tokenizer, data, train_cfg, info, val_text = build(args)
+    model.to(world.device)
     previous_stage = info.pop("previous_stage", None)
-    info["training"] = {"command": command, "hardware": hardware()}
+    info["training"] = {"command": command, "hardware": hardware(world)}
     if previous_stage:
         info["training"]["previous_stage"] = previous_stage
     out = Path(args.out)
-    trainer = Trainer(model, tokenizer, data, train_cfg, out_dir=out, resume=args.resume, checkpoint_info=info)
+    try:
+        world.rows(train_cfg.batch_size)
+    except ValueError as e:
+        raise SystemExit(f"--batch-size: {e}") from None
+    trainer = Trainer(model, tokenizer, data, train_cfg, out_dir=out, resume=args.resume, checkpoint_info=info,
+                      world=world)
+    if not world.is_writer:
+        for _ in trainer.run():  # the other ranks train their rows; rank 0 reports
+            pass
+        return 0
     log_path = Path(args.log or f"{out}.log.jsonl")
     log_path.parent.mkdir(parents=True, exist_ok=True)
     # line-buffered: each record reaches the file as it is written, so a killed run keeps every step it logged
@@ -286,3 +343,4 @@ def main(argv=None):
         trainer.save(out, metrics=info["metrics"], card=card)
     tqdm.write(f"metrics ({time.perf_counter() - start:.0f} s): {json.dumps(info['metrics'])}")
     tqdm.write(f"wrote {out}")
+    return 0

@@ -1,16 +1,20 @@
-"""MHA vs GQA vs MQA side by side: one small model trained three times, differing only in n_kv_heads.
+"""Attention variants side by side: one small model trained once per variant, with the same data, steps and seed.
 
-Multi-head attention gives every query head its own keys and values (n_kv_heads = n_heads); multi-query attention
-(Shazeer 2019) shares one key/value head among all query heads (n_kv_heads = 1); grouped-query attention (Ainslie
-et al. 2023) sits between, one key/value head per group of n_heads / n_kv_heads query heads. Fewer key/value heads
-mean fewer parameters and a smaller KV cache per generated token, at some cost in quality.
+Key/value heads: multi-head attention gives every query head its own keys and values (MHA, n_kv_heads = n_heads);
+multi-query attention (Shazeer 2019) shares one key/value head among all query heads (MQA, n_kv_heads = 1);
+grouped-query attention (Ainslie et al. 2023) sits between, one key/value head per group of n_heads / n_kv_heads
+query heads; multi-head latent attention (DeepSeek-V2) caches one small latent per position and rebuilds every
+head's keys and values from it (MLA). Fewer cached numbers per token mean a smaller KV cache, at some cost in quality.
+Positions: the paper's sinusoidal table, learned vectors, RoPE (rotated queries and keys) or ALiBi (a distance
+penalty on the scores) - how they change quality, speed and how far the heads look.
 
-`compare_kv_heads(setup)` trains the variants one after the other with the same data, steps and seed, yielding
-events so a UI can stream the loss curves on one plot:
+`compare_variants(setup, variants)` trains the variants one after the other, yielding events so a UI can stream the
+loss curves on one plot (`COMPARISONS` names the usual sets: "kv-heads", "attention", "positions", "all"):
 
     ComparisonPlan   first: the variants to train, and why GQA is missing when it is (n_heads prime or 1)
     VariantEvent     each Trainer event (StepEvent / EvalEvent) of each variant, tagged with the variant
-    ComparisonRow    last, one per variant: parameters, KV-cache bytes per token, decoding tokens/s, final metrics
+    ComparisonRow    last, one per variant: parameters, KV-cache bytes per token, training and decoding speed,
+                     final quality, and how far its heads look (mean attended distance)
 """
 from __future__ import annotations
 
@@ -27,6 +31,7 @@ from .data import InductionData, TaskData, TextData
 from .evaluate import nats_per_char
 from .generate import _Decoder, cache_bytes_per_token  # _Decoder: the decoding state generate() itself uses
 from .model import Transformer
+from .probe import record_ids
 from .train import EvalEvent, StepEvent, TrainConfig, Trainer
 
 Data = TaskData | TextData | InductionData
@@ -34,13 +39,25 @@ Data = TaskData | TextData | InductionData
 
 @dataclass(frozen=True)
 class Variant:
-    name: str  # "MHA", "GQA" or "MQA"
-    n_kv_heads: int
+    """One model of a comparison: its name and the config fields it sets; everything else is the shared config."""
+
+    name: str  # "MHA", "GQA", "MQA", "MLA", "RoPE", ...
+    n_kv_heads: int | None = None  # None: n_heads
+    attention: str = "mha"
+    pos_encoding: str | None = None  # None: the shared config's
+    kv_latent_dim: int | None = None  # MLA only; None: 4 d_k
+
+    def config(self, base: TransformerConfig) -> TransformerConfig:
+        """The shared config with this variant's fields (validated: a RoPE variant of an odd d_k is refused)."""
+        mla = self.attention == "mla"
+        return replace(base, attention=self.attention, n_kv_heads=None if mla else self.n_kv_heads,
+                       kv_latent_dim=self.kv_latent_dim if mla else None,
+                       pos_encoding=self.pos_encoding or base.pos_encoding)
 
 
 @dataclass
 class ComparisonSetup:
-    """What every variant shares. `config.n_kv_heads` is replaced per variant; everything else stays.
+    """What every variant shares. Each variant replaces its own fields of `config` (Variant.config).
 
     `make_data()` must return a fresh data source seeded from `train_cfg.seed` (it is called once per variant, so
     each variant sees the same batches in the same order); `rewound(data)` makes one from a data source that has
@@ -81,7 +98,7 @@ class ComparisonRow:
     n_heads: int
     n_kv_heads: int
     parameters: int
-    kv_cache_bytes_per_token: int  # decoder self-attention keys + values, all layers, fp32
+    kv_cache_bytes_per_token: int  # what the decoder's self-attention caches per token, all layers, fp32
     decode_tokens_per_sec: float  # greedy decoding with the KV cache, batch 1
     steps: int
     train_seconds: float
@@ -89,6 +106,10 @@ class ComparisonRow:
     val_loss: float
     exact_match: float | None = None
     nats_per_char: float | None = None
+    attention: str = "mha"
+    pos_encoding: str = "sinusoidal"
+    train_tokens_per_sec: float | None = None  # target tokens trained on / training seconds
+    mean_attended_distance: float | None = None  # decoder self-attention, mean over layers, heads and queries
     kind: str = "row"
 
     def to_dict(self) -> dict:
@@ -138,6 +159,36 @@ def kv_head_variants(n_heads: int, gqa_kv_heads: int | None = None) -> list[Vari
     return variants
 
 
+def attention_variants(n_heads: int, gqa_kv_heads: int | None = None) -> list[Variant]:
+    """MHA, GQA, MQA (as kv_head_variants) and MLA with its default latent (4 d_k)."""
+    return kv_head_variants(n_heads, gqa_kv_heads) + [Variant("MLA", attention="mla")]
+
+
+def position_variants(base: TransformerConfig | None = None) -> list[Variant]:
+    """Multi-head attention with each position scheme: sinusoidal (the paper), learned, RoPE, ALiBi; with `base`,
+    the scheme `base` already has is left out (it is the MHA row of a combined comparison)."""
+    names = {"sinusoidal": "sinusoidal", "learned": "learned", "rope": "RoPE", "alibi": "ALiBi"}
+    return [Variant(name, pos_encoding=kind) for kind, name in names.items()
+            if base is None or kind != base.pos_encoding]
+
+
+def comparison_variants(which: str, base: TransformerConfig, gqa_kv_heads: int | None = None) -> list[Variant]:
+    """The variants of a named comparison (COMPARISONS) for models shaped like `base`."""
+    if which not in COMPARISONS:
+        raise ValueError(f"comparison: must be one of {', '.join(COMPARISONS)}, got {which!r}")
+    if which == "kv-heads":
+        return kv_head_variants(base.n_heads, gqa_kv_heads)
+    if which == "attention":
+        return attention_variants(base.n_heads, gqa_kv_heads)
+    if which == "positions":
+        return position_variants()
+    return attention_variants(base.n_heads, gqa_kv_heads) + position_variants(base)
+
+
+COMPARISONS = {"kv-heads": "MHA / GQA / MQA", "attention": "MHA / GQA / MQA / MLA",
+               "positions": "sinusoidal / learned / RoPE / ALiBi", "all": "MHA / GQA / MQA / MLA + learned / RoPE / ALiBi"}
+
+
 def rewound(data: Data) -> Callable[[], Data]:
     """A `make_data` for a data source that has served no batch yet: each call hands back the same object rewound to
     its state now (the state()/load_state() of resuming), which is what a fresh source with the same seed would be."""
@@ -156,6 +207,28 @@ def rewound(data: Data) -> Callable[[], Data]:
 def parameter_count(model: Transformer) -> int:
     """Trainable parameters, tied embeddings counted once."""
     return sum(p.numel() for p in model.parameters())
+
+
+@torch.no_grad()
+def mean_attended_distance(model: Transformer, data: Data, tokenizer, n_examples: int = 8) -> float:
+    """How far the decoder's self-attention looks: the "mean distance" head score (transformer.analysis, on text
+    positions) averaged over layers, heads and the first `n_examples` validation examples."""
+    model.eval()
+    values = []
+    for i in range(n_examples):
+        if isinstance(data, TaskData):
+            if i >= len(data.val_pairs):
+                break
+            source, target = data.val_pairs[i]
+            record = record_ids(model, tokenizer, tokenizer.encode(source) + [model.config.eos_id],
+                                tokenizer.encode(target))
+        else:
+            windows = data.val_batch[0]
+            if i >= windows.size(0):
+                break
+            record = record_ids(model, tokenizer, windows[i].tolist())
+        values.append(float(record.patterns["decoder self"].scores()["mean distance"].mean()))
+    return sum(values) / len(values)
 
 
 def decode_prompt(data: Data, tokenizer, config: TransformerConfig, length: int = 16) -> list[int]:
@@ -200,15 +273,15 @@ def build_variant(setup: ComparisonSetup, variant: Variant, device: str | torch.
                   ) -> tuple[Transformer, Data]:
     """The variant's model, initialised right after seeding torch with train_cfg.seed (the same random stream for
     every variant, whatever ran before), and its fresh data source. The stream is the same, not the weights: the
-    key/value projections' sizes differ, so the weights drawn after them differ too, as would a different seed's;
+    attention projections' sizes differ, so the weights drawn after them differ too, as would a different seed's;
     with dropout > 0 the dropout masks continue the stream after initialisation."""
-    config = replace(setup.config, n_kv_heads=variant.n_kv_heads)
+    config = variant.config(setup.config)
     torch.manual_seed(setup.train_cfg.seed)
     model = Transformer(config).to(device)
     return model, setup.make_data()
 
 
-def compare_kv_heads(setup: ComparisonSetup, variants: list[Variant] | None = None, *,
+def compare_variants(setup: ComparisonSetup, variants: list[Variant] | None = None, *,
                      decode_tokens: int = 64, speed_rounds: int = 15, device: str | torch.device = "cpu"
                      ) -> Iterator[ComparisonEvent]:
     """Train `variants` (default `kv_head_variants(setup.config.n_heads)`) one after the other and compare them.
@@ -221,48 +294,62 @@ def compare_kv_heads(setup: ComparisonSetup, variants: list[Variant] | None = No
     variants = list(variants) if variants is not None else kv_head_variants(n_heads)
     if not variants or len({v.name for v in variants}) != len(variants):
         raise ValueError(f"variants: give at least one, with distinct names, got {variants!r}")
+    for variant in variants:
+        variant.config(setup.config)  # refuse a variant this model cannot be (RoPE with an odd d_k) before training
     names = {v.name for v in variants}
-    yield ComparisonPlan(variants, setup.train_cfg.steps, None if "GQA" in names else gqa_skip_note(n_heads))
-    trained = []  # (variant, model, its last StepEvent, its last EvalEvent)
+    kv_comparison = "MQA" in names or "MHA" in names
+    note = None if "GQA" in names or not kv_comparison else gqa_skip_note(n_heads)
+    yield ComparisonPlan(variants, setup.train_cfg.steps, note)
+    trained = []  # (variant, model, its last StepEvent, its last EvalEvent, median training tokens/s)
     for variant in variants:
         model, data = build_variant(setup, variant, device)
-        last = {}
+        last, rates = {}, []
         for event in Trainer(model, setup.tokenizer, data, setup.train_cfg).run():
             last[event.kind] = event
+            if event.kind == "step":
+                rates.append(event.tokens_per_sec)
             yield VariantEvent(variant, event)
-        trained.append((variant, model, last["step"], last["eval"]))  # the Trainer evaluates at its last step
+        # the Trainer evaluates at its last step; the median step rate leaves evaluation pauses out
+        trained.append((variant, model, last["step"], last["eval"], statistics.median(rates)))
     prompt = decode_prompt(data, setup.tokenizer, setup.config)  # every variant's data has the same validation set
-    speeds = decode_speeds([model for _, model, _, _ in trained], prompt, decode_tokens, speed_rounds)
-    for (variant, model, last_step, last_eval), speed in zip(trained, speeds):
-        yield result_row(variant, model, setup, speed, last_step, last_eval)
+    speeds = decode_speeds([t[1] for t in trained], prompt, decode_tokens, speed_rounds)
+    for (variant, model, last_step, last_eval, train_rate), speed in zip(trained, speeds):
+        yield result_row(variant, model, setup, data, speed, train_rate, last_step, last_eval)
 
 
-def result_row(variant: Variant, model: Transformer, setup: ComparisonSetup, speed: float, last_step: StepEvent,
-               last_eval: EvalEvent) -> ComparisonRow:
+def result_row(variant: Variant, model: Transformer, setup: ComparisonSetup, data: Data, speed: float,
+               train_rate: float, last_step: StepEvent, last_eval: EvalEvent) -> ComparisonRow:
     """A trained variant's table row; `last_eval` is the Trainer's evaluation at its final step."""
     model.eval()
+    cfg = model.config
     nats = nats_per_char(model, setup.tokenizer, setup.val_text) if setup.val_text else None
-    return ComparisonRow(variant.name, model.config.n_heads, variant.n_kv_heads, parameter_count(model),
-                         cache_bytes_per_token(model.config), round(speed, 1), last_step.step,
+    return ComparisonRow(variant.name, cfg.n_heads, cfg.n_kv_heads, parameter_count(model),
+                         cache_bytes_per_token(cfg), round(speed, 1), last_step.step,
                          round(last_step.elapsed, 1), round(last_step.loss, 4), round(last_eval.val_loss, 4),
-                         last_eval.exact_match, None if nats is None else round(nats, 4))
+                         last_eval.exact_match, None if nats is None else round(nats, 4), cfg.attention,
+                         cfg.pos_encoding, round(train_rate, 1),
+                         round(mean_attended_distance(model, data, setup.tokenizer), 3))
 
 
 def markdown_table(rows: list[ComparisonRow]) -> str:
     """The rows as a Markdown table, with each variant's parameters and KV cache relative to the first row's."""
-    head = ["variant", "n_kv_heads", "parameters", "KV cache bytes/token", "decode tokens/s (cache)", "steps",
-            "train s", "final train loss", "val loss"]
+    head = ["variant", "attention", "positions", "parameters", "KV cache bytes/token", "train tokens/s",
+            "decode tokens/s (cache)", "steps", "train s", "final train loss", "val loss", "mean attended distance"]
     seq2seq = any(r.exact_match is not None for r in rows)
     text = any(r.nats_per_char is not None for r in rows)
     head += ["exact match"] * seq2seq + ["nats/char"] * text
     lines = ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
     base = rows[0]
     for r in rows:
-        cells = [r.variant, f"{r.n_kv_heads} of {r.n_heads}",
+        attention = (f"MLA ({r.n_heads} heads)" if r.attention == "mla"
+                     else f"{r.n_kv_heads} kv heads of {r.n_heads}")
+        cells = [r.variant, attention, r.pos_encoding,
                  f"{r.parameters:,} ({r.parameters - base.parameters:+,})",
                  f"{r.kv_cache_bytes_per_token:,} ({r.kv_cache_bytes_per_token / base.kv_cache_bytes_per_token:.2f}x)",
+                 "-" if r.train_tokens_per_sec is None else f"{r.train_tokens_per_sec:,.0f}",
                  f"{r.decode_tokens_per_sec:,.0f}", str(r.steps), f"{r.train_seconds:.0f}",
-                 f"{r.final_train_loss:.4f}", f"{r.val_loss:.4f}"]
+                 f"{r.final_train_loss:.4f}", f"{r.val_loss:.4f}",
+                 "-" if r.mean_attended_distance is None else f"{r.mean_attended_distance:.2f}"]
         cells += [f"{r.exact_match:.1%}" if r.exact_match is not None else "-"] * seq2seq
         cells += [f"{r.nats_per_char:.4f}" if r.nats_per_char is not None else "-"] * text
         lines.append("| " + " | ".join(cells) + " |")

@@ -161,7 +161,7 @@ def load_text(source: str | Path, hub_only: bool = False) -> str:
         return "".join(ds["text"])
     if not hub_reachable():
         raise ValueError(f"could not load {source!r}: it is not a local file, and the Hugging Face Hub cannot be "
-                         f"reached from this machine (offline, or HF_HUB_OFFLINE is set)")
+                         f"reached from this machine (offline, or HF_HUB_OFFLINE / HF_DATASETS_OFFLINE is set)")
     try:
         ds = load_dataset(str(source), split="train")
     except Exception as e:  # offline, unknown name, gated: all are "cannot load this"
@@ -194,10 +194,18 @@ def _packaged_builders() -> set[str]:
     return set(_PACKAGED_DATASETS_MODULES)
 
 
+def hub_offline() -> bool:
+    """Whether the environment puts `datasets` in offline mode: HF_DATASETS_OFFLINE when it is set, else
+    HF_HUB_OFFLINE (the order `datasets.config` reads them in)."""
+    flag = os.environ.get("HF_DATASETS_OFFLINE")
+    flag = os.environ.get("HF_HUB_OFFLINE", "") if flag is None else flag
+    return flag.strip().lower() in ("1", "true", "yes", "on")
+
+
 def hub_reachable(timeout: float = 3.0) -> bool:
-    """False at once when HF_HUB_OFFLINE is set, else whether huggingface.co answers within `timeout` seconds
+    """False at once in offline mode (`hub_offline`), else whether huggingface.co answers within `timeout` seconds
     (so an offline machine gets a clear error in seconds instead of a minute of retries)."""
-    if os.environ.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes", "on"):
+    if hub_offline():
         return False
     try:
         socket.create_connection(("huggingface.co", 443), timeout=timeout).close()
@@ -210,6 +218,67 @@ def split_text(text: str, val_fraction: float = 0.1) -> tuple[str, str]:
     """Train on the first 90% of the characters, validate on the last 10%."""
     cut = int(len(text) * (1 - val_fraction))
     return text[:cut], text[cut:]
+
+
+# --- known corpora: a short name for a Hub dataset that comes with its own train and validation splits -----------
+
+
+def _join_lines(rows: list[str]) -> str:
+    """WikiText's rows are the lines of its files, each ending in its newline; a blank line is an empty row."""
+    return "".join(row or "\n" for row in rows)
+
+
+@dataclass(frozen=True)
+class KnownCorpus:
+    """A corpus known by a short name: a Hub dataset and config whose own "train" and "validation" splits are used
+    (not our 90/10 cut); `join` makes one text of a split's "text" rows; `tokenizer` is the default for it."""
+
+    title: str
+    hub_name: str
+    config: str
+    join: Callable[[list[str]], str]
+    tokenizer: str
+
+
+KNOWN_CORPORA: dict[str, KnownCorpus] = {
+    "wikitext-2": KnownCorpus("WikiText-2 raw, Merity et al. 2016", "Salesforce/wikitext", "wikitext-2-raw-v1",
+                              _join_lines, tokenizer="bpe"),
+}
+
+
+def load_known_corpus(name: str) -> tuple[str, str]:
+    """(train text, validation text) of a corpus of KNOWN_CORPORA, from its own splits through
+    `datasets.load_dataset` (the local cache in offline mode). Anything that stops it loading is a ValueError that
+    says how to pass a local file instead."""
+    if name not in KNOWN_CORPORA:
+        raise ValueError(f"unknown corpus {name!r}: known corpora are {sorted(KNOWN_CORPORA)}")
+    corpus = KNOWN_CORPORA[name]
+    what = f"{name!r} (Hub dataset {corpus.hub_name}, config {corpus.config})"
+    instead = ("pass a local copy instead, e.g. --text path/to/corpus.txt (any local text file works; it is cut "
+               "90/10 into training and validation text, not the corpus's own splits)")
+    if not hub_offline() and not hub_reachable():
+        raise ValueError(f"could not load {what}: the Hugging Face Hub cannot be reached from this machine; {instead}")
+    import datasets  # imported here: `datasets` takes a second to import
+
+    datasets.disable_progress_bars()  # library code does not print
+    try:
+        splits = datasets.load_dataset(corpus.hub_name, corpus.config)
+    except Exception as e:  # offline and not cached, renamed, unreachable: all are "cannot load this"
+        offline = "in offline mode (HF_HUB_OFFLINE / HF_DATASETS_OFFLINE) it is not in the local cache; "
+        reason = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+        raise ValueError(f"could not load {what}: {offline if hub_offline() else ''}{reason}; {instead}") from None
+    for split in ("train", "validation"):
+        if split not in splits or "text" not in splits[split].column_names:
+            raise ValueError(f"{what} has no {split!r} split with a 'text' column (splits: {list(splits)})")
+    return corpus.join(splits["train"]["text"]), corpus.join(splits["validation"]["text"])
+
+
+def text_splits(source: str | Path) -> tuple[str, str]:
+    """(train text, validation text): a known corpus's own splits, else the 90/10 cut of `load_text(source)` (a
+    local file or a Hub dataset name). A known name wins over a file of that name: write ./wikitext-2 for the file."""
+    if isinstance(source, str) and source in KNOWN_CORPORA:
+        return load_known_corpus(source)
+    return split_text(load_text(source))
 
 
 class TextData:

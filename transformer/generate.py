@@ -93,6 +93,8 @@ class _Decoder:
                 raise ValueError("the prompt is empty: a decoder-only model needs at least one token to continue")
             self.tokens = torch.tensor([ids] * batch, device=dev)  # (batch, T)
         self.context_start = 0
+        banned = never_emitted(cfg)
+        self.banned = torch.tensor(banned, device=dev) if banned else None  # ids masked out of every step's logits
         self._reset_cache()
 
     def _reset_cache(self):
@@ -115,7 +117,8 @@ class _Decoder:
             logits, _, _ = self.model.decode(self.tokens[:, self.context_start:], self.memory, self.memory_mask,
                                              head_mask=self.head_mask, last_only=True)
         logits = logits[:, -1].float()  # (batch, vocab_size)
-        logits[:, never_emitted(self.cfg)] = float("-inf")
+        if self.banned is not None:
+            logits.index_fill_(-1, self.banned, float("-inf"))
         return logits
 
     def append(self, next_tokens: Tensor, parents: Tensor | None = None):
@@ -144,13 +147,26 @@ def _distribution(logits: Tensor, strategy: str, temperature: float, top_k: int 
     return logits.softmax(-1)
 
 
-def _top(probs: Tensor, chosen: int, n: int = 5) -> list[tuple[int, float]]:
-    """The n most likely tokens, (id, prob), plus the chosen token when sampling picked one outside them."""
+def _most_likely(probs: Tensor, n: int = 5) -> list[tuple[int, float]]:
+    """The n most likely tokens of a distribution (vocab_size,), (id, prob), best first."""
     values, ids = probs.topk(min(n, probs.numel()))
-    top = list(zip(ids.tolist(), values.tolist()))
-    if chosen not in ids.tolist():
-        top.append((chosen, float(probs[chosen])))
-    return top
+    return list(zip(ids.tolist(), values.tolist()))
+
+
+def _step(probs: Tensor, top: list[tuple[int, float]], chosen: int) -> GenerationStep:
+    """The step that emits `chosen`: its probability, and `top` plus the chosen token when it is not among them."""
+    prob = next((p for t, p in top if t == chosen), None)
+    if prob is None:  # sampling picked a token outside the top n
+        prob = float(probs[chosen])
+        top = top + [(chosen, prob)]
+    return GenerationStep(chosen, prob, top)
+
+
+def _argmax(probs: Tensor, top: list[tuple[int, float]]) -> int:
+    """probs.argmax() (the lowest id among equal maxima), read from the top list when its best entry is unique."""
+    if len(top) > 1 and top[0][1] > top[1][1]:
+        return top[0][0]
+    return int(probs.argmax())
 
 
 def _check_decoding(max_new_tokens, strategy, temperature, top_k, top_p, num_beams):
@@ -185,6 +201,7 @@ def generate(model: Transformer, input_ids, max_new_tokens: int, *, strategy: st
                                 length_penalty)
         return
     decoder = _Decoder(model, ids, 1, use_cache, head_mask)
+    sampling, eos = strategy == "sample" and temperature > 0, model.config.eos_id
     rng = None
     if seed is not None:
         rng = torch.Generator(device=model.device).manual_seed(seed)
@@ -192,13 +209,14 @@ def generate(model: Transformer, input_ids, max_new_tokens: int, *, strategy: st
         if decoder.full:
             return
         probs = _distribution(decoder.next_logits()[0], strategy, temperature, top_k, top_p)  # (vocab_size,)
-        if strategy == "sample" and temperature > 0:
+        top = _most_likely(probs)
+        if sampling:
             token = int(torch.multinomial(probs, 1, generator=rng))
         else:
-            token = int(probs.argmax())
-        if token == model.config.eos_id:
+            token = _argmax(probs, top)
+        if token == eos:
             return
-        yield GenerationStep(token, float(probs[token]), _top(probs, token))
+        yield _step(probs, top, token)
         decoder.append(torch.tensor([token], device=model.device))
 
 
@@ -222,7 +240,7 @@ def _beam_search(decoder: _Decoder, max_new_tokens: int, num_beams: int, length_
             if score == float("-inf"):
                 break
             probs = logp[beam].exp()
-            item = GenerationStep(token, float(probs[token]), _top(probs, token))
+            item = _step(probs, _most_likely(probs), token)
             if token == eos:
                 finished.append((score / (step + 1) ** length_penalty, histories[beam]))
                 continue
@@ -271,11 +289,12 @@ def greedy_batch(model: Transformer, src: Tensor, max_new_tokens: int, head_mask
     cache, B = model.new_cache(), src.size(0)
     token = torch.full((B, 1), cfg.bos_id, device=src.device)  # (B, 1)
     outputs, done = [], torch.zeros(B, dtype=torch.bool, device=src.device)
+    banned = never_emitted(cfg)
     for step in range(min(max_new_tokens, cfg.max_len - 1)):
         logits, _, _ = model.decode(token, memory, src_mask, cache=cache, start=step, head_mask=head_mask,
                                     last_only=True)
         logits = logits[:, -1]  # (B, vocab_size)
-        logits[:, never_emitted(cfg)] = float("-inf")  # as in generate()
+        logits[:, banned] = float("-inf")  # as in generate()
         token = logits.argmax(-1, keepdim=True)  # (B, 1)
         outputs.append(token[:, 0])
         done |= token[:, 0] == cfg.eos_id

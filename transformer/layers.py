@@ -9,6 +9,7 @@ from torch import Tensor, nn
 
 from .attention import KVCache, MultiHeadAttention, RelativePosition
 from .config import TransformerConfig
+from .dropout import Dropout
 from .latent_attention import MultiHeadLatentAttention
 
 
@@ -24,7 +25,7 @@ class FeedForward(nn.Module):
         self.w_1 = nn.Linear(d_model, d_ff)
         self.w_2 = nn.Linear(d_ff, d_model)
         self.activation = ACTIVATION_FUNCTIONS[activation]
-        self.dropout = nn.Dropout(dropout)
+        self.dropout = Dropout(dropout)
 
     def forward(self, x: Tensor) -> Tensor:
         return self.w_2(self.dropout(self.activation(self.w_1(x))))  # (B, T, d_ff) -> (B, T, d_model)
@@ -40,7 +41,7 @@ class SublayerConnection(nn.Module):
     def __init__(self, d_model: int, dropout: float, norm_first: bool, eps: float = 1e-5):
         super().__init__()
         self.norm = nn.LayerNorm(d_model, eps=eps)
-        self.dropout = nn.Dropout(dropout)
+        self.dropout = Dropout(dropout)
         self.norm_first = norm_first
 
     def forward(self, x: Tensor, sublayer: Callable[[Tensor], tuple[Tensor, Tensor | None]]):

@@ -9,6 +9,7 @@ from torch import Tensor, nn
 from .alibi import ALiBi
 from .attention import KVCache, RelativePosition, padding_mask
 from .config import TransformerConfig
+from .dropout import Dropout
 from .embeddings import TokenEmbedding, positional_encoding
 from .layers import DecoderLayer, EncoderLayer
 from .rotary import RotaryEmbedding
@@ -55,7 +56,7 @@ class Transformer(nn.Module):
         # inside every self-attention layer, which share one `position` module.
         self.pos_encoding = positional_encoding(cfg.pos_encoding, cfg.max_len, cfg.d_model)
         position = relative_position(cfg)
-        self.embed_dropout = nn.Dropout(cfg.dropout)  # "dropout to the sums of the embeddings and the positional encodings"
+        self.embed_dropout = Dropout(cfg.dropout)  # "dropout to the sums of the embeddings and the positional encodings"
         self.encoder = nn.ModuleList(EncoderLayer(cfg, position) for _ in range(cfg.n_encoder_layers))
         self.decoder = nn.ModuleList(DecoderLayer(cfg, cross_attention=cfg.is_encoder_decoder, position=position)
                                      for _ in range(cfg.n_decoder_layers))

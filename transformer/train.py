@@ -2,7 +2,9 @@
 
     python -m transformer.train --task reverse --out checkpoints/reverse
     python -m transformer.train --text ../shared/data/tinyshakespeare.txt --arch decoder-only --out runs/lm
+    torchrun --standalone --nproc_per_node=2 -m transformer.train --task reverse --out runs/reverse
 
+(torchrun: several processes train one model, each on its rows of every batch; see transformer.distributed.)
 The CLI and the app's Train tab are two consumers of the same `Trainer.run()` event stream.
 """
 from __future__ import annotations
@@ -23,9 +25,11 @@ from typing import Iterator
 import torch
 import torch.nn.functional as F
 from safetensors.torch import load_file, save_file
+from torch.nn.parallel import DistributedDataParallel
 
 from .checkpoint import CheckpointError, load_checkpoint, read_info, recover_checkpoint, save_checkpoint
 from .data import TaskData, TextData, pad
+from .distributed import World
 from .generate import generate, greedy_batch
 from .model import Transformer
 from .probe import AttentionPattern, record_ids
@@ -44,6 +48,7 @@ class TrainConfig:
     warmup: int = 400
     label_smoothing: float = 0.0
     weight_decay: float = 0.0
+    beta2: float = 0.98  # AdamW's beta2: 0.98 as in section 5.3; nanoGPT's char models use 0.99
     clip_grad: float = 1.0
     bf16: bool | None = None  # None: bf16 autocast where it pays (see bf16_pays)
     block_size: int = 128  # text: tokens per training window
@@ -63,6 +68,8 @@ class TrainConfig:
             raise ValueError(f"lr: must be a positive number, got {self.lr!r}")
         if self.warmup < 0 or self.checkpoint_every < 0 or self.max_seconds < 0 or self.clip_grad < 0:
             raise ValueError("warmup, checkpoint_every, max_seconds and clip_grad must be >= 0")
+        if not 0 < self.beta2 < 1:
+            raise ValueError(f"beta2: must be in (0, 1), got {self.beta2!r}")
         if not 0 <= self.label_smoothing < 1:
             raise ValueError(f"label_smoothing: must be in [0, 1), got {self.label_smoothing}")
 
@@ -79,6 +86,15 @@ def learning_rate(step: int, cfg: TrainConfig, d_model: int) -> float:
         progress = (step - cfg.warmup) / max(cfg.steps - cfg.warmup, 1)
         return cfg.lr * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * min(progress, 1.0))))
     return cfg.lr
+
+
+def loss_share(logits: torch.Tensor, targets: torch.Tensor, pad_id: int, label_smoothing: float,
+               n_real: torch.Tensor) -> torch.Tensor:
+    """Cross-entropy (with label smoothing, section 5.4) summed over the real (non-pad) tokens of `targets`, divided
+    by `n_real`, the count of real target tokens of the whole global batch: the shares of a batch's row slices add up
+    to its mean loss, whatever each slice's padding. logits (N, vocab_size), targets (N,)."""
+    return F.cross_entropy(logits, targets, ignore_index=pad_id, label_smoothing=label_smoothing,
+                           reduction="sum") / n_real
 
 
 def bf16_pays(d_model: int, device: torch.device) -> bool:
@@ -98,6 +114,7 @@ class StepEvent:
     lr: float
     tokens_per_sec: float
     elapsed: float
+    grad_norm: float | None = None  # of the whole batch's gradient, before clipping
     kind: str = "step"
 
 
@@ -122,18 +139,32 @@ class Trainer:
 
     Closing the generator (the consumer stops iterating) stops training at once. With `out_dir`, checkpoints
     (with optimiser and random-number state, so `resume=True` continues the same curve) are written there.
+
+    With a distributed `world` (transformer.distributed, under torchrun) every rank runs the same Trainer on the
+    same data: each step every rank draws the same global batch of cfg.batch_size rows and trains on its rows
+    through DistributedDataParallel; rank 0 alone evaluates (yields EvalEvents) and writes checkpoints.
     """
 
     def __init__(self, model: Transformer, tokenizer, data: TaskData | TextData, cfg: TrainConfig,
-                 out_dir: str | Path | None = None, resume: bool = False, checkpoint_info: dict | None = None):
+                 out_dir: str | Path | None = None, resume: bool = False, checkpoint_info: dict | None = None,
+                 world: World | None = None):
         self.model, self.tokenizer, self.data, self.cfg = model, tokenizer, data, cfg
+        self.world = world or World(device=model.device)
+        self.world.rows(cfg.batch_size)  # a global batch that does not split evenly over the ranks is refused now
+        self.ddp = model  # the module training's forward goes through: DDP syncs the gradients in backward
+        if self.world.is_distributed:
+            if model.device != self.world.device:
+                raise ValueError(f"the model is on {model.device}, this rank trains on {self.world.device}: "
+                                 f"move it there first")
+            self.ddp = DistributedDataParallel(model, device_ids=[model.device] if model.device.type == "cuda"
+                                               else None, forward_sync_buffers=False)  # buffers are fixed tables
         self.out_dir = Path(out_dir) if out_dir is not None else None
         self.checkpoint_info = checkpoint_info or {}
         decay = [p for p in model.parameters() if p.dim() > 1]
         no_decay = [p for p in model.parameters() if p.dim() <= 1]
         self.optimizer = torch.optim.AdamW(
             [{"params": decay, "weight_decay": cfg.weight_decay}, {"params": no_decay, "weight_decay": 0.0}],
-            lr=learning_rate(1, cfg, model.config.d_model), betas=(0.9, 0.98), eps=1e-9)  # section 5.3
+            lr=learning_rate(1, cfg, model.config.d_model), betas=(0.9, cfg.beta2), eps=1e-9)  # section 5.3
         self.step, self.tokens_seen, self.elapsed, self.last_checkpoint_step = 0, 0, 0.0, None
         self.bf16 = cfg.bf16 if cfg.bf16 is not None else bf16_pays(model.config.d_model, model.device)
         if resume:
@@ -142,15 +173,22 @@ class Trainer:
     # --- the loop ---------------------------------------------------------------------------------------------
 
     def _loss(self, inputs, targets) -> torch.Tensor:
-        device = self.model.device
+        """This rank's share of the global batch's loss, the mean over its real target tokens: the whole mean in
+        one process; under torchrun the shares of all ranks add up to it (loss_share)."""
+        device, pad_id, world = self.model.device, self.model.config.pad_id, self.world
+        n_real = (targets != pad_id).sum()  # of the global batch, which every rank holds
+        rows = world.rows(len(targets))
+        inputs, targets = [x[rows].to(device) for x in inputs], targets[rows].to(device)  # my rows: (B / W, ...)
         autocast = torch.autocast(device.type, dtype=torch.bfloat16) if self.bf16 else nullcontext()
-        with autocast:
-            logits = self.model(*(x.to(device) for x in inputs)).logits
-        return F.cross_entropy(logits.float().flatten(0, 1), targets.to(device).flatten(),
-                               ignore_index=self.model.config.pad_id, label_smoothing=self.cfg.label_smoothing)
+        with autocast, world.own_random_stream():
+            logits = self.ddp(*inputs).logits
+        logits, targets = logits.float().flatten(0, 1), targets.flatten()  # (B / W * T, vocab_size), (B / W * T,)
+        if not world.is_distributed:  # F's own mean: the same number, computed as one process always has
+            return F.cross_entropy(logits, targets, ignore_index=pad_id, label_smoothing=self.cfg.label_smoothing)
+        return loss_share(logits, targets, pad_id, self.cfg.label_smoothing, n_real.to(device))
 
     def run(self) -> Iterator[StepEvent | EvalEvent]:
-        cfg, model = self.cfg, self.model
+        cfg, model, world = self.cfg, self.model, self.world
         start = time.perf_counter() - self.elapsed
         while self.step < cfg.steps:
             model.train()
@@ -158,28 +196,31 @@ class Trainer:
             lr = learning_rate(self.step + 1, cfg, model.config.d_model)
             for group in self.optimizer.param_groups:
                 group["lr"] = lr
-            inputs, targets = self.data.train_batch(cfg.batch_size)
-            loss = self._loss(inputs, targets)
+            inputs, targets = self.data.train_batch(cfg.batch_size)  # the global batch: every rank draws the same
+            share = self._loss(inputs, targets)
+            loss = world.sum(share.detach())  # the global batch's mean loss, on every rank
             if not torch.isfinite(loss):
                 where = (f"the last good checkpoint (step {self.last_checkpoint_step}) is in {self.out_dir}"
                          if self.last_checkpoint_step is not None else "no checkpoint was written")
                 raise TrainingError(f"the loss became {loss.item()} at step {self.step + 1}; training stopped and "
                                     f"{where}. Try a lower learning rate.")
             self.optimizer.zero_grad(set_to_none=True)
-            loss.backward()
-            if cfg.clip_grad > 0:
-                torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.clip_grad)
+            (share * world.world_size).backward()  # DDP averages the ranks' gradients: their sum is the global one
+            grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.clip_grad or math.inf)  # inf: no clip
             self.optimizer.step()
             self.step += 1
             n_tokens = int((targets != model.config.pad_id).sum())
             self.tokens_seen += n_tokens
             self.elapsed = time.perf_counter() - start
-            yield StepEvent(self.step, loss.item(), lr, n_tokens / (time.perf_counter() - t0), self.elapsed)
-            last = self.step == cfg.steps or (cfg.max_seconds and self.elapsed >= cfg.max_seconds)
-            if self.step % cfg.eval_every == 0 or last:
+            yield StepEvent(self.step, loss.item(), lr, n_tokens / (time.perf_counter() - t0), self.elapsed,
+                            float(grad_norm))
+            last = world.any(self.step == cfg.steps or (cfg.max_seconds and self.elapsed >= cfg.max_seconds))
+            if (self.step % cfg.eval_every == 0 or last) and world.is_writer:
                 yield self.evaluate()
             if self.out_dir is not None and (last or (cfg.checkpoint_every and self.step % cfg.checkpoint_every == 0)):
-                self.save(self.out_dir)
+                if world.is_writer:
+                    self.save(self.out_dir)
+                self.last_checkpoint_step = self.step
             if last:
                 break
 
@@ -215,7 +256,7 @@ class Trainer:
 
     def training_info(self) -> dict:
         return {"steps": self.step, "tokens": self.tokens_seen, "wall_time_s": round(self.elapsed, 1), "bf16": self.bf16,
-                "train_config": asdict(self.cfg)}
+                "world_size": self.world.world_size, "train_config": asdict(self.cfg)}
 
     def save(self, path: Path, **info) -> Path:
         """A checkpoint directory plus trainer_state.* (optimiser, step, random-number states) for resuming."""
@@ -229,6 +270,8 @@ class Trainer:
         for group in opt["param_groups"]:
             groups.append({k: v for k, v in group.items()})
         tensors["torch_rng"] = torch.get_rng_state()
+        if self.model.device.type == "cuda":  # dropout on the GPU draws from the GPU's generator
+            tensors["cuda_rng"] = torch.cuda.get_rng_state(self.model.device)
         meta = {"step": self.step, "tokens": self.tokens_seen, "elapsed": self.elapsed, "param_groups": groups,
                 "data": self.data.state()}
 
@@ -243,7 +286,9 @@ class Trainer:
     def _load_state(self):
         if self.out_dir is None:
             raise ValueError("resume=True needs the out_dir of the run to resume")
-        recover_checkpoint(self.out_dir)  # a save killed between its renames left the checkpoint as .<name>.old
+        if self.world.is_writer:  # a save killed between its renames left the checkpoint as .<name>.old
+            recover_checkpoint(self.out_dir)
+        self.world.barrier()  # then every rank reads the same checkpoint
         read_info(self.out_dir)
         state_file = self.out_dir / "trainer_state.safetensors"
         if not state_file.is_file():
@@ -259,6 +304,8 @@ class Trainer:
                 state.setdefault(int(idx), {})[name] = value
         self.optimizer.load_state_dict({"state": state, "param_groups": meta["param_groups"]})
         torch.set_rng_state(tensors["torch_rng"])
+        if "cuda_rng" in tensors and self.model.device.type == "cuda":
+            torch.cuda.set_rng_state(tensors["cuda_rng"], self.model.device)
         self.data.load_state(meta["data"])
         self.step, self.tokens_seen, self.elapsed = meta["step"], meta["tokens"], meta["elapsed"]
         self.last_checkpoint_step = self.step

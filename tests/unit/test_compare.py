@@ -10,8 +10,8 @@ import pytest
 import torch
 
 from transformer.cli import main as cli_main
-from transformer.compare import (ComparisonSetup, Variant, build_variant, compare_kv_heads, gqa_skip_note,
-                                 kv_head_variants, markdown_table, rewound)
+from transformer.compare import (ComparisonSetup, Variant, build_variant, compare_variants, comparison_variants,
+                                 gqa_skip_note, kv_head_variants, markdown_table, rewound)
 from transformer.config import TransformerConfig
 from transformer.data import TASKS, TaskData, TextData, split_text
 from transformer.tokenization import CharTokenizer
@@ -45,7 +45,7 @@ def task_setup(n_heads=4, d_model=16, make_data=None) -> ComparisonSetup:
 
 
 def run(setup, **kw) -> list:
-    return list(compare_kv_heads(setup, decode_tokens=6, speed_rounds=1, **kw))
+    return list(compare_variants(setup, decode_tokens=6, speed_rounds=1, **kw))
 
 
 @pytest.fixture(scope="module")
@@ -204,9 +204,52 @@ def test_cli_writes_the_table_as_json_next_to_out(tmp_path, capsys):
     result = json.loads((tmp_path / "compare.json").read_text())
     assert [r["n_kv_heads"] for r in result["rows"]] == [4, 2, 1]
     printed = capsys.readouterr()
-    assert result["command"].endswith(f"--out {out}") and "| MHA | 4 of 4 |" in printed.out + printed.err
+    assert result["command"].endswith(f"--out {out}")
+    assert "| MHA | 4 kv heads of 4 | sinusoidal |" in printed.out + printed.err
     assert cli_main(CLI_TINY + ["--n-heads", "2", "--out", str(tmp_path / "prime")]) == 0
     printed = capsys.readouterr()
     assert "GQA skipped" in printed.out + printed.err
     with pytest.raises(SystemExit, match="n_kv_heads"):
         cli_main(CLI_TINY + ["--n-heads", "4", "--n-kv-heads", "4", "--out", str(tmp_path / "bad")])
+
+
+def test_named_comparisons_list_their_variants():
+    """Invariant: "attention" adds MLA to MHA/GQA/MQA; "positions" is MHA with each scheme; "all" is both, the
+    base's own scheme appearing once (as the MHA row); each variant's config has exactly its fields changed."""
+    base = task_setup().config
+    assert [v.name for v in comparison_variants("attention", base)] == ["MHA", "GQA", "MQA", "MLA"]
+    assert [v.name for v in comparison_variants("positions", base)] == ["sinusoidal", "learned", "RoPE", "ALiBi"]
+    assert [v.name for v in comparison_variants("all", base)] == ["MHA", "GQA", "MQA", "MLA", "learned", "RoPE",
+                                                                   "ALiBi"]
+    mla = Variant("MLA", attention="mla").config(base)
+    assert (mla.attention, mla.n_kv_heads, mla.kv_latent_dim) == ("mla", 4, 4 * base.d_k)
+    rope = Variant("RoPE", pos_encoding="rope").config(base)
+    assert rope.to_dict() == {**base.to_dict(), "pos_encoding": "rope"}
+    with pytest.raises(ValueError, match="comparison"):
+        comparison_variants("everything", base)
+
+
+def test_attention_and_position_variants_train_and_report_true_figures():
+    """Behaviour: MLA, RoPE and ALiBi train side by side with MHA; each row's KV-cache bytes are the formula's for
+    that variant, and its mean attended distance is what a fresh recording of its heads gives."""
+    from transformer.generate import cache_bytes_per_token
+
+    setup = task_setup()
+    variants = [Variant("MHA", 4), Variant("MLA", attention="mla", kv_latent_dim=8),
+                Variant("RoPE", pos_encoding="rope"), Variant("ALiBi", pos_encoding="alibi")]
+    events = run(setup, variants=variants)
+    assert events[0].note is None  # nothing skipped
+    rows = rows_of(events)
+    assert [(r.variant, r.attention, r.pos_encoding) for r in rows] == [
+        ("MHA", "mha", "sinusoidal"), ("MLA", "mla", "sinusoidal"), ("RoPE", "mha", "rope"), ("ALiBi", "mha", "alibi")]
+    for row, variant in zip(rows, variants):
+        config = variant.config(setup.config)
+        assert row.kv_cache_bytes_per_token == cache_bytes_per_token(config)
+        model, data = build_variant(setup, variant)
+        assert row.parameters == sum(p.numel() for p in model.parameters())
+        assert row.train_tokens_per_sec > 0 and row.mean_attended_distance >= 0
+    assert rows[1].kv_cache_bytes_per_token == 2 * 8 * 4  # 2 layers x latent 8 x 4 bytes
+    # the figure is true: recompute it on a model trained the same way (same seed, same batches)
+    again = rows_of(run(setup, variants=[variants[3]]))[0]
+    assert again.mean_attended_distance == pytest.approx(rows[3].mean_attended_distance, abs=1e-6)
+    assert again.val_loss == pytest.approx(rows[3].val_loss, abs=1e-6)

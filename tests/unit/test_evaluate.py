@@ -6,9 +6,9 @@ import math
 import pytest
 import torch
 
-from transformer.evaluate import bits, exact_match, nats_per_char
+from transformer.evaluate import bits, exact_match, nats_per_char, text_loss
 from transformer.data import TASKS
-from transformer.tokenization import CharTokenizer
+from transformer.tokenization import UNK_ID, BPETokenizer, CharTokenizer
 
 
 def test_nats_per_char_of_a_uniform_model_is_log_vocab(make_model):
@@ -50,6 +50,62 @@ def test_nats_per_char_counts_an_unknown_character_as_one_character(make_model):
     tok = CharTokenizer("abcdefghijklm")
     nats = nats_per_char(model, tok, "ab€cd€efgh€ijklm" * 10, block_size=16)  # € is not in the vocabulary
     assert nats == pytest.approx(math.log(17), abs=1e-5)
+
+
+WORDS = "the cat sat on the mat . a dog ran to the cat , and the cat ran off .\n = Cats = \n"
+
+
+def test_a_uniform_model_has_perplexity_vocab_size_per_bpe_token(make_model):
+    """Oracle: a model whose logits are all 0 puts 1/V on every next token, so its loss per token is ln V and its
+    perplexity is V exactly; its nats per character are ln V * tokens / characters, where the characters are those
+    of the text the scored tokens decode to (BPE tokens stand for several characters: here fewer nats per char)."""
+    tok = BPETokenizer.train([WORDS * 20], 60)
+    model = make_model("decoder-only", vocab_size=tok.vocab_size, tie_embeddings=False, max_len=8)
+    with torch.no_grad():
+        model.lm_head.weight.zero_()
+    text = WORDS * 6
+    ids = tok.encode(text)
+    assert UNK_ID not in ids and len(ids) > 3 * 8 + 1, "precondition: known text, several windows"
+    loss = text_loss(model, tok, text, block_size=8)
+    n_scored = (len(ids) - 1) // 8 * 8
+    scored_text = tok.decode(ids[1: 1 + n_scored])
+    assert loss.tokens == n_scored and loss.chars == len(scored_text) and loss.chars > 2 * loss.tokens
+    assert loss.loss_per_token == pytest.approx(math.log(tok.vocab_size), rel=1e-6)
+    assert loss.perplexity == pytest.approx(tok.vocab_size, rel=1e-5)
+    assert loss.nats_per_char == pytest.approx(math.log(tok.vocab_size) * n_scored / len(scored_text), rel=1e-6)
+    assert nats_per_char(model, tok, text, block_size=8) == loss.nats_per_char
+
+
+def test_text_loss_of_a_bpe_model_equals_cross_entropy_computed_by_hand(make_model):
+    """Oracle: with BPE tokens, the loss summed over consecutive windows (model logits and math.log by hand) is the
+    total; per token it is total / tokens scored, perplexity its exp, nats per char total / characters those tokens
+    decode to, and over a text whose windows cover every token after the first, those characters are the whole
+    text but the first token's."""
+    tok = BPETokenizer.train([WORDS * 20], 60)
+    model = make_model("decoder-only", vocab_size=tok.vocab_size, max_len=8)
+    ids = tok.encode(WORDS * 6)
+    ids = ids[: (len(ids) - 1) // 8 * 8 + 1]  # every token after the first is scored
+    text = tok.decode(ids)
+    assert tok.encode(text) == ids, "precondition: the cut text encodes to the same tokens"
+    total = 0.0
+    for start in range(0, len(ids) - 1, 8):
+        with torch.no_grad():
+            logp = model(torch.tensor([ids[start: start + 8]])).logits[0].log_softmax(-1)
+        total -= sum(float(logp[t, ids[start + t + 1]]) for t in range(8))
+    loss = text_loss(model, tok, text, block_size=8)
+    chars = len(text) - len(tok.decode(ids[:1]))
+    assert (loss.tokens, loss.chars) == (len(ids) - 1, chars)
+    assert loss.nats == pytest.approx(total, rel=1e-5)
+    assert loss.loss_per_token == pytest.approx(total / (len(ids) - 1), rel=1e-5)
+    assert loss.perplexity == pytest.approx(math.exp(total / (len(ids) - 1)), rel=1e-5)
+    assert loss.nats_per_char == pytest.approx(total / chars, rel=1e-5)
+
+
+def test_text_loss_of_a_text_shorter_than_one_window_is_a_value_error(make_model):
+    """Invariant: a text with no full window to score is refused with a message, not divided by zero."""
+    model = make_model("decoder-only", max_len=16)
+    with pytest.raises(ValueError, match="too short"):
+        text_loss(model, CharTokenizer("abcdefghijklm"), "abcdefghijklm", block_size=16)
 
 
 def test_exact_match_of_a_model_that_stops_at_once_is_zero(make_model, monkeypatch):

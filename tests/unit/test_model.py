@@ -352,3 +352,43 @@ def test_a_pad_id_shared_with_eos_masks_nothing(make_model):
         assert torch.equal(logits, gpt2_style(ids).logits)
         gpt2_style.config = replace(gpt2_style.config, pad_id=2, bos_id=1, eos_id=3)  # 2 is padding: masked
         assert not torch.allclose(logits, gpt2_style(ids).logits)
+
+
+def test_gpt2_init_is_normal_002_with_residual_projections_scaled():
+    """Oracle: GPT-2's initialisation (init="gpt2", as nanoGPT does it): every matrix N(0, 0.02), biases 0, and the
+    projections that add into the residual stream (attention out_proj, FFN w_2) N(0, 0.02 / sqrt(N)) with N the
+    number of them (2 n_layers for a decoder-only model); the default stays xavier_uniform (bound sqrt(6 / fan sum))."""
+    cfg = dict(arch="decoder-only", vocab_size=300, d_model=128, n_heads=4, n_decoder_layers=4, d_ff=512,
+               pos_encoding="learned", norm_first=True)
+    torch.manual_seed(0)
+    model = Transformer(TransformerConfig(init="gpt2", **cfg))
+    for name, p in model.named_parameters():
+        if name.endswith(("out_proj.weight", "ffn.w_2.weight")):
+            assert p.std().item() == pytest.approx(0.02 / 8 ** 0.5, rel=0.05), name
+        elif p.dim() > 1:
+            assert p.std().item() == pytest.approx(0.02, rel=0.05), name
+        elif name.endswith("bias"):
+            assert torch.count_nonzero(p) == 0, name
+        else:
+            assert torch.equal(p, torch.ones_like(p)), name  # LayerNorm weights keep 1
+    assert model.lm_head.weight is model.embed.weight  # still tied
+    torch.manual_seed(0)
+    xavier = Transformer(TransformerConfig(**cfg)).decoder[0].ffn.w_2.weight  # (d_model, d_ff)
+    bound = (6 / (128 + 512)) ** 0.5
+    assert xavier.abs().max().item() <= bound and xavier.std().item() == pytest.approx(bound / 3 ** 0.5, rel=0.05)
+
+
+def test_gpt2_init_counts_every_residual_projection_of_an_encoder_decoder():
+    """Invariant: in an encoder-decoder model N counts all residual projections: 2 per encoder layer, 3 per decoder
+    layer (self-attention, cross-attention, FFN), so N = 2*3 + 3*3 = 15 here."""
+    torch.manual_seed(0)
+    model = Transformer(TransformerConfig(vocab_size=50, d_model=256, n_heads=4, n_encoder_layers=3,
+                                          n_decoder_layers=3, d_ff=256, init="gpt2"))
+    projections = [p for n, p in model.named_parameters() if n.endswith(("out_proj.weight", "ffn.w_2.weight"))]
+    assert len(projections) == 15
+    assert torch.cat([p.flatten() for p in projections]).std().item() == pytest.approx(0.02 / 15 ** 0.5, rel=0.03)
+
+
+def test_unknown_init_is_a_value_error_naming_the_field():
+    with pytest.raises(ValueError, match=r"^init\b"):
+        TransformerConfig(init="kaiming")

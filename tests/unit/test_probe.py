@@ -161,3 +161,32 @@ def test_record_of_a_decoder_only_model_is_self_attention_over_its_tokens():
     pattern = record.patterns["decoder self"]
     assert pattern.query_tokens == pattern.key_tokens == list("abcd")
     torch.testing.assert_close(pattern.weights.sum(-1), torch.ones(pattern.weights.shape[:3]), atol=1e-5, rtol=0)
+
+
+@pytest.mark.parametrize("overrides", [{}, dict(n_kv_heads=2), dict(pos_encoding="alibi"),
+                                       dict(pos_encoding="rope"), dict(attention="mla", pos_encoding="rope")],
+                         ids=["MHA", "GQA", "ALiBi", "RoPE", "MLA+RoPE"])
+@pytest.mark.parametrize("arch", ["encoder-decoder", "decoder-only"])
+def test_qk_step_weights_equal_the_heatmap_row_for_every_variant(arch, overrides):
+    """Oracle: the Q·K step's softmax of (q·k / sqrt(d) [+ ALiBi's bias]) is the record's heatmap row, for every
+    head and query of every kind, whatever the attention and the positions (an ALiBi step carries -m_h |i - j|)."""
+    from transformer.alibi import alibi_slopes
+    from transformer.probe import qk_step
+
+    model = seeded_model(tiny_config(arch, **overrides), seed=2)
+    record = record_ids(model, TOK, TOK.encode("abcabc") + [2], TOK.encode("cba") if arch == "encoder-decoder"
+                        else None)
+    for kind, pattern in record.patterns.items():
+        L, H = pattern.shape
+        for layer in range(L):
+            for head in range(H):
+                T = len(pattern.query_tokens)
+                for query in sorted({0, T // 2, T - 1}):
+                    step = qk_step(model, record, kind, layer, head, query)
+                    torch.testing.assert_close(step.weights, pattern.weights[layer, head, query], atol=1e-5, rtol=0)
+                    if overrides.get("pos_encoding") == "alibi" and kind != "cross":
+                        S = len(pattern.key_tokens)
+                        distance = (torch.arange(S) - (S - len(pattern.query_tokens) + query)).abs()
+                        torch.testing.assert_close(step.bias, -alibi_slopes(H)[head] * distance.float())
+                    else:
+                        assert step.bias is None

@@ -317,3 +317,19 @@ def test_bf16_is_on_by_default_only_where_it_pays():
     cpu = torch.device("cpu")
     assert not bf16_pays(64, cpu) and not bf16_pays(128, cpu)
     assert bf16_pays(256, cpu) == torch.ops.mkldnn._is_mkldnn_bf16_supported()
+
+
+def test_beta2_reaches_adamw_and_the_default_is_the_papers():
+    """Oracle: section 5.3's AdamW betas (0.9, 0.98) and eps 1e-9 by default; TrainConfig.beta2 replaces the second
+    (nanoGPT's char models use 0.99); a beta2 outside (0, 1) is a ValueError naming it."""
+    tok = CharTokenizer("abc")
+    model = Transformer(TransformerConfig(arch="decoder-only", vocab_size=tok.vocab_size, d_model=16, n_heads=2,
+                                          n_decoder_layers=1, d_ff=32, max_len=8))
+    data = TextData("abcabcabc" * 20, "cabcab" * 10, tok, block_size=8, seed=0, n_val=4)
+    groups = Trainer(model, tok, data, TrainConfig()).optimizer.param_groups
+    assert {(g["betas"], g["eps"]) for g in groups} == {((0.9, 0.98), 1e-9)}
+    groups = Trainer(model, tok, data, TrainConfig(beta2=0.99)).optimizer.param_groups
+    assert {g["betas"] for g in groups} == {(0.9, 0.99)}
+    for bad in (1.0, 0.0, -0.5):
+        with pytest.raises(ValueError, match=r"^beta2\b"):
+            TrainConfig(beta2=bad)
