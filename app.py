@@ -17,10 +17,11 @@ import ctypes  # noqa: E402
 import re  # noqa: E402
 import uuid  # noqa: E402
 
+import tabs.gpu  # noqa: E402,F401  (first: on a ZeroGPU Space, `spaces` must patch torch before CUDA is touched)
 import gradio as gr  # noqa: E402
 
 from tabs.attention import build_attention_tab  # noqa: E402
-from tabs.common import SHIPPED, fixed_choices, pretrained  # noqa: E402
+from tabs.common import SHIPPED, fixed_choices, load_at_start, pretrained  # noqa: E402
 from tabs.demos import demo_buttons, wire_demos  # noqa: E402
 from tabs.generate import build_generate_tab  # noqa: E402
 from tabs.model import build_model_tab  # noqa: E402
@@ -28,6 +29,7 @@ from tabs.positional import build_positional_tab  # noqa: E402
 from tabs.train import build_train_tab, restore_models  # noqa: E402
 from tabs.training_session import warm_up  # noqa: E402
 
+load_at_start()  # with a GPU, every shipped model onto it now (ZeroGPU takes the weights it finds there at start)
 
 # Runs in the browser at page load: this browser's random key, made at its first visit and kept in its local storage.
 BROWSER_KEY_JS = """() => {

@@ -14,30 +14,37 @@ import visualize as viz
 from transformer.analysis import LOW_IS_INTERESTING
 from transformer.probe import KINDS, record_attention
 
-from .common import (ATTENTION_CAP, FAST, MAX_PROMPT_CHARS, SHIPPED, Radio, Slider, UserError, browser_key,
-                     check_choice, check_number, check_text, handler, resolve, shipped_model)
+from .common import (ATTENTION_CAP, FAST, MAX_PROMPT_CHARS, SHIPPED, ModelRef, Radio, Slider, UserError,
+                     browser_key, check_choice, check_number, check_text, handler, model_ref)
 from .exports import EXPORTS
+from .gpu import gpu
 from .inside import build_inside, selected_pattern
 
 SCORES = ["entropy", "mean distance", "diagonal", "anti-diagonal", "previous token", "duplicate token", "induction"]
+
+
+@gpu(duration=10)
+def record_on_gpu(source: ModelRef, text: str, target: str):
+    """The one forward pass of a heatmap: every attention pattern of the input (on the CPU, ready to draw)."""
+    model, tok, _ = source.load()
+    return record_attention(model, tok, text, target or None, max_tokens=ATTENTION_CAP)
 
 
 @functools.lru_cache(maxsize=64)
 def _shipped_record(ckpt: str, text: str, target: str):
     """A class sends the same few inputs: the attention of a shipped checkpoint is computed once for everyone
     (records are never modified after they are made)."""
-    model, tok, _ = shipped_model(ckpt)
-    return record_attention(model, tok, text, target or None, max_tokens=ATTENTION_CAP)
+    return record_on_gpu(ModelRef(ckpt), text, target)
 
 
 def attention_record(ckpt, text, target, key):
     """The attention record of an input, from the shared cache for shipped checkpoints."""
     text = check_text(text)
     target = check_text(target, "target") if target else ""
-    model, tok, _ = resolve(ckpt, key)
+    source = model_ref(ckpt, key)
     if ckpt in SHIPPED:
         return _shipped_record(ckpt, text, target)
-    return record_attention(model, tok, text, target or None, max_tokens=ATTENTION_CAP)
+    return record_on_gpu(source, text, target)
 
 
 def focus_head(record, focus) -> tuple[str, int, int]:
@@ -60,7 +67,6 @@ def compute_attention(ckpt, text, target, key, focus=None, request: gr.Request =
     """Run the model once on the input and keep every attention pattern for the controls to browse."""
     key = browser_key(key, request)
     record = attention_record(ckpt, text, target, key)
-    _, tok, _ = resolve(ckpt, key)
     notice = "".join(f"**{m}** " for m in record.notices)
     if record.unknown_chars:
         notice += (f"Characters this model never saw became `<unk>`: "

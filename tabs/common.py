@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import inspect
 import math
+from dataclasses import dataclass
 from pathlib import Path
 
 import gradio as gr
@@ -14,6 +15,7 @@ from transformer.pretrained import cached_gpt2_models, load_gpt2
 from transformer.tokenization import unknown_characters
 
 from .controls import Number, Radio, Slider  # noqa: F401  (re-exported for the tabs)
+from .gpu import DEVICE, onto_device
 from .user_models import UserModels
 
 CHECKPOINTS = Path(__file__).resolve().parents[1] / "checkpoints"
@@ -104,6 +106,41 @@ def resolve(name, key: str):
         return entry
     raise UserError(f"unknown checkpoint {name[:80]!r}: pick one from the list (a model trained here is kept for "
                     f"the browser that trained it, its last {USER_MODELS.per_browser} models)")
+
+
+@dataclass(frozen=True)
+class ModelRef:
+    """What a @gpu function (tabs.gpu) is given to find its model: the name of a shipped or pretrained one (every
+    process has those: on a GPU they are loaded at import, before ZeroGPU forks its worker), or the entry of a model
+    a browser trained, which lives only in the app's process (on ZeroGPU it travels with the call, pickled)."""
+
+    name: str
+    trained: tuple | None = None  # (model, tokenizer, info) of a browser's own model
+
+    def load(self):
+        """(model on the app's device, tokenizer, info)."""
+        if self.trained is None:
+            return shipped_model(self.name) if self.name in SHIPPED else pretrained_model(self.name)
+        model, tokenizer, info = self.trained
+        return onto_device(model), tokenizer, info
+
+
+def model_ref(name, key: str) -> ModelRef:
+    """The ModelRef of a checkpoint name (checked as `resolve` checks it, without loading anything)."""
+    if isinstance(name, str) and (name in SHIPPED or name in pretrained()):
+        return ModelRef(name)
+    return ModelRef(name, resolve(name, key))  # this browser's model, or a UserError
+
+
+def load_at_start() -> None:
+    """With a GPU, every shipped model and the cached pretrained ones go onto it now, at import: ZeroGPU moves the
+    weights it finds on CUDA at start-up into each GPU worker, and a handler never waits for a load. On a CPU the
+    models load on first use, which keeps the app's start fast."""
+    if DEVICE.type == "cuda":
+        for name in SHIPPED:
+            shipped_model(name)
+        for name in sorted(pretrained())[:1]:  # pretrained_model keeps one in memory
+            pretrained_model(name)
 
 
 def checkpoint_choices(key: str) -> list[str]:

@@ -12,8 +12,9 @@ from transformer.data import INDUCTION_ALPHABET, TASKS
 from transformer.generate import STRATEGIES, generate
 from transformer.probe import encode_input, record_step
 
-from .common import (ATTENTION_CAP, MAX_PROMPT_CHARS, Number, Slider, browser_key, check_choice, check_number,
-                     check_text, handler, resolve, unknown_notice)
+from .common import (ATTENTION_CAP, MAX_PROMPT_CHARS, ModelRef, Number, Slider, browser_key, check_choice,
+                     check_number, check_text, handler, model_ref, resolve, unknown_notice)
+from .gpu import gpu
 
 LM_PROMPTS = ["ROMEO:\n", "First Citizen:\nBefore we proceed", "KING RICHARD III:\nNow is the", "JULIET:\nO "]
 
@@ -54,9 +55,17 @@ def run_generate(ckpt, prompt, strategy, temperature, top_k, top_p, num_beams, m
                  request: gr.Request = None):
     """Stream the output text and the per-step probability table as tokens are produced."""
     key = browser_key(key, request)
-    model, tok, _ = resolve(ckpt, key)
+    source = model_ref(ckpt, key)
     decoding = decoding_settings(strategy, temperature, top_k, top_p, num_beams, max_new_tokens, seed)
-    encoded = encode_input(model, tok, check_text(prompt, "prompt"))
+    yield from generate_on_gpu(source, ckpt, key, check_text(prompt, "prompt"), decoding)
+
+
+@gpu(duration=30)
+@handler
+def generate_on_gpu(source: ModelRef, ckpt: str, key: str, prompt: str, decoding: dict):
+    """run_generate's stream: (text, step table, state, picker, notice), at most ~10 a second, then the last."""
+    model, tok, _ = source.load()
+    encoded = encode_input(model, tok, prompt)
     notice = unknown_notice(tok, prompt) + encoded.cut_message()
     steps, last = [], 0.0
     for step in generate(model, encoded.ids, decoding.pop("max_new_tokens"), **decoding):
@@ -81,16 +90,24 @@ def inspect_step(gen_state, step):
     forward pass that produced it (transformer.probe.record_step: the same context, the same weights)."""
     if not gen_state or not gen_state["output"]:
         return viz.empty_curves("Generate something first"), viz.empty_curves("")
-    model, tok, _ = resolve(gen_state["ckpt"], gen_state["key"])
+    source = model_ref(gen_state["ckpt"], gen_state["key"])
     step = min(check_number(step, "step", 0, 10_000, integer=True), len(gen_state["output"]) - 1)
-    chosen = tok.id_to_token(gen_state["output"][step])
+    chosen, pattern, query = step_on_gpu(source, gen_state["input"], gen_state["output"], step)
     probs = viz.token_probabilities(chosen, gen_state["top"][step], title=f"step {step}: the model's top choices")
-    pattern, query = record_step(model, tok, gen_state["input"], gen_state["output"], step)
     weights = pattern.weights[-1, :, query].mean(0)  # (S,): last layer, mean of heads
     shown = slice(max(0, len(weights) - ATTENTION_CAP), None)  # the most recent keys when there are many
     where = viz.attended_bar(weights[shown], pattern.key_tokens[shown],
                              title=f"where {chosen!r} looked (last layer, mean of heads)")
     return probs, where
+
+
+@gpu(duration=10)
+@handler
+def step_on_gpu(source: ModelRef, input_ids: list[int], output_ids: list[int], step: int):
+    """(token, pattern, query row) of the forward pass that produced generated token `step`."""
+    model, tok, _ = source.load()
+    pattern, query = record_step(model, tok, input_ids, output_ids, step)
+    return tok.id_to_token(output_ids[step]), pattern, query
 
 
 def build_generate_tab(ckpt, key):

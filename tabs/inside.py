@@ -14,7 +14,8 @@ from transformer.analysis import attention_rollout
 from transformer.generate import generate
 from transformer.probe import qk_step
 
-from .common import FAST, Slider, UserError, browser_key, check_number, handler, resolve
+from .common import FAST, ModelRef, Slider, UserError, browser_key, check_number, handler, model_ref
+from .gpu import gpu
 
 
 def selected_pattern(record, kind):
@@ -37,10 +38,17 @@ def draw_qk(made_by, key, record, kind, layer, head, query, shown=None, request:
     layer = min(check_number(layer, "layer", 0, 10_000, integer=True), L - 1)
     head = min(check_number(head, "head", 0, 10_000, integer=True), H - 1)
     query = min(check_number(query, "query", 0, 10_000, integer=True), len(pattern.query_tokens) - 1)
-    model, _, _ = resolve(made_by, browser_key(key, request))
-    s = qk_step(model, record, kind, layer, head, query)
+    s = qk_on_gpu(model_ref(made_by, browser_key(key, request)), record, kind, layer, head, query)
     return viz.qk_steps(s.scores, s.scaled, s.allowed, s.weights, s.contributions, s.key_tokens, s.d_k,
-                        title=f"query {query} ({s.query_token!r}), {kind}, layer {layer}, head {head}")
+                        title=f"query {query} ({s.query_token!r}), {kind}, layer {layer}, head {head}", bias=s.bias)
+
+
+@gpu(duration=10)
+@handler
+def qk_on_gpu(source: ModelRef, record, kind: str, layer: int, head: int, query: int):
+    """transformer.probe.qk_step: the record's forward pass again, keeping the q, k and v of one head."""
+    model, _, _ = source.load()
+    return qk_step(model, record, kind, layer, head, query)
 
 
 @handler
@@ -79,28 +87,43 @@ def run_ablation(made_by, key, record, kind, labels, request: gr.Request = None)
     """The model's output and its score on a fixed evaluation set, with every head on and with the chosen heads
     off (zeroed before the output projection, for this call only)."""
     pattern = selected_pattern(record, kind)
-    model, tok, info = resolve(made_by, browser_key(key, request))
+    source = model_ref(made_by, browser_key(key, request))
     heads = _parse_heads(kind, labels, *pattern.shape)
     if not heads:
         raise UserError("tick one or more heads to switch off")
+    return pd.DataFrame(ablation_on_gpu(source, record, heads, f"{kind} {', '.join(str(x) for x in labels)} off"))
+
+
+@gpu(duration=30)
+@handler
+def ablation_on_gpu(source: ModelRef, record, heads: list, label: str) -> list[dict]:
+    """The rows of run_ablation: output and score with every head on, then with `heads` off."""
+    model, tok, info = source.load()
     mask = heads_off(model, heads)
     eval_set = default_eval_set(model, tok, info.get("task"), record.input_ids)
-    rows = [{"heads": "all on", "output": _continue(model, tok, record, None),
+    return [{"heads": "all on", "output": _continue(model, tok, record, None),
              eval_set.metric: round(evaluate(model, tok, eval_set), 3)},
-            {"heads": f"{kind} {', '.join(str(x) for x in labels)} off", "output": _continue(model, tok, record, mask),
+            {"heads": label, "output": _continue(model, tok, record, mask),
              eval_set.metric: round(evaluate(model, tok, eval_set, mask), 3)}]
-    return pd.DataFrame(rows)
 
 
 @handler
 def run_importance(made_by, key, record, kind, request: gr.Request = None, progress=gr.Progress()):
     """Each head switched off alone: how much worse the model gets, as a layers x heads grid of the selected kind."""
     selected_pattern(record, kind)
-    model, tok, info = resolve(made_by, browser_key(key, request))
+    grid, metric = importance_on_gpu(model_ref(made_by, browser_key(key, request)), record, progress)
+    what = "drop in exact match" if metric == "exact match" else "rise in loss (nats)"
+    return viz.overview(grid[kind], what, title=f"{what} with only that head off ({kind})")
+
+
+@gpu(duration=60)
+@handler
+def importance_on_gpu(source: ModelRef, record, progress):
+    """({kind: (layers, heads)} of transformer.ablation.head_importance, the metric it used)."""
+    model, tok, info = source.load()
     eval_set = default_eval_set(model, tok, info.get("task"), record.input_ids)
     grid = head_importance(model, tok, eval_set, progress=lambda done, total: progress((done, total), desc="heads"))
-    what = "drop in exact match" if eval_set.metric == "exact match" else "rise in loss (nats)"
-    return viz.overview(grid[kind], what, title=f"{what} with only that head off ({kind})")
+    return grid, eval_set.metric
 
 
 def build_inside(demo, record, made_by, key, kind, layer, head):

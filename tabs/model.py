@@ -1,4 +1,5 @@
-"""Model tab: the selected checkpoint's architecture, parameter counts and KV-cache sizes."""
+"""Model tab: the selected checkpoint's architecture, parameter counts and the cache sizes of its attention
+variants (MHA, GQA, MQA, MLA)."""
 from __future__ import annotations
 
 import gradio as gr
@@ -22,9 +23,11 @@ def describe_model(ckpt, key, request: gr.Request = None):
               else f"{cfg.n_decoder_layers} decoder layers (no cross-attention)")
     metrics = ", ".join(f"{k} = {v:.4g}" if isinstance(v, float) else f"{k} = {v}"
                         for k, v in (info.get("metrics") or {}).items() if not isinstance(v, list))
+    kv_heads = (f"latent attention, latent {cfg.kv_latent_dim}" if cfg.attention == "mla"
+                else f"{cfg.n_kv_heads} key/value heads")
     summary = (f"### {ckpt}: {cfg.arch}, {total:,} parameters\n"
                f"{layers}; d_model {cfg.d_model}, {cfg.n_heads} heads of d_k {cfg.d_k} "
-               f"({cfg.n_kv_heads} key/value heads), "
+               f"({kv_heads}), "
                f"{'attention-only (no feed-forward)' if cfg.attention_only else f'd_ff {cfg.d_ff}, {cfg.activation}'}, "
                f"{'pre' if cfg.norm_first else 'post'}-norm, {cfg.pos_encoding} positions up to {cfg.max_len}, "
                f"{tok.kind} tokenizer of {cfg.vocab_size} tokens, tied embeddings: {cfg.tie_embeddings}.  \n"
@@ -32,16 +35,37 @@ def describe_model(ckpt, key, request: gr.Request = None):
                f"Device: {model.device}.")
     table = pd.DataFrame([{"component": k, "parameters": v, "share": f"{100 * v / total:.1f}%"}
                           for k, v in counts.items()])
-    kv_rows = []
+    return summary, table, viz.parameter_breakdown(counts, title=f"Parameters of {ckpt}"), cache_table(cfg)
+
+
+def cache_table(cfg: TransformerConfig) -> pd.DataFrame:
+    """Cache bytes per generated token of this model's MHA, GQA, MQA and MLA variants (same sizes otherwise), from
+    transformer.generate.cache_bytes_per_token; "this model" marks the checkpoint's own attention."""
+    mla = cfg.attention == "mla"
     group_sizes = [d for d in (cfg.n_heads // 4, cfg.n_heads // 2) if 1 < d < cfg.n_heads and cfg.n_heads % d == 0]
     variants = [("MHA", cfg.n_heads)] + [("GQA", d) for d in group_sizes[:1]] + [("MQA", 1)]
+    rows = []
     for label, kv in variants:
-        variant = TransformerConfig.from_dict({**cfg.to_dict(), "n_kv_heads": kv})
-        per_token = cache_bytes_per_token(variant)
-        kv_rows.append({"attention": f"{label} ({kv} kv heads)", "KV cache bytes / token": per_token,
-                        f"KiB for {cfg.max_len} tokens": round(per_token * cfg.max_len / 1024, 1),
-                        "this model": "yes" if kv == cfg.n_kv_heads else ""})
-    return summary, table, viz.parameter_breakdown(counts, title=f"Parameters of {ckpt}"), pd.DataFrame(kv_rows)
+        variant = TransformerConfig.from_dict({**cfg.to_dict(), "attention": "mha", "n_kv_heads": kv,
+                                               "kv_latent_dim": None})
+        rows.append(_cache_row(f"{label} ({kv} kv heads)", cache_bytes_per_token(variant), cfg.max_len,
+                               not mla and kv == cfg.n_kv_heads))
+    try:  # an MLA model keeps its own latent size; any other gets MLA's default (None = 4 d_k)
+        variant = TransformerConfig.from_dict({**cfg.to_dict(), "attention": "mla", "n_kv_heads": None,
+                                               "kv_latent_dim": cfg.kv_latent_dim if mla else None})
+    except ValueError as e:  # e.g. RoPE with d_k / 2 odd: MLA's decoupled rotary key cannot be built
+        rows.append(_cache_row(f"MLA (not possible with this model: {e})", None, cfg.max_len, False))
+    else:
+        rows.append(_cache_row(f"MLA (latent {variant.kv_latent_dim})", cache_bytes_per_token(variant), cfg.max_len,
+                               mla))
+    return pd.DataFrame(rows)
+
+
+def _cache_row(label: str, per_token: int | None, max_len: int, own: bool) -> dict:
+    """One row of the cache table; a variant that cannot be built (per_token None) shows a dash."""
+    return {"attention": label, "cache bytes / token": "—" if per_token is None else per_token,
+            f"KiB for {max_len} tokens": "—" if per_token is None else round(per_token * max_len / 1024, 1),
+            "this model": "yes" if own else ""}
 
 
 def build_model_tab(demo, ckpt, key):
@@ -50,7 +74,8 @@ def build_model_tab(demo, ckpt, key):
         with gr.Row():
             table = gr.Dataframe(label="Parameters per component")
             plot = gr.Plot(show_label=False, label="Where the parameters are")
-        kv = gr.Dataframe(label="KV-cache size per generated token (fp32), for MHA / GQA / MQA variants")
+        kv = gr.Dataframe(label="Cache size per generated token (fp32): keys and values for MHA / GQA / MQA, the "
+                                "latent (and rotary key) for MLA", elem_id="model-cache")
     outputs = [summary, table, plot, kv]
     ckpt.change(describe_model, [ckpt, key], outputs, api_name="model", concurrency_limit=8,
                 concurrency_id="draw")

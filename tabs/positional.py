@@ -1,15 +1,24 @@
-"""Positional encoding tab: the sinusoidal table, its waves, position similarity, and a learned table."""
+"""Positional encoding tab: the sinusoidal table, its waves, position similarity, and a learned table; then the
+relative schemes, RoPE (rotation angles, score against distance) and ALiBi (the bias matrix of every head)."""
 from __future__ import annotations
 
 import gradio as gr
+import torch
 
 import visualize as viz
+from transformer.alibi import alibi_bias, alibi_slopes
 from transformer.embeddings import sinusoidal_table
+from transformer.rotary import rope_angles, rotated_dot_products
 
 from .common import FAST, SHIPPED, Slider, UserError, browser_key, check_number, handler, resolve, shipped_model
 
 
 LEARNED_ROWS = 256  # positions of a learned table drawn beside the sinusoids
+MAX_D_K, MAX_HEADS, MAX_ALIBI_POSITIONS = 256, 16, 32  # beyond these the figures stop being readable
+POSITION_SCHEMES = {"sinusoidal": "fixed sinusoidal positions added to its embeddings",
+                    "learned": "learned positions added to its embeddings",
+                    "rope": "RoPE (its queries and keys are rotated)",
+                    "alibi": "ALiBi (each head adds a linear bias to its scores)"}
 
 
 def parse_dims(dims, d_model: int) -> tuple[list[int], str]:
@@ -56,12 +65,99 @@ def clear_positional():
     return None, None, None, None, ""
 
 
-def captioned_plot(label: str, caption: str) -> gr.Plot:
+@handler
+def draw_rope(d_k, length):
+    """RoPE's rotation angles for `length` positions and the rotated score against distance, for a head of d_k."""
+    d_k = check_number(d_k, "d_k", 2, MAX_D_K, integer=True)
+    if d_k % 2:
+        raise UserError(f"RoPE rotates pairs of dimensions: d_k must be even, got {d_k}")
+    length = check_number(length, "Positions", 8, 512, integer=True)
+    angles = rope_angles(torch.arange(length), d_k)  # (T, d_k / 2)
+    distances = torch.arange(-(length - 1), length)  # (2T - 1,): every key - query distance among T positions
+    ones = torch.ones(d_k)
+    q, k = torch.randn(2, d_k, generator=torch.Generator().manual_seed(0))  # (d_k,) each, the same every time
+    curves = {"q = k = (1, …, 1)": rotated_dot_products(ones, ones, distances),
+              "random q and k": rotated_dot_products(q, k, distances)}
+    return (viz.rope_angles_figure(angles, title=f"RoPE angles, {length} positions x {d_k // 2} pairs"),
+            viz.rope_distance_figure(distances, curves, title=f"Rotated q·k against distance, d_k {d_k}"))
+
+
+@handler
+def draw_alibi(n_heads, length, causal):
+    """ALiBi's bias matrix of every head over `length` positions; future keys grey when `causal`."""
+    n_heads = check_number(n_heads, "Heads", 1, MAX_HEADS, integer=True)
+    length = check_number(length, "ALiBi positions", 2, MAX_ALIBI_POSITIONS, integer=True)
+    if not isinstance(causal, bool):
+        raise UserError(f"Causal must be true or false, got {str(causal)[:40]!r}")
+    slopes = alibi_slopes(n_heads)  # (H,)
+    positions = torch.arange(length)
+    bias = alibi_bias(slopes, positions, positions)  # (H, T, T)
+    return viz.alibi_bias_figure(bias, slopes, causal=causal,
+                                 title=f"ALiBi bias, {n_heads} head{'s' if n_heads > 1 else ''}, "
+                                       f"{length} positions")
+
+
+@handler
+def checkpoint_sizes(ckpt, key, request: gr.Request = None):
+    """The selected checkpoint's d_k and number of heads, as the RoPE and ALiBi controls' values, and a note."""
+    model, _, _ = resolve(ckpt, browser_key(key, request))
+    cfg = model.config
+    d_k = min(MAX_D_K, max(2, cfg.d_k - cfg.d_k % 2))
+    heads = min(MAX_HEADS, cfg.n_heads)
+    uses = POSITION_SCHEMES.get(cfg.pos_encoding, f"{cfg.pos_encoding} positions")
+    rope_note = (f"d_k starts at **{ckpt}**'s ({cfg.d_k}"
+                 f"{'' if d_k == cfg.d_k else f'; {d_k} drawn'}); that model uses {uses}.")
+    alibi_note = (f"Heads start at **{ckpt}**'s ({cfg.n_heads}"
+                  f"{'' if heads == cfg.n_heads else f'; the first {heads} drawn'}); that model uses {uses}.")
+    return d_k, heads, rope_note, alibi_note
+
+
+def captioned_plot(label: str, caption: str, elem_id: str | None = None) -> gr.Plot:
     """A plot with one sentence under it saying what to look for."""
     with gr.Column():
-        plot = gr.Plot(show_label=False, label=label, elem_id="pe-" + label.split()[0].lower())
+        plot = gr.Plot(show_label=False, label=label, elem_id=elem_id or "pe-" + label.split()[0].lower())
         gr.Markdown(caption)
     return plot
+
+
+def build_rope_section():
+    """RoPE's controls and figures, in a closed accordion; returns them."""
+    with gr.Accordion("RoPE: rotary position embedding", open=False, elem_id="pe-rope-section") as section:
+        gr.Markdown("RoPE (Su et al. 2021, used by LLaMA and most recent models) adds nothing to the embeddings. "
+                    "It rotates every query and key of a head: dimension pair i (2i, 2i+1) at position m turns by "
+                    "the angle m·θᵢ, with θᵢ = 10000^(−2i/d_k), the sinusoidal table's frequencies.")
+        note = gr.Markdown(elem_id="pe-rope-note")
+        with gr.Row():
+            d_k = Slider(2, MAX_D_K, value=32, step=2, label="d_k (size of one head)", elem_id="pe-rope-dk")
+            length = Slider(8, 512, value=100, step=1, label="Positions", elem_id="pe-rope-length")
+        with gr.Row():
+            angles = captioned_plot("RoPE angles", "Colour is the angle mod 2π: a full turn comes back to the same "
+                                    "colour. The first pairs spin fast (a new colour every row), the last ones "
+                                    "barely turn over hundreds of positions.", elem_id="pe-rope-angles")
+            distance = captioned_plot("RoPE distance",
+                                      "Rotations compose: ⟨R_m q, R_n k⟩ = ⟨q, R_(n−m) k⟩, so the score "
+                                      "depends only on the distance n − m, wherever the two tokens sit. With "
+                                      "q = k it is largest at distance 0 and decays, oscillating, further away.",
+                                      elem_id="pe-rope-distance")
+    return section, d_k, length, angles, distance, note
+
+
+def build_alibi_section():
+    """ALiBi's controls and figure, in a closed accordion; returns them."""
+    with gr.Accordion("ALiBi: attention with linear biases", open=False, elem_id="pe-alibi-section") as section:
+        gr.Markdown("ALiBi (Press, Smith and Lewis 2022) adds no position vector at all: head h adds "
+                    "−m_h·|i − j| to the score of query i (a row) for key j (a column), before the softmax. The "
+                    "slopes m_h form a geometric sequence (with H heads, each is the previous one times 2^(−8/H)), "
+                    "so the first heads are steep and look nearby, the last nearly flat and look far.")
+        note = gr.Markdown(elem_id="pe-alibi-note")
+        with gr.Row():
+            n_heads = Slider(1, MAX_HEADS, value=4, step=1, label="Heads", elem_id="pe-alibi-heads")
+            length = Slider(2, MAX_ALIBI_POSITIONS, value=12, step=1, label="Positions", elem_id="pe-alibi-length")
+            causal = gr.Checkbox(value=True, label="Causal (a decoder: future keys masked)", elem_id="pe-alibi-causal")
+        bias = captioned_plot("ALiBi bias", "Darker red = a larger penalty, growing linearly with the distance from "
+                              "the diagonal; one colour scale for every head, so the steep first heads stand out. "
+                              "Grey cells are future keys, masked in a decoder.", elem_id="pe-alibi")
+    return section, n_heads, length, causal, bias, note
 
 
 def build_positional_tab(demo, ckpt, key):
@@ -82,10 +178,21 @@ def build_positional_tab(demo, ckpt, key):
             compare = captioned_plot("Learned vs sinusoidal", "A learned table starts as noise and is shaped by "
                                      "training; look for smooth stripes that echo the sinusoids' waves.")
         compare_note = gr.Markdown(elem_id="pe-note")
+        rope_section, d_k, rope_length, rope_plot, distance_plot, rope_note = build_rope_section()
+        alibi_section, n_heads, alibi_length, causal, alibi_plot, alibi_note = build_alibi_section()
     inputs = [d_model, length, dims, ckpt, key]
     outputs = [matrix, waves, similarity, compare, compare_note]
     demo.load(draw_positional, inputs, outputs, api_name="positional")
     for event in (d_model.change, length.change, dims.submit):
         event(clear_positional, None, outputs, queue=False, api_visibility="private").then(
             draw_positional, inputs, outputs, api_visibility="private", **FAST)
-    return dict(d_model=d_model, length=length, dims=dims)
+    # The RoPE and ALiBi controls take the checkpoint's sizes; their figures are drawn when a section opens or a
+    # control changes, not on page load.
+    for event in (demo.load, ckpt.change):
+        event(checkpoint_sizes, [ckpt, key], [d_k, n_heads, rope_note, alibi_note], api_visibility="private",
+              **FAST)
+    gr.on([rope_section.expand, d_k.change, rope_length.change], draw_rope, [d_k, rope_length],
+          [rope_plot, distance_plot], api_name="rope", **FAST)
+    gr.on([alibi_section.expand, n_heads.change, alibi_length.change, causal.change], draw_alibi,
+          [n_heads, alibi_length, causal], alibi_plot, api_name="alibi", **FAST)
+    return dict(d_model=d_model, length=length, dims=dims, d_k=d_k, n_heads=n_heads)

@@ -1,16 +1,39 @@
 """Train tab: train a small model in this browser session and watch it learn."""
 from __future__ import annotations
 
-import threading
-
 import gradio as gr
 
 from transformer.data import TASKS
 
-from .common import USER_MODELS, Number, UserError, browser_key, checkpoint_choices, handler
+from transformer.compare import COMPARISONS
+
+from .common import USER_MODELS, Number, UserError, browser_key, check_choice, checkpoint_choices, handler
 from .exports import EXPORTS
-from .training_session import (LIMITS, PRESETS, TrainingRequest, export_checkpoint, run_comparison_session,
-                               run_training_session)
+from .gpu import GPU_SECONDS_MARGIN, gpu, wall_seconds
+from .training_session import (COMPARE_LIMITS, LIMITS, PRESETS, StopSignal, TrainingRequest,
+                               compare_seconds_per_variant, export_checkpoint, run_comparison_session,
+                               run_training_session, train_stream)
+
+
+@gpu(duration=lambda request, text, control: wall_seconds(LIMITS["seconds"]) + GPU_SECONDS_MARGIN)
+@handler
+def train_on_gpu(request, text, control):
+    """The training of a Train-tab run (tabs.training_session.train_stream), on ZeroGPU within the GPU time a call
+    may ask for: its wall-clock limit is cut to fit there."""
+    yield from train_stream(request, text, control, max_seconds=wall_seconds(LIMITS["seconds"]))
+
+
+def _variant_seconds(which: str) -> float:
+    """Each variant's wall-clock share of the comparison, cut on ZeroGPU to fit the GPU time a call may ask for."""
+    return compare_seconds_per_variant(which, wall_seconds(COMPARE_LIMITS["seconds"]))
+
+
+@gpu(duration=lambda request, which: COMPARE_LIMITS["seconds"] + GPU_SECONDS_MARGIN)
+@handler
+def compare_on_gpu(request, which):
+    """The trainings of a comparison (tabs.training_session.run_comparison_session), one after the other, within
+    the GPU time a call may ask for on ZeroGPU."""
+    yield from run_comparison_session(request, which, seconds_per_variant=_variant_seconds(which))
 
 
 @handler
@@ -19,7 +42,7 @@ def run_train(source, task, text, upload, hub, layers, heads, d_model, lr, steps
     """Stream the session's training run onto the Train tab (curves, status, samples, attention, checkpoint list)."""
     key = browser_key(key, request)
     request_ = TrainingRequest(source, task, text, upload, hub, layers, heads, d_model, lr, steps, batch)
-    for update in run_training_session(request_, USER_MODELS, key):
+    for update in run_training_session(request_, USER_MODELS, key, train=train_on_gpu):
         ckpt = gr.update(choices=checkpoint_choices(key)) if update.done else gr.update()
         yield update.curves, update.status, update.samples, update.attention, ckpt, update.control
         if update.total and not update.done:
@@ -27,16 +50,18 @@ def run_train(source, task, text, upload, hub, layers, heads, d_model, lr, steps
 
 
 @handler
-def run_compare(source, task, text, upload, hub, layers, heads, d_model, lr, steps, batch, key):
-    """MHA vs GQA vs MQA: three loss curves on one plot, then the table (tabs.training_session)."""
-    request_ = TrainingRequest(source, task, text, upload, hub, layers, heads, d_model, lr, steps, batch)
-    for figure, status, table in run_comparison_session(request_):
+def run_compare(source, task, text, upload, hub, layers, heads, d_model, lr, steps, batch, key, which="kv-heads"):
+    """A comparison of attention variants (MHA / GQA / MQA / MLA, or the position schemes): one loss curve per
+    variant on one plot, then the table (tabs.training_session)."""
+    check_choice(which, "Variants to compare", list(COMPARISONS))
+    request_ = TrainingRequest(source, task, text, upload, hub, layers, heads, d_model, lr, steps, batch).validated()
+    for figure, status, table in compare_on_gpu(request_, which):
         yield figure, status, table if table is not None else gr.update()
 
 
 def stop_training(control):
     """Ask this session's run to stop after its current step; the run itself reports the final status."""
-    if not isinstance(control, threading.Event) or control.is_set():
+    if not isinstance(control, StopSignal) or control.is_set():
         raise gr.Error("Nothing is training in this tab: press Start first")
     control.set()
     gr.Info("Stopping after the current step…")
@@ -100,14 +125,17 @@ def build_train_tab(ckpt, key):
         with gr.Row():
             start = gr.Button("Start", variant="primary", elem_id="train-start")
             stop = gr.Button("Stop", variant="stop", elem_id="train-stop")
-            compare = gr.Button("Compare MHA / GQA / MQA (trains 3 times)", elem_id="train-compare")
+            compare = gr.Button("Compare variants (trains once per variant)", elem_id="train-compare")
+            compare_which = gr.Dropdown([(label, key) for key, label in COMPARISONS.items()], value="kv-heads",
+                                        label="Variants to compare", elem_id="train-compare-which")
         status = gr.Markdown("Press Start.", elem_id="train-status")
         with gr.Row():
             curves = gr.Plot(show_label=False, label="Loss and learning rate", elem_id="train-curves")
             attention = gr.Plot(show_label=False, label="Attention of one example", elem_id="train-attention")
         samples = gr.Dataframe(label="Samples at the last evaluation", max_height=250)
-        compare_table = gr.Dataframe(label="MHA vs GQA vs MQA: same data, steps and seed (fewer key/value heads: "
-                                           "fewer parameters, a smaller KV cache)", elem_id="train-compare-table")
+        compare_table = gr.Dataframe(label="The variants side by side: same data, steps and seed (fewer cached numbers "
+                                           "per token: a smaller KV cache; mean attended distance: how far the heads "
+                                           "look)", elem_id="train-compare-table")
         with gr.Row():
             download = gr.Button("Download the selected model (checkpoint zip)", elem_id="train-download", scale=1)
             zip_file = gr.File(label="Checkpoint zip", scale=3)
@@ -120,7 +148,7 @@ def build_train_tab(ckpt, key):
         concurrency_limit=LIMITS["concurrent_trainings"], concurrency_id="train", show_progress_on=[status]).then(
         idle, None, [start, compare], queue=False, api_visibility="private")
     comparing = compare.click(busy, None, [start, compare], queue=False, api_visibility="private").then(
-        run_compare, inputs, [curves, status, compare_table], api_name="compare_kv_heads",
+        run_compare, inputs + [compare_which], [curves, status, compare_table], api_name="compare_variants",
         concurrency_id="train", show_progress_on=[status])
     comparing.then(idle, None, [start, compare], queue=False, api_visibility="private")
     stop.click(stop_training, control, None, api_name="stop", concurrency_limit=None, cancels=[comparing])

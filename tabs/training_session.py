@@ -1,15 +1,21 @@
 """One browser session's training run for the app's Train tab: validate the request, train, stream updates.
 
 No gradio here: `run_training_session` is a plain generator of `SessionUpdate`s, so tests drive it directly and
-app.py only maps each update onto its components.
+app.py only maps each update onto its components. The training itself (`train_stream`) is a separate generator of
+picklable `TrainingProgress`es that takes plain values and changes nothing in the app's memory, so the Train tab can
+run it on a ZeroGPU worker (tabs.gpu); the session around it keeps the store and the Stop signal.
 """
 from __future__ import annotations
 
+import atexit
 import codecs
 import math
+import os
 import shutil
+import tempfile
 import threading
 import time
+import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -19,10 +25,12 @@ import torch
 import visualize as viz
 from transformer import Transformer, TransformerConfig
 from transformer.checkpoint import resolve_device, save_checkpoint
-from transformer.compare import ComparisonSetup, compare_kv_heads, rewound
+from transformer.compare import COMPARISONS, ComparisonSetup, compare_variants, comparison_variants, rewound
 from transformer.data import TASKS, TaskData, TextData, load_hub_text, split_text
 from transformer.tokenization import CharTokenizer
 from transformer.train import TrainConfig, Trainer, TrainingError
+
+from .gpu import for_the_app
 
 PRESETS = {
     "tiny": {"layers": 1, "heads": 4, "d_model": 64, "lr": 3e-3, "steps": 1500, "batch_size": 64},
@@ -32,6 +40,7 @@ LIMITS = {"layers": (1, 4), "heads": (1, 8), "d_model": (16, 256), "lr": (1e-5, 
           "batch_size": (4, 256), "text_chars": 2_000_000, "min_text_chars": 2_000, "seconds": 300,
           "concurrent_trainings": 2, "updates_per_second": 4}
 TEXT_BLOCK = 64  # context of a text model trained here
+SAMPLE_COLUMNS = ["input", "expected", "model output"]
 
 
 @dataclass
@@ -107,7 +116,7 @@ class SessionUpdate:
     status: str
     samples: pd.DataFrame
     attention: object
-    control: threading.Event
+    control: StopSignal
     step: int = 0
     total: int = 0
     name: str | None = None  # the name this run's model takes in the checkpoint list (reserved at the start)
@@ -127,8 +136,17 @@ class _History:
                                    title="Training loss")
 
 
-def build_run(request: TrainingRequest):
-    """(model, tokenizer, data, train config, task name or None) for a validated request."""
+def training_config(request: TrainingRequest, max_seconds: float = LIMITS["seconds"]) -> TrainConfig:
+    """The TrainConfig of a validated request: cosine schedule, warm-up and evaluations scaled to its steps."""
+    r = request
+    return TrainConfig(steps=r.steps, batch_size=r.batch_size, schedule="cosine", lr=r.lr,
+                       warmup=min(100, r.steps // 10), eval_every=max(25, r.steps // 30), eval_examples=64,
+                       max_seconds=max_seconds, block_size=TEXT_BLOCK, seed=0)
+
+
+def build_run(request: TrainingRequest, text: str | None = None, max_seconds: float = LIMITS["seconds"]):
+    """(model, tokenizer, data, train config, task name or None) for a validated request; a text run trains on
+    `text` when given (the corpus its session already read), else on request.corpus()."""
     r = request
     common = dict(d_model=r.d_model, n_heads=r.heads, d_ff=4 * r.d_model, dropout=0.0)
     if r.source == "task":
@@ -139,15 +157,13 @@ def build_run(request: TrainingRequest):
                                    **common)
         data_factory = lambda cfg: TaskData(task, tokenizer, config, cfg.seed, cfg.eval_examples)  # noqa: E731
     else:
-        train_text, val_text = split_text(r.corpus())
+        train_text, val_text = split_text(text if text is not None else r.corpus())
         tokenizer = CharTokenizer.from_text(train_text)
         config = TransformerConfig(arch="decoder-only", vocab_size=tokenizer.vocab_size, n_decoder_layers=r.layers,
                                    max_len=TEXT_BLOCK, norm_first=True, **common)
         data_factory = lambda cfg: TextData(train_text, val_text, tokenizer, TEXT_BLOCK, cfg.seed,  # noqa: E731
                                             cfg.eval_examples)
-    train_cfg = TrainConfig(steps=r.steps, batch_size=r.batch_size, schedule="cosine", lr=r.lr,
-                            warmup=min(100, r.steps // 10), eval_every=max(25, r.steps // 30), eval_examples=64,
-                            max_seconds=LIMITS["seconds"], block_size=TEXT_BLOCK, seed=0)
+    train_cfg = training_config(r, max_seconds)
     torch.manual_seed(train_cfg.seed)  # as the CLI's --seed: the same request starts from the same weights
     model = Transformer(config).to(resolve_device())
     return model, tokenizer, data_factory(train_cfg), train_cfg, (r.task if r.source == "task" else None)
@@ -174,62 +190,130 @@ def export_checkpoint(model, tokenizer, info: dict, name: str, folder: Path) -> 
     return archive
 
 
-def run_training_session(request: TrainingRequest, store, key: str):
+class StopSignal:
+    """The Train tab's Stop, seen by a run in this process or in a fork of it (a ZeroGPU worker): `set()` sets an
+    event here and creates a flag file; `is_set()` reads either. It pickles as the file's path (an Event does not
+    pickle). `discard()` ends it when the run is over: the file goes, the signal stays set."""
+
+    _folder: Path | None = None
+    _lock = threading.Lock()
+
+    def __init__(self):
+        with StopSignal._lock:
+            if StopSignal._folder is None or not StopSignal._folder.is_dir():
+                StopSignal._folder = Path(tempfile.mkdtemp(prefix="attention-lab-stop-"))
+                atexit.register(shutil.rmtree, StopSignal._folder, True)
+        self.path = str(StopSignal._folder / uuid.uuid4().hex)
+        self._event = threading.Event()
+
+    def set(self) -> None:
+        if not self._event.is_set():
+            self._event.set()
+            Path(self.path).touch()
+
+    def is_set(self) -> bool:
+        return self._event.is_set() or os.path.exists(self.path)
+
+    def discard(self) -> None:
+        self._event.set()
+        Path(self.path).unlink(missing_ok=True)
+
+    def __getstate__(self) -> dict:
+        return {"path": self.path}
+
+    def __setstate__(self, state: dict) -> None:
+        self.path, self._event = state["path"], threading.Event()
+
+
+@dataclass
+class TrainingProgress:
+    """One update of a run (picklable: it may come from a ZeroGPU worker). The last one has `outcome` and carries
+    the trained model (weights only: no gradients, no optimiser), its tokenizer and info."""
+
+    curves: object
+    status: str
+    samples: pd.DataFrame
+    attention: object
+    step: int
+    total: int
+    outcome: str | None = None  # "finished", "stopped" or "stopped: <why>" on the last update
+    model: object = None
+    tokenizer: object = None
+    info: dict | None = None
+
+
+def train_stream(request: TrainingRequest, text: str | None, control, max_seconds: float = LIMITS["seconds"]):
+    """Train a validated request (on `text` for a text run) and yield TrainingProgresses: at most a few a second,
+    one at every evaluation, and the last with the model. `control.is_set()` stops it after the current step."""
+    model, tokenizer, data, train_cfg, task = build_run(request, text, max_seconds)
+    trainer = Trainer(model, tokenizer, data, train_cfg)
+    history, samples = _History(), pd.DataFrame(columns=SAMPLE_COLUMNS)
+    attention = viz.empty_curves(f"Attention appears at the first evaluation (step {train_cfg.eval_every})")
+    status, last_yield, event, outcome = "", 0.0, None, "finished"
+    try:
+        for event in trainer.run():
+            if event.kind == "step":
+                history.steps.append(event.step)
+                history.losses.append(event.loss)
+                history.lrs.append(event.lr)
+                status = (f"step {event.step}/{train_cfg.steps} · loss {event.loss:.3f} · "
+                          f"{event.tokens_per_sec:,.0f} tokens/s · {event.elapsed:.0f} s")
+            else:
+                history.val_steps.append(event.step)
+                history.val_losses.append(event.val_loss)
+                extra = f" · exact match {event.exact_match:.0%}" if event.exact_match is not None else ""
+                status += f" · validation loss {event.val_loss:.3f}{extra}"
+                samples = pd.DataFrame(event.samples, columns=SAMPLE_COLUMNS)
+                attention = _attention_figure(event)
+            if control.is_set():
+                outcome = "stopped"
+                break
+            if event.kind == "eval" or time.perf_counter() - last_yield > 1 / LIMITS["updates_per_second"]:
+                last_yield = time.perf_counter()
+                yield TrainingProgress(history.figure(), status, samples, attention, trainer.step, train_cfg.steps)
+    except TrainingError as e:
+        outcome = f"stopped: {e}"
+    info = {"task": task, "metrics": {}, "training": trainer.training_info()}
+    del trainer  # the optimiser's state goes with it: only the weights are kept
+    model.zero_grad(set_to_none=True)
+    yield TrainingProgress(history.figure(), status if event is not None else "", samples, attention,
+                           info["training"]["steps"], train_cfg.steps, outcome, for_the_app(model), tokenizer, info)
+
+
+def run_training_session(request: TrainingRequest, store, key: str, train=train_stream):
     """Train as requested and yield SessionUpdates: at most a few a second, and one at every evaluation.
 
     The model's name is reserved in `store` (tabs.user_models.UserModels) for browser `key` before training
-    starts. Setting the yielded `control` event stops training after the current step; the model trained so far
-    then joins the store, kept for inference only (no gradients, no optimiser).
+    starts. Setting the yielded `control` (a StopSignal) stops training after the current step; the model trained
+    so far then joins the store, kept for inference only (no gradients, no optimiser). `train` is the training
+    generator: train_stream, or the Train tab's @gpu copy of it.
     """
-    model, tokenizer, data, train_cfg, task = build_run(request.validated())
-    trainer = Trainer(model, tokenizer, data, train_cfg)
-    name = store.reserve(key, task)
-    control, history = threading.Event(), _History()
-    samples = pd.DataFrame(columns=["input", "expected", "model output"])
+    request = request.validated()
+    text = request.corpus() if request.source == "text" else None
+    train_cfg = training_config(request)
+    name = store.reserve(key, request.task if request.source == "task" else None)
+    control, finished = StopSignal(), False
+    samples = pd.DataFrame(columns=SAMPLE_COLUMNS)
     attention = viz.empty_curves(f"Attention appears at the first evaluation (step {train_cfg.eval_every})")
-    status, last_yield, event, finished = f"Starting “{name}”…", 0.0, None, False
     try:
-        yield SessionUpdate(viz.empty_curves("Starting…"), status, samples, attention, control, 0, train_cfg.steps,
-                            name)
-        outcome = "finished"
-        try:
-            for event in trainer.run():
-                if event.kind == "step":
-                    history.steps.append(event.step)
-                    history.losses.append(event.loss)
-                    history.lrs.append(event.lr)
-                    status = (f"step {event.step}/{train_cfg.steps} · loss {event.loss:.3f} · "
-                              f"{event.tokens_per_sec:,.0f} tokens/s · {event.elapsed:.0f} s")
-                else:
-                    history.val_steps.append(event.step)
-                    history.val_losses.append(event.val_loss)
-                    extra = f" · exact match {event.exact_match:.0%}" if event.exact_match is not None else ""
-                    status += f" · validation loss {event.val_loss:.3f}{extra}"
-                    samples = pd.DataFrame(event.samples, columns=["input", "expected", "model output"])
-                    attention = _attention_figure(event)
-                if control.is_set():
-                    outcome = "stopped"
-                    break
-                if event.kind == "eval" or time.perf_counter() - last_yield > 1 / LIMITS["updates_per_second"]:
-                    last_yield = time.perf_counter()
-                    yield SessionUpdate(history.figure(), status, samples, attention, control, trainer.step,
-                                        train_cfg.steps, name)
-        except TrainingError as e:
-            outcome = f"stopped: {e}"
-        control.set()
-        info = {"task": task, "metrics": {}, "training": trainer.training_info()}
-        del trainer  # the optimiser's state goes with it: only the weights are kept
-        dropped = store.put(key, name, model, tokenizer, info)
-        finished = True
-        status = (f"**Training {outcome}** after {info['training']['steps']} steps "
-                  f"({info['training']['wall_time_s']:.0f} s). “{name}” is now in the checkpoint list"
-                  + (f" (the oldest, {', '.join(dropped)}, made room: a browser keeps its last "
-                     f"{store.per_browser} models)" if dropped else "") + ". "
-                  + (status if event is not None else ""))
-        yield SessionUpdate(history.figure(), status, samples, attention, control, info["training"]["steps"],
-                            train_cfg.steps, name, done=True)
+        yield SessionUpdate(viz.empty_curves("Starting…"), f"Starting “{name}”…", samples, attention, control, 0,
+                            train_cfg.steps, name)
+        for part in train(request, text, control):
+            if part.outcome is None:
+                yield SessionUpdate(part.curves, part.status, part.samples, part.attention, control, part.step,
+                                    part.total, name)
+                continue
+            dropped = store.put(key, name, part.model, part.tokenizer, part.info)
+            finished = True
+            training = part.info["training"]
+            status = (f"**Training {part.outcome}** after {training['steps']} steps "
+                      f"({training['wall_time_s']:.0f} s). “{name}” is now in the checkpoint list"
+                      + (f" (the oldest, {', '.join(dropped)}, made room: a browser keeps its last "
+                         f"{store.per_browser} models)" if dropped else "") + ". " + part.status)
+            yield SessionUpdate(part.curves, status, part.samples, part.attention, control, part.step, part.total,
+                                name, done=True)
     finally:
-        control.set()
+        control.discard()
         if not finished:
             store.release(key, name)
 
@@ -245,23 +329,39 @@ def warm_up():
         opt.step()
 
 
-COMPARE_LIMITS = {"steps": 1500, "seconds_per_variant": 100}  # three runs in one request: at most ~5 minutes
+COMPARE_LIMITS = {"steps": 1500, "seconds": 300, "seconds_per_variant": 100}  # one request: at most ~5 minutes
 
 
-def run_comparison_session(request: TrainingRequest):
-    """MHA vs GQA vs MQA (transformer.compare): the requested model trained once per n_kv_heads, one after the other,
-    same data, steps and seed; yields (figure of the loss curves, status, table or None), a few times a second, and
-    the table of parameters, KV-cache bytes per token, decoding speed and final quality at the end."""
+def compare_seconds_per_variant(which: str, total: float = COMPARE_LIMITS["seconds"]) -> float:
+    """Each variant's share of a comparison's wall-clock budget (at most seconds_per_variant)."""
+    n_variants = len(COMPARISONS[which].replace(" + ", " / ").split(" / "))
+    return min(COMPARE_LIMITS["seconds_per_variant"], total / n_variants)
+
+
+def run_comparison_session(request: TrainingRequest, which: str = "kv-heads",
+                           seconds_per_variant: float | None = None):
+    """A comparison of attention variants (transformer.compare: `which` names one of COMPARISONS): the requested
+    model trained once per variant, one after the other, same data, steps and seed; yields (figure of the loss
+    curves, status, table or None), a few times a second, and at the end the table of parameters, KV-cache bytes
+    per token, training and decoding speed, final quality and how far the heads look."""
     request = request.validated()
+    if which not in COMPARISONS:
+        raise ValueError(f"Compare: choose one of {', '.join(COMPARISONS)}, got {which!r}")
     request.steps = min(request.steps, COMPARE_LIMITS["steps"])
     model, tokenizer, data, train_cfg, task = build_run(request)
-    train_cfg.max_seconds = COMPARE_LIMITS["seconds_per_variant"]
+    train_cfg.max_seconds = seconds_per_variant or compare_seconds_per_variant(which)
+    try:
+        variants = comparison_variants(which, model.config)
+        for variant in variants:
+            variant.config(model.config)
+    except ValueError as e:
+        raise ValueError(f"Compare {COMPARISONS[which]}: {e}") from None
     setup = ComparisonSetup(model.config, tokenizer, train_cfg, rewound(data))
     del model  # each variant builds its own
-    title = "MHA vs GQA vs MQA: train loss"
+    title = f"{COMPARISONS[which]}: train loss"
     curves, rows, note, last_yield, status = {}, [], "", 0.0, "Starting…"
-    label = lambda v: f"{v.name} ({v.n_kv_heads} kv heads)"  # noqa: E731
-    for event in compare_kv_heads(setup, decode_tokens=32, speed_rounds=5):
+    label = lambda v: f"{v.name} ({v.n_kv_heads} kv heads)" if v.name in ("MHA", "GQA", "MQA") else v.name  # noqa: E731
+    for event in compare_variants(setup, variants, decode_tokens=32, speed_rounds=5):
         if event.kind == "plan":
             note = (event.note + " ") if event.note else ""
             curves = {label(v): ([], []) for v in event.variants}

@@ -9,16 +9,21 @@ from .style import (ATTENTION_COLORSCALE, BAR_COLOR, FRAME, MASKED_COLOR, as_arr
                     style_figure, token_axis)
 
 
-def qk_steps(scores, scaled, allowed, weights, contributions, key_tokens, d_k: int, title="") -> go.Figure:
-    """Four bar charts over the keys, top to bottom: q·k, q·k / sqrt(d_k), softmax (masked keys grey and marked),
-    and each key's share of the output (weight x |v|)."""
+def qk_steps(scores, scaled, allowed, weights, contributions, key_tokens, d_k: int, title="", bias=None
+             ) -> go.Figure:
+    """Four bar charts over the keys, top to bottom: q·k, q·k / sqrt(d_k) (plus ALiBi's distance penalty when
+    `bias` is given), softmax (masked keys grey and marked), and each key's share of the output (weight x |v|)."""
     scores, scaled = as_array(scores, 1, "scores"), as_array(scaled, 1, "scaled")
+    step_2 = f"2. scaled: q·k / √d_k (√{d_k} = {np.sqrt(d_k):.2f})"
+    if bias is not None:
+        scaled = scaled + as_array(bias, 1, "bias")
+        step_2 = f"2. q·k / √d_k (√{d_k} = {np.sqrt(d_k):.2f}) + ALiBi's bias −m·distance"
     weights, contributions = as_array(weights, 1, "weights"), as_array(contributions, 1, "contributions")
     allowed = np.asarray(allowed, dtype=bool)
     S = len(key_tokens)
     if not all(len(a) == S for a in (scores, scaled, weights, contributions, allowed)):
         raise ValueError(f"every step must cover the {S} keys")
-    titles = ["1. scores q·k", f"2. scaled: q·k / √d_k (√{d_k} = {np.sqrt(d_k):.2f})",
+    titles = ["1. scores q·k", step_2,
               "3. softmax over the keys it may see (grey: masked, weight 0)", "4. weighted values: weight × |v|"]
     fig = make_subplots(rows=4, cols=1, shared_xaxes=True, subplot_titles=titles, vertical_spacing=0.09)
     labels = axis_labels(key_tokens)

@@ -208,7 +208,8 @@ def test_switching_the_anti_diagonal_heads_off_breaks_reverse(client):
 def test_mha_gqa_mqa_comparison_streams_three_curves_and_a_table(client):
     """One action trains the same model with 4, 2 and 1 key/value heads: three curves on one plot, and a table
     whose KV-cache bytes per token are in ratio 4 : 2 : 1 with fewer parameters each time."""
-    job = client.submit(*{**TRAIN_DEFAULTS, "steps": 20, "d_model": 32}.values(), api_name="/compare_kv_heads")
+    job = client.submit(*{**TRAIN_DEFAULTS, "steps": 20, "d_model": 32}.values(), "kv-heads",
+                        api_name="/compare_variants")
     updates = list(job)
     figure, status, table = updates[-1]
     names = [t["name"] for t in plot_json(figure)["data"]]
@@ -217,3 +218,24 @@ def test_mha_gqa_mqa_comparison_streams_three_curves_and_a_table(client):
     kv = [rows[v]["kv_cache_bytes_per_token"] for v in ("MHA", "GQA", "MQA")]
     assert kv[0] == 2 * kv[1] == 4 * kv[2]
     assert rows["MHA"]["parameters"] > rows["GQA"]["parameters"] > rows["MQA"]["parameters"]
+
+
+def test_comparison_of_every_variant_reports_mla_and_position_rows(client):
+    """"all" trains MHA, GQA, MQA, MLA and MHA with learned, RoPE and ALiBi positions: one curve each, and a table
+    whose MLA row caches kv_latent_dim numbers per layer (4 d_k by default) and whose position rows name their
+    scheme; a comparison name the app does not offer is refused."""
+    from transformer import TransformerConfig
+    from transformer.generate import cache_bytes_per_token
+
+    job = client.submit(*{**TRAIN_DEFAULTS, "steps": 10, "d_model": 32}.values(), "all", api_name="/compare_variants")
+    figure, status, table = list(job)[-1]
+    assert [t["name"] for t in plot_json(figure)["data"]] == [
+        "MHA (4 kv heads)", "GQA (2 kv heads)", "MQA (1 kv heads)", "MLA", "learned", "RoPE", "ALiBi"]
+    rows = {row[0]: dict(zip(table["headers"], row)) for row in table["data"]}
+    layers = TRAIN_DEFAULTS["layers"]
+    mla = TransformerConfig(vocab_size=20, d_model=32, n_heads=4, n_decoder_layers=layers, attention="mla")
+    assert rows["MLA"]["kv_cache_bytes_per_token"] == cache_bytes_per_token(mla) == layers * 4 * 8 * 4
+    assert [rows[v]["pos_encoding"] for v in ("learned", "RoPE", "ALiBi")] == ["learned", "rope", "alibi"]
+    assert all(rows[v]["mean_attended_distance"] >= 0 for v in rows)
+    with pytest.raises(AppError, match="not in the list of choices"):
+        client.predict(*TRAIN_DEFAULTS.values(), "everything", api_name="/compare_variants")

@@ -24,7 +24,8 @@ SIZES = {1280: tour.PROJECTOR, 390: tour.PHONE}
 # run leaves the working tree as it was; otherwise into a temporary folder (still taken, so the code path runs).
 SHOTS = (Path(__file__).resolve().parents[2] / "docs" / "screenshots" if os.environ.get("ATTENTION_LAB_SCREENSHOTS")
          else Path(tempfile.gettempdir()) / "attention-lab-screenshots")
-FIGURES = {"generate": 2, "attention": 3, "positional": 4, "train": 2, "model": 1}  # drawn once the tab has loaded
+FIGURES = {"generate": 2, "attention": 3, "positional": 7, "train": 2, "model": 1}  # drawn once the tab has loaded
+SECTIONS = {"positional": ("#pe-rope-section", "#pe-alibi-section")}  # closed accordions whose figures count too
 
 
 @pytest.fixture(scope="module")
@@ -55,13 +56,16 @@ def train_until_first_evaluation(page) -> None:
 
 def show_with_figures(page, key: str) -> None:
     """Select a tab and wait until its figures are drawn: the Generate tab's after one generation, the Train tab's
-    after a training run reached its first evaluation."""
+    after a training run reached its first evaluation, the Positional tab's with its RoPE and ALiBi sections open."""
     if key == "generate" and not page.locator("#gen-output textarea").input_value():
         tour.tour_generate(page, "attention")
     elif key == "train" and not page.locator("#train-attention .heatmaplayer").count():
         train_until_first_evaluation(page)
     else:
         tour.visit(page, key)
+    for section in SECTIONS.get(key, ()):  # open it (once: a second click would close it)
+        if not page.locator(f"{section} .js-plotly-plot").count():
+            page.locator(f"{section} > button").first.click()
     tour.plots_drawn(page, FIGURES.get(key, 0))
     page.wait_for_timeout(300)  # plotly's automargin may redraw once more after the first frame
 

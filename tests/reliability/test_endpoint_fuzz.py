@@ -74,6 +74,13 @@ def test_positional_and_model(client, d_model, length, dims, ckpt):
     call(client, "/download_model", ckpt)
 
 
+@FUZZ
+@given(d_k=numbers, length=numbers, heads=numbers, causal=st.one_of(st.booleans(), junk))
+def test_rope_and_alibi(client, d_k, length, heads, causal):
+    call(client, "/rope", d_k, length)
+    call(client, "/alibi", heads, length, causal)
+
+
 @settings(max_examples=8, deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(source=st.one_of(st.sampled_from(["task", "text"]), junk), task=st.one_of(st.sampled_from(["reverse"]), junk),
