@@ -37,11 +37,12 @@ def compare_on_gpu(request, which):
 
 
 @handler
-def run_train(source, task, text, upload, hub, layers, heads, d_model, lr, steps, batch, key,
-              request: gr.Request = None, progress=gr.Progress()):
+def run_train(source, task, text, upload, hub, layers, heads, d_model, lr, steps, batch, key, attention="mha",
+              positions="sinusoidal", request: gr.Request = None, progress=gr.Progress()):
     """Stream the session's training run onto the Train tab (curves, status, samples, attention, checkpoint list)."""
     key = browser_key(key, request)
-    request_ = TrainingRequest(source, task, text, upload, hub, layers, heads, d_model, lr, steps, batch)
+    request_ = TrainingRequest(source, task, text, upload, hub, layers, heads, d_model, lr, steps, batch, attention,
+                               positions)
     for update in run_training_session(request_, USER_MODELS, key, train=train_on_gpu):
         ckpt = gr.update(choices=checkpoint_choices(key)) if update.done else gr.update()
         yield update.curves, update.status, update.samples, update.attention, ckpt, update.control
@@ -50,11 +51,14 @@ def run_train(source, task, text, upload, hub, layers, heads, d_model, lr, steps
 
 
 @handler
-def run_compare(source, task, text, upload, hub, layers, heads, d_model, lr, steps, batch, key, which="kv-heads"):
+def run_compare(source, task, text, upload, hub, layers, heads, d_model, lr, steps, batch, key, which="kv-heads",
+                attention="mha", positions="sinusoidal"):
     """A comparison of attention variants (MHA / GQA / MQA / MLA, or the position schemes): one loss curve per
-    variant on one plot, then the table (tabs.training_session)."""
+    variant on one plot, then the table (tabs.training_session). Each variant changes its own fields of the
+    requested model (attention, positions) and keeps the rest."""
     check_choice(which, "Variants to compare", list(COMPARISONS))
-    request_ = TrainingRequest(source, task, text, upload, hub, layers, heads, d_model, lr, steps, batch).validated()
+    request_ = TrainingRequest(source, task, text, upload, hub, layers, heads, d_model, lr, steps, batch, attention,
+                               positions).validated()
     for figure, status, table in compare_on_gpu(request_, which):
         yield figure, status, table if table is not None else gr.update()
 
@@ -122,6 +126,12 @@ def build_train_tab(ckpt, key):
             with gr.Row():
                 lr, steps, batch = (bounded_number(k, label) for k, label in
                                     (("lr", "Peak learning rate"), ("steps", "Steps"), ("batch_size", "Batch size")))
+            with gr.Row():
+                attention = gr.Dropdown([("multi-head (MHA)", "mha"), ("multi-head latent (MLA)", "mla")],
+                                        value="mha", label="Attention", elem_id="train-attention-kind")
+                positions = gr.Dropdown([("sinusoidal (the paper)", "sinusoidal"), ("learned", "learned"),
+                                         ("RoPE (rotary)", "rope"), ("ALiBi (linear bias)", "alibi")],
+                                        value="sinusoidal", label="Positions", elem_id="train-positions")
         with gr.Row():
             start = gr.Button("Start", variant="primary", elem_id="train-start")
             stop = gr.Button("Stop", variant="stop", elem_id="train-stop")
@@ -131,7 +141,7 @@ def build_train_tab(ckpt, key):
         status = gr.Markdown("Press Start.", elem_id="train-status")
         with gr.Row():
             curves = gr.Plot(show_label=False, label="Loss and learning rate", elem_id="train-curves")
-            attention = gr.Plot(show_label=False, label="Attention of one example", elem_id="train-attention")
+            heatmap = gr.Plot(show_label=False, label="Attention of one example", elem_id="train-attention")
         samples = gr.Dataframe(label="Samples at the last evaluation", max_height=250)
         compare_table = gr.Dataframe(label="The variants side by side: same data, steps and seed (fewer cached numbers "
                                            "per token: a smaller KV cache; mean attended distance: how far the heads "
@@ -143,15 +153,17 @@ def build_train_tab(ckpt, key):
     preset.change(lambda p: tuple(PRESETS[p][k] for k in ("layers", "heads", "d_model", "lr", "steps", "batch_size")),
                   preset, [layers, heads, d_model, lr, steps, batch], api_visibility="private")
     inputs = [source, task, text, upload, hub, layers, heads, d_model, lr, steps, batch, key]
+    model_options = [attention, positions]
     start.click(busy, None, [start, compare], queue=False, api_visibility="private").then(
-        run_train, inputs, [curves, status, samples, attention, ckpt, control], api_name="train",
+        run_train, inputs + model_options, [curves, status, samples, heatmap, ckpt, control], api_name="train",
         concurrency_limit=LIMITS["concurrent_trainings"], concurrency_id="train", show_progress_on=[status]).then(
         idle, None, [start, compare], queue=False, api_visibility="private")
     comparing = compare.click(busy, None, [start, compare], queue=False, api_visibility="private").then(
-        run_compare, inputs + [compare_which], [curves, status, compare_table], api_name="compare_variants",
+        run_compare, inputs + [compare_which] + model_options, [curves, status, compare_table],
+        api_name="compare_variants",
         concurrency_id="train", show_progress_on=[status])
     comparing.then(idle, None, [start, compare], queue=False, api_visibility="private")
     stop.click(stop_training, control, None, api_name="stop", concurrency_limit=None, cancels=[comparing])
     download.click(download_model, [ckpt, key], zip_file, api_name="download_model", concurrency_limit=2)
     return dict(source=source, task=task, preset=preset, start=start, status=status, curves=curves,
-                attention=attention, inputs=inputs)
+                attention=heatmap, inputs=inputs)

@@ -24,6 +24,7 @@ import torch
 
 import visualize as viz
 from transformer import Transformer, TransformerConfig
+from transformer.config import ATTENTIONS, POS_ENCODINGS
 from transformer.checkpoint import resolve_device, save_checkpoint
 from transformer.compare import COMPARISONS, ComparisonSetup, compare_variants, comparison_variants, rewound
 from transformer.data import TASKS, TaskData, TextData, load_hub_text, split_text
@@ -58,6 +59,8 @@ class TrainingRequest:
     lr: float
     steps: int
     batch_size: int
+    attention: str = "mha"  # or "mla"
+    positions: str = "sinusoidal"  # or "learned", "rope", "alibi"
 
     def validated(self) -> "TrainingRequest":
         if not isinstance(self.source, str) or self.source not in ("task", "text"):
@@ -76,6 +79,16 @@ class TrainingRequest:
             setattr(self, name, int(getattr(self, name)))
         if self.d_model % self.heads:
             raise ValueError(f"d_model ({self.d_model}) must be divisible by the number of heads ({self.heads})")
+        if self.attention not in ATTENTIONS:
+            raise ValueError(f"attention must be one of {', '.join(ATTENTIONS)}, got {str(self.attention)[:40]!r}")
+        if self.positions not in POS_ENCODINGS:
+            raise ValueError(f"positions must be one of {', '.join(POS_ENCODINGS)}, got {str(self.positions)[:40]!r}")
+        try:  # the config's own rules (RoPE needs an even head size d_model / heads)
+            TransformerConfig(vocab_size=8, d_model=self.d_model, n_heads=self.heads, d_ff=8,
+                              attention=self.attention, pos_encoding=self.positions)
+        except ValueError as e:
+            raise ValueError(f"{self.positions} positions with {self.heads} heads of d_model {self.d_model}: {e}") \
+                from None
         for name in ("text", "upload", "hub"):
             if getattr(self, name) is not None and not isinstance(getattr(self, name), str):
                 raise ValueError(f"{name}: expected text, got {type(getattr(self, name)).__name__}")
@@ -148,7 +161,8 @@ def build_run(request: TrainingRequest, text: str | None = None, max_seconds: fl
     """(model, tokenizer, data, train config, task name or None) for a validated request; a text run trains on
     `text` when given (the corpus its session already read), else on request.corpus()."""
     r = request
-    common = dict(d_model=r.d_model, n_heads=r.heads, d_ff=4 * r.d_model, dropout=0.0)
+    common = dict(d_model=r.d_model, n_heads=r.heads, d_ff=4 * r.d_model, dropout=0.0, attention=r.attention,
+                  pos_encoding=r.positions)
     if r.source == "task":
         task = TASKS[r.task]
         tokenizer = CharTokenizer(task.alphabet)

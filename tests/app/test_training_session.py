@@ -126,3 +126,33 @@ def test_presets_respect_the_limits():
     for preset in PRESETS.values():
         request(layers=preset["layers"], heads=preset["heads"], d_model=preset["d_model"], lr=preset["lr"],
                 steps=preset["steps"], batch_size=preset["batch_size"]).validated()
+
+
+@pytest.mark.parametrize("attention, positions", [("mla", "alibi"), ("mha", "rope"), ("mla", "rope")])
+def test_a_model_trained_with_other_attention_or_positions_is_that_model_and_shows_its_heads(attention, positions):
+    """The Train tab's Attention and Positions choices reach the model: the stored model has them in its config,
+    its attention record has every head's weights (rows summing to 1), and it decodes cached as uncached."""
+    from transformer.generate import generate
+    from transformer.probe import record_attention
+
+    store = UserModels()
+    last = list(run_training_session(request(steps=20, attention=attention, positions=positions), store, "k"))[-1]
+    model, tok, _ = store.get("k", last.name)
+    assert (model.config.attention, model.config.pos_encoding) == (attention, positions)
+    record = record_attention(model, tok, "attention")
+    for pattern in record.patterns.values():
+        rows = pattern.weights.sum(-1)
+        torch.testing.assert_close(rows, torch.ones_like(rows))
+    source = tok.encode("abc") + [model.config.eos_id]
+    cached, uncached = ([s.token_id for s in generate(model, source, 8, use_cache=c)] for c in (True, False))
+    assert cached == uncached
+
+
+@pytest.mark.parametrize("kw, message", [
+    (dict(positions="rope", d_model=36, heads=4), "even"),
+    (dict(attention="gqa"), "attention must be one of"),
+    (dict(positions="rotary"), "positions must be one of"),
+])
+def test_impossible_attention_or_positions_are_refused_before_training(kw, message):
+    with pytest.raises(ValueError, match=message):
+        request(**kw).validated()
