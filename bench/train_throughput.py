@@ -1,17 +1,23 @@
 """Training throughput of our encoder-decoder against torch.nn.Transformer of the same size.
 
-    python bench/train_throughput.py                # the real measurement (~2-3 minutes)
-    python bench/train_throughput.py --rounds 2 --reps 1 --warmup 1   # smoke test
+    python bench/train_throughput.py --rounds 15                       # headline: the library vs the peer
+    python bench/train_throughput.py --rounds 15 --dropout-candidates  # + each dropout-mask candidate measured
+    python bench/train_throughput.py --rounds 15 --compile             # torch.compile of both, with their eager selves
+    python bench/train_throughput.py --profile                         # where the fp32 step's time goes
+    python bench/train_throughput.py --rounds 2 --reps 1 --warmup 1    # smoke test
 
 One full training step each: embedding + positional table, 3+3 post-norm layers (d_model 256, 8 heads, d_ff 1024,
 dropout 0.1), output projection tied to the embedding, cross-entropy, backward, AdamW step. Source and target
 length 64, batch 32, vocabulary 1000, no padding. tokens/s counts target tokens (B * T = 2048 per step).
-Ours and the peer run interleaved in this process; the headline is the median of the per-round fp32/fp32 ratio.
+Ours is the library as it is (its dropout is transformer.dropout); the peer is nn.Transformer with torch's own
+nn.Dropout. They run interleaved in this process; the headline is the median of the per-round fp32/fp32 ratio.
 """
 from __future__ import annotations
 
 import argparse
 import math
+import os
+import time
 
 from timing import interleave, machine_header, matmul_report, table, verdict  # also puts the repo on sys.path
 
@@ -19,10 +25,13 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+import transformer.attention as attention
 from transformer import Transformer, TransformerConfig
+from transformer.dropout import Dropout, dropout, effective_p, keep_mask
 from transformer.embeddings import sinusoidal_table
+from transformer.layers import SublayerConnection
 
-TARGET = 1.1  # ours >= 1.1x nn.Transformer's fp32 tokens/s
+TARGET = 1.15  # ours >= 1.15x nn.Transformer's fp32 tokens/s (issue 11, row P1)
 D_MODEL, N_HEADS, N_LAYERS, D_FF, VOCAB, DROPOUT = 256, 8, 3, 1024, 1000, 0.1
 BATCH, SRC_LEN, TGT_LEN = 32, 64, 64
 
@@ -50,25 +59,90 @@ class PeerModel(nn.Module):
         return self.lm_head(out)
 
 
-class RandMaskDropout(nn.Dropout):
-    """Experiment (--rand-dropout), not library code: the same Bernoulli(1 - p) keep mask and 1 / (1 - p) scale as
-    nn.Dropout, drawn with torch.rand (one 32-bit draw per element) instead of bernoulli_. On non-Intel CPUs ATen's
-    bernoulli_ draws a 64-bit double per element serially (its parallel MKL path is Intel-only), on Intel it is
-    faster than torch.rand. It also changes the random stream of a seeded run."""
+# --- Experiments (--dropout-candidates): ours with another dropout, swapped into the model. Not library code. ---
+
+class BernoulliDropout(Dropout):
+    """torch's mask (F.dropout: bernoulli_, one double per element): what the library used before."""
 
     def forward(self, x):
-        if not self.training or not 0.0 < self.p < 1.0:
-            return super().forward(x)
-        keep = torch.rand(x.shape, device=x.device).ge_(self.p).to(x.dtype).div_(1 - self.p)
-        return x * keep
+        return F.dropout(x, self.p, self.training)
 
 
-def with_rand_dropout(model: nn.Module) -> nn.Module:
+class RandDropout(Dropout):
+    """A float32 torch.rand per element compared with p (one 32-bit draw per element instead of four per 64)."""
+
+    def forward(self, x):
+        if not self.training or self.p == 0.0:
+            return x
+        return x * torch.rand(x.shape).ge_(self.p).to(x.dtype).div_(1 - self.p)
+
+
+class FusedResidualSublayer(SublayerConnection):
+    """LayerNorm(x + dropout(Sublayer(x))) with the dropout and the residual add in one addcmul (the library mask;
+    post-norm only, as config A)."""
+
+    def forward(self, x, sublayer):
+        out, weights = sublayer(x)
+        p = self.dropout.p
+        if not self.training or p == 0.0:
+            return self.norm(x + out), weights
+        keep = keep_mask(out.shape, p).to(out.dtype)
+        return self.norm(torch.addcmul(x, out, keep, value=1 / (1 - effective_p(p)))), weights
+
+
+class ExplicitAttentionDropout:
+    """Stands in for `F` inside transformer/attention.py while `active`: in training with dropout, attention goes
+    through the explicit softmax(QK^T / sqrt(d_k)) of attention.scaled_dot_product_attention, and its weights
+    (B, H, T, S) through transformer.dropout instead of the bernoulli_ mask inside F.scaled_dot_product_attention.
+    This measures the change planned for attention.py without editing it."""
+
+    active = False
+
+    def __getattr__(self, name):
+        return getattr(F, name)
+
+    def dropout(self, x, p=0.5, training=True, inplace=False):
+        return dropout(x, p, training) if self.active else F.dropout(x, p, training, inplace)
+
+    def scaled_dot_product_attention(self, q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False,
+                                     enable_gqa=False):
+        if not (self.active and dropout_p > 0.0):
+            return F.scaled_dot_product_attention(q, k, v, attn_mask=attn_mask, dropout_p=dropout_p,
+                                                  is_causal=is_causal, enable_gqa=enable_gqa)
+        if is_causal:
+            causal = attention.causal_mask(q.size(2), k.size(2), device=q.device)  # (1, 1, T, S)
+            attn_mask = causal if attn_mask is None else attn_mask & causal
+        if enable_gqa:
+            k = k.repeat_interleave(q.size(1) // k.size(1), dim=1)  # (B, H, S, d_k)
+            v = v.repeat_interleave(q.size(1) // v.size(1), dim=1)
+        return attention.scaled_dot_product_attention(q, k, v, attn_mask, dropout_p)[0]  # (B, H, T, d_k)
+
+
+def with_dropout(model: nn.Module, cls: type) -> nn.Module:
     for module in model.modules():
-        if type(module) is nn.Dropout:
-            module.__class__ = RandMaskDropout
+        if type(module) is Dropout:
+            module.__class__ = cls
     return model
 
+
+def with_fused_residual(model: nn.Module) -> nn.Module:
+    for module in model.modules():
+        if type(module) is SublayerConnection:
+            module.__class__ = FusedResidualSublayer
+    return model
+
+
+def while_active(proxy: ExplicitAttentionDropout, step):
+    def run():
+        proxy.active = True
+        try:
+            return step()
+        finally:
+            proxy.active = False
+    return run
+
+
+# --- The measurement ---
 
 def ours_model() -> nn.Module:
     cfg = TransformerConfig(arch="encoder-decoder", d_model=D_MODEL, n_heads=N_HEADS, n_encoder_layers=N_LAYERS,
@@ -93,75 +167,154 @@ def make_step(model: nn.Module, forward, src, tgt_in, tgt_out, bf16: bool):
     return step
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--rounds", type=int, default=12, help="interleaved rounds (one ratio each)")
-    parser.add_argument("--reps", type=int, default=2, help="training steps per candidate per round")
-    parser.add_argument("--warmup", type=int, default=3, help="untimed steps per candidate first")
-    parser.add_argument("--threads", type=int, default=0, help="torch intra-op threads (0: torch's default)")
-    parser.add_argument("--no-bf16", action="store_true", help="skip the bf16 autocast candidates")
-    parser.add_argument("--rand-dropout", action="store_true",
-                        help="experiment: add candidates of ours whose dropout masks come from torch.rand")
-    args = parser.parse_args()
-    if args.threads:
-        torch.set_num_threads(args.threads)
-    print(machine_header("training throughput: ours vs torch.nn.Transformer"))
-    fp32, bf16, summary = matmul_report()
-    print(summary, flush=True)
+def ours_fwd(m, s, t):
+    return m(s, t).logits
 
-    torch.manual_seed(0)
-    src = torch.randint(3, VOCAB, (BATCH, SRC_LEN))  # ids 0-2 are pad/bos/eos: no padding anywhere
-    tgt = torch.randint(3, VOCAB, (BATCH, TGT_LEN + 1))
-    tgt_in, tgt_out = tgt[:, :-1], tgt[:, 1:]
-    ours_fwd = lambda m, s, t: m(s, t).logits  # noqa: E731
-    peer_fwd = lambda m, s, t: m(s, t)  # noqa: E731
-    torch.manual_seed(1)
-    ours, ours16 = ours_model(), ours_model()
-    peer, peer16 = PeerModel(), PeerModel()
-    n_ours = sum(p.numel() for p in ours.parameters())
-    n_peer = sum(p.numel() for p in peer.parameters())
-    print(f"params    ours {n_ours:,}, peer {n_peer:,}")
-    candidates = {
-        "ours_fp32": make_step(ours, ours_fwd, src, tgt_in, tgt_out, bf16=False),
-        "peer_fp32": make_step(peer, peer_fwd, src, tgt_in, tgt_out, bf16=False),
-    }
-    if not args.no_bf16:
-        candidates["ours_bf16"] = make_step(ours16, ours_fwd, src, tgt_in, tgt_out, bf16=True)
-        candidates["peer_bf16"] = make_step(peer16, peer_fwd, src, tgt_in, tgt_out, bf16=True)
-    if args.rand_dropout:
-        candidates["ours_fp32_randdrop"] = make_step(with_rand_dropout(ours_model()), ours_fwd, src, tgt_in, tgt_out,
-                                                     bf16=False)
-        if not args.no_bf16:
-            candidates["ours_bf16_randdrop"] = make_step(with_rand_dropout(ours_model()), ours_fwd, src, tgt_in,
-                                                         tgt_out, bf16=True)
-    print(f"timing    {args.rounds} rounds x {args.reps} steps per candidate, {args.warmup} warm-up steps first")
-    res = interleave(candidates, args.rounds, args.reps, args.warmup)
 
-    tokens = BATCH * TGT_LEN
-    flops = step_flops()
+def peer_fwd(m, s, t):
+    return m(s, t)
+
+
+def load() -> str:
+    return " ".join(f"{v:.2f}" for v in os.getloadavg())
+
+
+def report(candidates: dict, res, ratios: list, fp32: float, bf16: float) -> None:
+    tokens, flops = BATCH * TGT_LEN, step_flops()
     rows = []
     for name in candidates:
         sec = res.median(name)
-        peak = fp32 if "fp32" in name else bf16
+        peak = bf16 if "bf16" in name else fp32
         rows.append([name, f"{sec * 1e3:.1f}", f"{tokens / sec:,.0f}", f"{flops / sec / 1e9:.0f}",
                      f"{100 * flops / sec / 1e9 / peak:.0f}%"])
     print()
     print(table(rows, ["candidate", "ms/step (median)", "target tokens/s", "matmul GFLOP/s", "of peak matmul"]))
     print()
-    headline = res.ratio("peer_fp32", "ours_fp32")
-    ratios = [("ours fp32 / peer fp32  (headline)", headline, f"target >= {TARGET}x: {verdict(headline.median, TARGET)}")]
+    for label, slow, fast, note in ratios:
+        print(f"{label:54s} {res.ratio(slow, fast)}  {note}")
+
+
+def profile(steps: dict, n: int = 3) -> None:
+    """Share of self CPU time per kind of op over n steps of each given step function (after one warm-up)."""
+    from torch.profiler import ProfilerActivity, profile as torch_profile
+    kinds = {"matmul (mm, addmm, bmm)": ("aten::mm", "aten::addmm", "aten::bmm"),
+             "torch's masks (aten::bernoulli_)": ("aten::bernoulli_",),
+             "transformer.dropout's draws (aten::random_)": ("aten::random_",),
+             "its compare (aten::ge)": ("aten::ge",)}
+    for name, step in steps.items():
+        step()
+        with torch_profile(activities=[ProfilerActivity.CPU]) as prof:
+            t0 = time.perf_counter()
+            for _ in range(n):
+                step()
+            wall = time.perf_counter() - t0
+        events = prof.key_averages()
+        total = sum(e.self_cpu_time_total for e in events)
+        print(f"\nprofile   {name}: {n} steps, {wall / n * 1e3:.0f} ms/step under the profiler, load avg {load()}")
+        for kind, ops in kinds.items():
+            share = sum(e.self_cpu_time_total for e in events if e.key in ops) / total
+            print(f"  {kind:48s} {100 * share:5.1f}%")
+        mul = [e for e in events if e.key in ("aten::mul", "aten::mul_")]
+        print(f"  {'elementwise multiplies (aten::mul, mul_; dropout and others)':48s} "
+              f"{100 * sum(e.self_cpu_time_total for e in mul) / total:5.1f}%")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--rounds", type=int, default=15, help="interleaved rounds (one ratio each)")
+    parser.add_argument("--reps", type=int, default=2, help="training steps per candidate per round")
+    parser.add_argument("--warmup", type=int, default=3, help="untimed steps per candidate first")
+    parser.add_argument("--threads", type=int, default=0, help="torch intra-op threads (0: torch's default)")
+    parser.add_argument("--no-bf16", action="store_true", help="skip the bf16 autocast candidates")
+    parser.add_argument("--dropout-candidates", action="store_true",
+                        help="experiment: add fp32 candidates of ours with other dropout masks (torch's bernoulli, "
+                             "torch.rand, dropout fused with the residual add, attention-weight dropout too)")
+    parser.add_argument("--compile", action="store_true",
+                        help="instead: time torch.compile of both models (fp32) interleaved with their eager selves")
+    parser.add_argument("--profile", action="store_true",
+                        help="only profile 3 fp32 steps of ours (and of ours with torch's mask) and exit")
+    args = parser.parse_args()
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    print(machine_header("training throughput: ours vs torch.nn.Transformer"))
+    torch.manual_seed(0)
+    src = torch.randint(3, VOCAB, (BATCH, SRC_LEN))  # ids 0-2 are pad/bos/eos: no padding anywhere
+    tgt = torch.randint(3, VOCAB, (BATCH, TGT_LEN + 1))
+    tgt_in, tgt_out = tgt[:, :-1], tgt[:, 1:]
+    torch.manual_seed(1)
+    if args.profile:
+        profile({"ours_fp32": make_step(ours_model(), ours_fwd, src, tgt_in, tgt_out, bf16=False),
+                 "ours_fp32 with torch's bernoulli mask (before)":
+                     make_step(with_dropout(ours_model(), BernoulliDropout), ours_fwd, src, tgt_in, tgt_out, False)})
+        return
+    fp32, bf16, summary = matmul_report()
+    print(summary, flush=True)
+    if args.compile:
+        compiled(src, tgt_in, tgt_out, args, fp32, bf16)
+        return
+    ours, peer = ours_model(), PeerModel()
+    print(f"params    ours {sum(p.numel() for p in ours.parameters()):,}, "
+          f"peer {sum(p.numel() for p in peer.parameters()):,}")
+    candidates = {"ours_fp32": make_step(ours, ours_fwd, src, tgt_in, tgt_out, bf16=False),
+                  "peer_fp32": make_step(peer, peer_fwd, src, tgt_in, tgt_out, bf16=False)}
+    ratios = [("ours fp32 / peer fp32  (headline)", "peer_fp32", "ours_fp32", f"target >= {TARGET}x")]
     if not args.no_bf16:
-        ratios += [("ours bf16 / peer fp32", res.ratio("peer_fp32", "ours_bf16"), ""),
-                   ("ours bf16 / peer bf16", res.ratio("peer_bf16", "ours_bf16"), ""),
-                   ("ours bf16 / ours fp32", res.ratio("ours_fp32", "ours_bf16"), "")]
-    if args.rand_dropout:
-        ratios += [("EXPERIMENT ours fp32 rand-dropout / peer fp32", res.ratio("peer_fp32", "ours_fp32_randdrop"), ""),
-                   ("EXPERIMENT ours fp32 rand-dropout / ours fp32", res.ratio("ours_fp32", "ours_fp32_randdrop"), "")]
-        if not args.no_bf16:
-            ratios += [("EXPERIMENT ours bf16 rand-dropout / peer bf16",
-                        res.ratio("peer_bf16", "ours_bf16_randdrop"), "")]
-    for label, stats, note in ratios:
-        print(f"{label:46s} {stats}  {note}")
+        candidates["ours_bf16"] = make_step(ours_model(), ours_fwd, src, tgt_in, tgt_out, bf16=True)
+        candidates["peer_bf16"] = make_step(PeerModel(), peer_fwd, src, tgt_in, tgt_out, bf16=True)
+        ratios += [("ours bf16 / peer fp32", "peer_fp32", "ours_bf16", ""),
+                   ("ours bf16 / peer bf16", "peer_bf16", "ours_bf16", ""),
+                   ("ours bf16 / ours fp32", "ours_fp32", "ours_bf16", "")]
+    if args.dropout_candidates:
+        proxy = ExplicitAttentionDropout()
+        attention.F = proxy  # inactive (plain F) except inside the ours_fp32_attn candidate's steps
+        experiments = {"bernoulli": with_dropout(ours_model(), BernoulliDropout),
+                       "rand": with_dropout(ours_model(), RandDropout),
+                       "fused_residual": with_fused_residual(ours_model()),
+                       "attn": ours_model()}
+        for tag, model in experiments.items():
+            step = make_step(model, ours_fwd, src, tgt_in, tgt_out, bf16=False)
+            candidates[f"ours_fp32_{tag}"] = while_active(proxy, step) if tag == "attn" else step
+        ratios += [("EXPERIMENT ours fp32 / ours fp32 bernoulli (before)", "ours_fp32_bernoulli", "ours_fp32", ""),
+                   ("EXPERIMENT ours fp32 bernoulli / peer fp32", "peer_fp32", "ours_fp32_bernoulli", ""),
+                   ("EXPERIMENT ours fp32 rand / peer fp32", "peer_fp32", "ours_fp32_rand", ""),
+                   ("EXPERIMENT ours fp32 fused residual / peer fp32", "peer_fp32", "ours_fp32_fused_residual", ""),
+                   ("EXPERIMENT ours fp32 fused residual / ours fp32", "ours_fp32", "ours_fp32_fused_residual", ""),
+                   ("EXPERIMENT ours fp32 + attention dropout / peer fp32", "peer_fp32", "ours_fp32_attn", ""),
+                   ("EXPERIMENT ours fp32 + attention dropout / ours fp32", "ours_fp32", "ours_fp32_attn", "")]
+    print(f"timing    {args.rounds} rounds x {args.reps} steps per candidate, {args.warmup} warm-up steps first, "
+          f"load avg {load()}", flush=True)
+    res = interleave(candidates, args.rounds, args.reps, args.warmup)
+    print(f"done      load avg {load()}")
+    report(candidates, res, ratios, fp32, bf16)
+    headline = res.ratio("peer_fp32", "ours_fp32").median
+    print(f"\nheadline  ours fp32 / peer fp32 {headline:.3f}x, target >= {TARGET}x: {verdict(headline, TARGET)}")
+
+
+def compiled(src, tgt_in, tgt_out, args, fp32: float, bf16: float) -> None:
+    """torch.compile (inductor) of both models, interleaved with their eager selves. Under compile,
+    transformer.dropout hands over to F.dropout, whose mask inductor generates itself, for both models."""
+    print("\ncompile   torch.compile of ours and of the peer (default mode), fp32", flush=True)
+    candidates = {}
+    for name, model, fwd in [("ours", ours_model(), ours_fwd), ("peer", PeerModel(), peer_fwd)]:
+        candidates[f"{name}_fp32_eager"] = make_step(model, fwd, src, tgt_in, tgt_out, bf16=False)
+        step = make_step(torch.compile(ours_model() if name == "ours" else PeerModel()), fwd, src, tgt_in,
+                         tgt_out, bf16=False)
+        t0 = time.perf_counter()
+        try:
+            step()
+        except Exception as error:  # a missing compiler or an inductor failure: say so, keep the eager figures
+            print(f"compile   skipped: torch.compile failed on {name}: {type(error).__name__}: {error}"[:400])
+            return
+        print(f"compile   {name}: first step (compiling) {time.perf_counter() - t0:.1f} s", flush=True)
+        candidates[f"{name}_fp32_compiled"] = step
+    print(f"timing    {args.rounds} rounds x {args.reps} steps per candidate, load avg {load()}", flush=True)
+    res = interleave(candidates, args.rounds, args.reps, args.warmup)
+    print(f"done      load avg {load()}")
+    report(candidates, res, [("compiled ours / compiled peer", "peer_fp32_compiled", "ours_fp32_compiled", ""),
+                             ("compiled ours / eager peer", "peer_fp32_eager", "ours_fp32_compiled", ""),
+                             ("compiled ours / eager ours", "ours_fp32_eager", "ours_fp32_compiled", ""),
+                             ("compiled peer / eager peer", "peer_fp32_eager", "peer_fp32_compiled", ""),
+                             ("eager ours / eager peer", "peer_fp32_eager", "ours_fp32_eager", "")], fp32, bf16)
 
 
 def step_flops() -> float:

@@ -3,6 +3,10 @@
 `generate` is a generator yielding one GenerationStep per new token, so a UI can stream the text.
 Without a cache every step re-runs the decoder over the whole sequence; with it, each step feeds only the
 newest token and attends over stored keys and values. Both give the same tokens (tests/unit/test_generate.py).
+
+Decoding runs under torch.inference_mode(), not just no_grad: no tensor it makes can ever need a gradient, and
+skipping autograd's bookkeeping (version counters, view tracking) saves a little on each of the ~600 small
+operations of a decoding step. Everything it hands back is plain Python (ids, probabilities).
 """
 from __future__ import annotations
 
@@ -184,7 +188,7 @@ def _check_decoding(max_new_tokens, strategy, temperature, top_k, top_p, num_bea
         raise ValueError(f"num_beams: must be >= 1, got {num_beams}")
 
 
-@torch.no_grad()
+@torch.inference_mode()
 def generate(model: Transformer, input_ids, max_new_tokens: int, *, strategy: str = "greedy",
              temperature: float = 1.0, top_k: int | None = None, top_p: float | None = None, num_beams: int = 4,
              length_penalty: float = 1.0, use_cache: bool = True, seed: int | None = None,
@@ -277,7 +281,7 @@ def generate_text(model: Transformer, tokenizer, text: str, max_new_tokens: int,
     return tokenizer.decode(step.token_id for step in generate(model, ids, max_new_tokens, **decoding))
 
 
-@torch.no_grad()
+@torch.inference_mode()
 def greedy_batch(model: Transformer, src: Tensor, max_new_tokens: int, head_mask: HeadMask | None = None
                  ) -> list[list[int]]:
     """Greedy decoding of a padded batch of sources (B, S) at once, with the KV cache (encoder-decoder only).

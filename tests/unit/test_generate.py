@@ -64,6 +64,24 @@ def test_greedy_equals_a_reference_argmax_loop(make_model, arch):
     assert len(steps) == 10
 
 
+def test_greedy_breaks_a_tie_at_the_top_as_argmax_does(make_model):
+    """Oracle: torch.argmax, which returns the lowest id among equal maxima. Giving a lower id the (tied) embedding
+    row of greedy's first choice makes their logits exactly equal; greedy must then emit the lower id, whichever
+    order topk lists the two in, with its probability and both ids in `top`."""
+    model = quiet_eos(make_model("decoder-only"))
+    first = run(model, PROMPT, 1)[0].token_id
+    twin = 3  # the lowest id that is neither special nor in the prompt
+    assert twin < first and twin not in PROMPT, "precondition: the twin must be the lower id"
+    with torch.no_grad():
+        model.embed.weight[twin] = model.embed.weight[first]
+    probs = full_logits(model, PROMPT, []).softmax(-1)
+    assert probs[twin] == probs[first] == probs.max(), "precondition: an exact tie at the top"
+    step = run(model, PROMPT, 1)[0]
+    assert step.token_id == int(probs.argmax()) == twin
+    assert step.prob == float(probs[twin])
+    assert {t for t, _ in step.top[:2]} == {twin, first}
+
+
 VARIANTS = {"MHA": {}, "GQA": dict(n_kv_heads=2), "MQA": dict(n_kv_heads=1), "MLA": dict(attention="mla"),
             "RoPE": dict(pos_encoding="rope"), "ALiBi": dict(pos_encoding="alibi", n_kv_heads=2),
             "MLA+RoPE": dict(attention="mla", pos_encoding="rope", kv_latent_dim=12),
