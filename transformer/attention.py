@@ -23,15 +23,18 @@ from .rotary import RotaryEmbedding
 
 
 def scaled_dot_product_attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None,
-                                 dropout_p: float = 0.0, bias: Tensor | None = None) -> tuple[Tensor, Tensor]:
+                                 dropout_p: float = 0.0, bias: Tensor | None = None, scale: float | None = None
+                                 ) -> tuple[Tensor, Tensor]:
     """Attention(Q, K, V) = softmax(Q K^T / sqrt(d_k)) V        (equation 1)
 
     q: (B, H, T, d_k); k: (B, H, S, d_k); v: (B, H, S, d_v); mask: bool, True = may attend, broadcastable to
     (B, H, T, S); bias: added to the scaled scores before the softmax (ALiBi), broadcastable to (B, H, T, S).
     Returns the output (B, H, T, d_v) and the attention weights (B, H, T, S).
     Masked positions get exactly zero weight; a row with nothing to attend to gets all zeros (not NaN).
+    `scale` replaces 1 / sqrt(d_k) when q's size is not the d_k to scale by (MLA's absorbed decoding).
     """
-    scores = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))  # (B, H, T, S)
+    scale = 1 / math.sqrt(q.size(-1)) if scale is None else scale
+    scores = q @ k.transpose(-2, -1) * scale  # (B, H, T, S)
     if bias is not None:
         scores = scores + bias
     if mask is not None:
@@ -86,7 +89,8 @@ def capture_projections():
 
 
 def attend(module: nn.Module, q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, *, is_causal: bool,
-           need_weights: bool, dropout_p: float, bias: Tensor | None = None) -> tuple[Tensor, Tensor | None]:
+           need_weights: bool, dropout_p: float, bias: Tensor | None = None, scale: float | None = None
+           ) -> tuple[Tensor, Tensor | None]:
     """Equation 1 for every head, through our own scaled_dot_product_attention when the weights are wanted, else
     through PyTorch's fused kernel. q (B, H, T, d); k (B, G, S, d), v (B, G, S, d_v) with G dividing H (GQA/MQA
     share each key/value head between H/G query heads). Returns (B, H, T, d_v) and the weights or None.
@@ -108,13 +112,13 @@ def attend(module: nn.Module, q: Tensor, k: Tensor, v: Tensor, mask: Tensor | No
         captured = _CAPTURE.get()
         if captured is not None and need_weights:
             captured.setdefault(module, []).append(Captured(q, k, v, mask, bias))
-        out, weights = scaled_dot_product_attention(q, k, v, mask, dropout_p, bias)
+        out, weights = scaled_dot_product_attention(q, k, v, mask, dropout_p, bias, scale)
         return out, weights if need_weights else None
     if bias is not None:  # the fused kernel takes one float mask: the bias, with -inf where attention is forbidden
         bias = bias.to(q.dtype)
         mask = bias if mask is None else bias.masked_fill(~mask, float("-inf"))
     out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p, is_causal=is_causal,
-                                         enable_gqa=k.size(1) != q.size(1))  # (B, H, T, d_v)
+                                         scale=scale, enable_gqa=k.size(1) != q.size(1))  # (B, H, T, d_v)
     return out, None
 
 

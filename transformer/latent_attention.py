@@ -66,18 +66,46 @@ class MultiHeadLatentAttention(nn.Module):
                 kept.append(self.position(self.k_rope(key)[:, None], start))  # (B, 1, S, d_R): k^R, rotated
             if cache is not None:
                 kept = cache.append(*kept)  # (B, 1, L + S, d_c), (B, 1, L + S, d_R)
-        latent = kept[0][:, 0]  # (B, S, d_c)
-        S = latent.size(1)
-        k = split_heads(self.k_up(latent), H)  # (B, H, S, d_k): k^C
-        v = split_heads(self.v_up(latent), H)  # (B, H, S, d_k): v^C
-        if self.d_rope:
-            q_rope = self.position(split_heads(self.q_rope(query), H), start)  # (B, H, T, d_R): q^R, rotated
-            q = torch.cat([q, q_rope], dim=-1)  # (B, H, T, d_k + d_R)
-            k = torch.cat([k, kept[1].expand(B, H, S, self.d_rope)], dim=-1)  # (B, H, S, d_k + d_R)
-        out, weights = attend(self, q, k, v, mask, is_causal=is_causal, need_weights=need_weights,
-                              dropout_p=self.dropout if self.training else 0.0,
-                              bias=relative_bias(self.position, T, S))
+        S = kept[0].size(2)
+        bias = relative_bias(self.position, T, S)
+        q_rope = self.position(split_heads(self.q_rope(query), H), start) if self.d_rope else None  # (B, H, T, d_R)
+        if cache is not None and not need_weights and not self.training:
+            out = self._attend_in_latent_space(q, q_rope, kept, mask, is_causal, bias)  # (B, H, T, d_k)
+            weights = None
+        else:
+            latent = kept[0][:, 0]  # (B, S, d_c)
+            k = split_heads(self.k_up(latent), H)  # (B, H, S, d_k): k^C
+            v = split_heads(self.v_up(latent), H)  # (B, H, S, d_k): v^C
+            if self.d_rope:
+                q = torch.cat([q, q_rope], dim=-1)  # (B, H, T, d_k + d_R)
+                k = torch.cat([k, kept[1].expand(B, H, S, self.d_rope)], dim=-1)  # (B, H, S, d_k + d_R)
+            out, weights = attend(self, q, k, v, mask, is_causal=is_causal, need_weights=need_weights,
+                                  dropout_p=self.dropout if self.training else 0.0, bias=bias)
         if head_mask is not None:
             out = out * head_mask.to(out.dtype).view(1, -1, 1, 1)  # (B, H, T, d_k): ablated heads give 0
         out = out.transpose(1, 2).reshape(B, T, H * self.d_k)  # (B, T, d_model)
         return self.out_proj(out), weights
+
+    def _attend_in_latent_space(self, q: Tensor, q_rope: Tensor | None, kept: list[Tensor], mask: Tensor | None,
+                                is_causal: bool, bias: Tensor | None) -> Tensor:
+        """Decoding with the cache, without rebuilding S keys and values at every step: W^UK is absorbed into the
+        queries and W^UV applied after the weighted sum (DeepSeek-V2, section 2.1.2). For head i and cached c_j,
+
+            q_i . k_j,i = q_i . (W_i^UK c_j + b_i^UK) = (W_i^UK^T q_i) . c_j + q_i . b_i^UK
+            sum_j w_ij v_j,i = W_i^UV (sum_j w_ij c_j) + b_i^UV
+
+        q_i . b_i^UK is the same for every key, so the softmax ignores it, and the weights sum to 1. The heads then
+        share one "key" per position, the latent itself: multi-query attention in d_c dimensions.
+        q (B, H, T, d_k); q_rope (B, H, T, d_R) or None; kept: the latent (B, 1, S, d_c) and the rotary key.
+        Returns every head's output (B, H, T, d_k), as the explicit path would.
+        """
+        H, d_k, d_c = self.n_heads, self.d_k, self.kv_latent_dim
+        q_latent = torch.einsum("bhtd,hdc->bhtc", q, self.k_up.weight.view(H, d_k, d_c))  # (B, H, T, d_c)
+        k = v = kept[0]  # (B, 1, S, d_c)
+        if self.d_rope:
+            q_latent = torch.cat([q_latent, q_rope], dim=-1)  # (B, H, T, d_c + d_R)
+            k = torch.cat([kept[0], kept[1]], dim=-1)  # (B, 1, S, d_c + d_R)
+        out_latent, _ = attend(self, q_latent, k, v, mask, is_causal=is_causal, need_weights=False, dropout_p=0.0,
+                               bias=bias, scale=(d_k + self.d_rope) ** -0.5)  # (B, H, T, d_c)
+        out = torch.einsum("bhtc,hdc->bhtd", out_latent, self.v_up.weight.view(H, d_k, d_c))  # (B, H, T, d_k)
+        return out if self.v_up.bias is None else out + self.v_up.bias.view(1, H, 1, d_k)
