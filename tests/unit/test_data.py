@@ -43,6 +43,7 @@ def test_an_unreachable_hub_fails_fast_with_a_clear_message(monkeypatch):
         raise OSError("unreachable")
 
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.delenv("HF_DATASETS_OFFLINE", raising=False)  # CI sets it (.ci/run); it would skip the attempt
     monkeypatch.setattr(socket, "create_connection", refuse)
     with pytest.raises(ValueError, match="Hugging Face Hub cannot be reached"):
         load_text("someone/some-dataset")
