@@ -59,22 +59,25 @@ class PeerModel(nn.Module):
         return self.lm_head(out)
 
 
-# --- Experiments (--dropout-candidates): ours with another dropout, swapped into the model. Not library code. ---
+# --- Experiments (--dropout-candidates): ours with another dropout swapped in. Not library code. ---
 
 class BernoulliDropout(Dropout):
-    """torch's mask (F.dropout: bernoulli_, one double per element): what the library used before."""
+    """torch's mask (F.dropout: bernoulli_, one double per element): what the library's modules used before."""
 
     def forward(self, x):
         return F.dropout(x, self.p, self.training)
 
 
-class RandDropout(Dropout):
+def rand_dropout(x, p, training=True):
     """A float32 torch.rand per element compared with p (one 32-bit draw per element instead of four per 64)."""
+    if not training or p == 0.0:
+        return x
+    return x * torch.rand(x.shape).ge_(p).to(x.dtype).div_(1 - p)
 
+
+class RandDropout(Dropout):
     def forward(self, x):
-        if not self.training or self.p == 0.0:
-            return x
-        return x * torch.rand(x.shape).ge_(self.p).to(x.dtype).div_(1 - self.p)
+        return rand_dropout(x, self.p, self.training)
 
 
 class FusedResidualSublayer(SublayerConnection):
@@ -90,56 +93,57 @@ class FusedResidualSublayer(SublayerConnection):
         return self.norm(torch.addcmul(x, out, keep, value=1 / (1 - effective_p(p)))), weights
 
 
-class ExplicitAttentionDropout:
-    """Stands in for `F` inside transformer/attention.py while `active`: in training with dropout, attention goes
-    through the explicit softmax(QK^T / sqrt(d_k)) of attention.scaled_dot_product_attention, and its weights
-    (B, H, T, S) through transformer.dropout instead of the bernoulli_ mask inside F.scaled_dot_product_attention.
-    This measures the change planned for attention.py without editing it."""
-
-    active = False
-
-    def __getattr__(self, name):
-        return getattr(F, name)
-
-    def dropout(self, x, p=0.5, training=True, inplace=False):
-        return dropout(x, p, training) if self.active else F.dropout(x, p, training, inplace)
-
-    def scaled_dot_product_attention(self, q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False,
-                                     enable_gqa=False):
-        if not (self.active and dropout_p > 0.0):
-            return F.scaled_dot_product_attention(q, k, v, attn_mask=attn_mask, dropout_p=dropout_p,
-                                                  is_causal=is_causal, enable_gqa=enable_gqa)
-        if is_causal:
-            causal = attention.causal_mask(q.size(2), k.size(2), device=q.device)  # (1, 1, T, S)
-            attn_mask = causal if attn_mask is None else attn_mask & causal
-        if enable_gqa:
-            k = k.repeat_interleave(q.size(1) // k.size(1), dim=1)  # (B, H, S, d_k)
-            v = v.repeat_interleave(q.size(1) // v.size(1), dim=1)
-        return attention.scaled_dot_product_attention(q, k, v, attn_mask, dropout_p)[0]  # (B, H, T, d_k)
+LIBRARY_ATTEND = attention.attend
 
 
-def with_dropout(model: nn.Module, cls: type) -> nn.Module:
+def torch_attend(module, q, k, v, mask, *, is_causal, need_weights, dropout_p, bias=None, scale=None):
+    """The attention of the library before transformer/dropout.py: in training, F.scaled_dot_product_attention with
+    dropout_p, which on CPU falls back to its math path and draws the weights' mask with bernoulli_."""
+    if need_weights or dropout_p == 0.0 or bias is not None:
+        return LIBRARY_ATTEND(module, q, k, v, mask, is_causal=is_causal, need_weights=need_weights,
+                              dropout_p=dropout_p, bias=bias, scale=scale)
+    T, S = q.size(2), k.size(2)
+    if is_causal and (mask is not None or S != T):
+        causal = attention.causal_mask(T, S, device=q.device)  # (1, 1, T, S)
+        mask, is_causal = (causal if mask is None else mask & causal), False
+    out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p, is_causal=is_causal,
+                                         scale=scale, enable_gqa=k.size(1) != q.size(1))  # (B, H, T, d_v)
+    return out, None
+
+
+def swap(model: nn.Module, old: type, new: type) -> nn.Module:
     for module in model.modules():
-        if type(module) is Dropout:
-            module.__class__ = cls
+        if type(module) is old:
+            module.__class__ = new
     return model
 
 
-def with_fused_residual(model: nn.Module) -> nn.Module:
-    for module in model.modules():
-        if type(module) is SublayerConnection:
-            module.__class__ = FusedResidualSublayer
-    return model
-
-
-def while_active(proxy: ExplicitAttentionDropout, step):
+def patched(step, **attrs):
+    """The step with transformer.attention's functions (attend, dropout) replaced while it runs."""
     def run():
-        proxy.active = True
+        saved = {name: getattr(attention, name) for name in attrs}
+        for name, value in attrs.items():
+            setattr(attention, name, value)
         try:
             return step()
         finally:
-            proxy.active = False
+            for name, value in saved.items():
+                setattr(attention, name, value)
     return run
+
+
+def dropout_candidates(src, tgt_in, tgt_out) -> dict:
+    """fp32 steps of ours with the library's dropout replaced, each on its own model with the same init."""
+    def step(model):
+        return make_step(model, ours_fwd, src, tgt_in, tgt_out, bf16=False)
+    return {
+        # everything as before transformer/dropout.py: torch's masks in the modules and inside F.sdpa
+        "ours_fp32_before": patched(step(swap(ours_model(), Dropout, BernoulliDropout)), attend=torch_attend),
+        # the library's modules, attention as before: what moving the weights' dropout to our path is worth
+        "ours_fp32_torch_attn": patched(step(ours_model()), attend=torch_attend),
+        "ours_fp32_rand": patched(step(swap(ours_model(), Dropout, RandDropout)), dropout=rand_dropout),
+        "ours_fp32_fused_residual": step(swap(ours_model(), SublayerConnection, FusedResidualSublayer)),
+    }
 
 
 # --- The measurement ---
@@ -194,13 +198,36 @@ def report(candidates: dict, res, ratios: list, fp32: float, bf16: float) -> Non
         print(f"{label:54s} {res.ratio(slow, fast)}  {note}")
 
 
-def profile(steps: dict, n: int = 3) -> None:
-    """Share of self CPU time per kind of op over n steps of each given step function (after one warm-up)."""
+class LabelledDropout(Dropout):
+    def forward(self, x):
+        with torch.profiler.record_function("dropout"):
+            return super().forward(x)
+
+
+class LabelledBernoulliDropout(BernoulliDropout):
+    def forward(self, x):
+        with torch.profiler.record_function("dropout"):
+            return super().forward(x)
+
+
+def labelled_dropout(x, p, training=True):
+    with torch.profiler.record_function("dropout"):
+        return dropout(x, p, training)
+
+
+def profile(src, tgt_in, tgt_out, n: int = 3) -> None:
+    """Share of self CPU time per kind of op over n fp32 steps (after one warm-up): ours, and ours as before
+    transformer/dropout.py. "dropout, forward" is the CPU time inside every dropout call of the forward pass
+    (record_function "dropout"; before, the attention weights' dropout inside F.sdpa is not in it)."""
     from torch.profiler import ProfilerActivity, profile as torch_profile
+    torch.manual_seed(1)
+    steps = {"ours_fp32": patched(make_step(swap(ours_model(), Dropout, LabelledDropout), ours_fwd, src, tgt_in,
+                                            tgt_out, bf16=False), dropout=labelled_dropout),
+             "ours_fp32_before": patched(make_step(swap(ours_model(), Dropout, LabelledBernoulliDropout), ours_fwd,
+                                                   src, tgt_in, tgt_out, bf16=False), attend=torch_attend)}
     kinds = {"matmul (mm, addmm, bmm)": ("aten::mm", "aten::addmm", "aten::bmm"),
-             "torch's masks (aten::bernoulli_)": ("aten::bernoulli_",),
-             "transformer.dropout's draws (aten::random_)": ("aten::random_",),
-             "its compare (aten::ge)": ("aten::ge",)}
+             "mask draws (aten::bernoulli_, aten::random_)": ("aten::bernoulli_", "aten::random_"),
+             "  of which aten::bernoulli_": ("aten::bernoulli_",)}
     for name, step in steps.items():
         step()
         with torch_profile(activities=[ProfilerActivity.CPU]) as prof:
@@ -210,13 +237,13 @@ def profile(steps: dict, n: int = 3) -> None:
             wall = time.perf_counter() - t0
         events = prof.key_averages()
         total = sum(e.self_cpu_time_total for e in events)
-        print(f"\nprofile   {name}: {n} steps, {wall / n * 1e3:.0f} ms/step under the profiler, load avg {load()}")
+        print(f"\nprofile   {name}: {n} steps, {wall / n * 1e3:.0f} ms/step under the profiler, "
+              f"{torch.get_num_threads()} threads, load avg {load()}")
         for kind, ops in kinds.items():
             share = sum(e.self_cpu_time_total for e in events if e.key in ops) / total
             print(f"  {kind:48s} {100 * share:5.1f}%")
-        mul = [e for e in events if e.key in ("aten::mul", "aten::mul_")]
-        print(f"  {'elementwise multiplies (aten::mul, mul_; dropout and others)':48s} "
-              f"{100 * sum(e.self_cpu_time_total for e in mul) / total:5.1f}%")
+        inside = sum(e.cpu_time_total for e in events if e.key == "dropout")
+        print(f"  {'dropout, forward (all its ops)':48s} {100 * inside / total:5.1f}%")
 
 
 def main():
@@ -227,12 +254,12 @@ def main():
     parser.add_argument("--threads", type=int, default=0, help="torch intra-op threads (0: torch's default)")
     parser.add_argument("--no-bf16", action="store_true", help="skip the bf16 autocast candidates")
     parser.add_argument("--dropout-candidates", action="store_true",
-                        help="experiment: add fp32 candidates of ours with other dropout masks (torch's bernoulli, "
-                             "torch.rand, dropout fused with the residual add, attention-weight dropout too)")
+                        help="experiment: add fp32 candidates of ours with other dropouts: all of torch's (before), "
+                             "torch's for the attention weights only, torch.rand masks, dropout fused with the residual")
     parser.add_argument("--compile", action="store_true",
                         help="instead: time torch.compile of both models (fp32) interleaved with their eager selves")
     parser.add_argument("--profile", action="store_true",
-                        help="only profile 3 fp32 steps of ours (and of ours with torch's mask) and exit")
+                        help="instead: profile 3 fp32 steps of ours and of ours as before transformer/dropout.py")
     args = parser.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -243,9 +270,7 @@ def main():
     tgt_in, tgt_out = tgt[:, :-1], tgt[:, 1:]
     torch.manual_seed(1)
     if args.profile:
-        profile({"ours_fp32": make_step(ours_model(), ours_fwd, src, tgt_in, tgt_out, bf16=False),
-                 "ours_fp32 with torch's bernoulli mask (before)":
-                     make_step(with_dropout(ours_model(), BernoulliDropout), ours_fwd, src, tgt_in, tgt_out, False)})
+        profile(src, tgt_in, tgt_out)
         return
     fp32, bf16, summary = matmul_report()
     print(summary, flush=True)
@@ -265,22 +290,15 @@ def main():
                    ("ours bf16 / peer bf16", "peer_bf16", "ours_bf16", ""),
                    ("ours bf16 / ours fp32", "ours_fp32", "ours_bf16", "")]
     if args.dropout_candidates:
-        proxy = ExplicitAttentionDropout()
-        attention.F = proxy  # inactive (plain F) except inside the ours_fp32_attn candidate's steps
-        experiments = {"bernoulli": with_dropout(ours_model(), BernoulliDropout),
-                       "rand": with_dropout(ours_model(), RandDropout),
-                       "fused_residual": with_fused_residual(ours_model()),
-                       "attn": ours_model()}
-        for tag, model in experiments.items():
-            step = make_step(model, ours_fwd, src, tgt_in, tgt_out, bf16=False)
-            candidates[f"ours_fp32_{tag}"] = while_active(proxy, step) if tag == "attn" else step
-        ratios += [("EXPERIMENT ours fp32 / ours fp32 bernoulli (before)", "ours_fp32_bernoulli", "ours_fp32", ""),
-                   ("EXPERIMENT ours fp32 bernoulli / peer fp32", "peer_fp32", "ours_fp32_bernoulli", ""),
-                   ("EXPERIMENT ours fp32 rand / peer fp32", "peer_fp32", "ours_fp32_rand", ""),
-                   ("EXPERIMENT ours fp32 fused residual / peer fp32", "peer_fp32", "ours_fp32_fused_residual", ""),
-                   ("EXPERIMENT ours fp32 fused residual / ours fp32", "ours_fp32", "ours_fp32_fused_residual", ""),
-                   ("EXPERIMENT ours fp32 + attention dropout / peer fp32", "peer_fp32", "ours_fp32_attn", ""),
-                   ("EXPERIMENT ours fp32 + attention dropout / ours fp32", "ours_fp32", "ours_fp32_attn", "")]
+        torch.manual_seed(1)
+        candidates.update(dropout_candidates(src, tgt_in, tgt_out))
+        ratios += [("EXPERIMENT ours / before (torch's masks everywhere)", "ours_fp32_before", "ours_fp32", ""),
+                   ("EXPERIMENT before / peer fp32", "peer_fp32", "ours_fp32_before", ""),
+                   ("EXPERIMENT ours / ours with torch's attention dropout", "ours_fp32_torch_attn", "ours_fp32", ""),
+                   ("EXPERIMENT torch.rand masks / peer fp32", "peer_fp32", "ours_fp32_rand", ""),
+                   ("EXPERIMENT torch.rand masks / ours", "ours_fp32", "ours_fp32_rand", ""),
+                   ("EXPERIMENT fused residual / peer fp32", "peer_fp32", "ours_fp32_fused_residual", ""),
+                   ("EXPERIMENT fused residual / ours", "ours_fp32", "ours_fp32_fused_residual", "")]
     print(f"timing    {args.rounds} rounds x {args.reps} steps per candidate, {args.warmup} warm-up steps first, "
           f"load avg {load()}", flush=True)
     res = interleave(candidates, args.rounds, args.reps, args.warmup)

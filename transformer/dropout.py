@@ -7,11 +7,12 @@ value of every element is unchanged; at evaluation dropout is the identity.
 
 Why not `nn.Dropout`: on CPU its mask comes from ATen's `bernoulli_`, which uses MKL's parallel generator on Intel
 CPUs only. Elsewhere (this project's AMD machine) it draws a 64-bit double per element from mt19937 on one thread:
-5.0 ns per element, 22.8% of a training step (bench/RESULTS.md, section 1). Here the mask compares 16-bit random
-integers with a threshold, and one 64-bit draw from the same generator gives four of them. So `p` is rounded to a
-multiple of 1/65536 (0.1 becomes 6554/65536 = 0.100006), and the survivors are scaled by 1 / (1 - that p), which
-keeps the expectation exact. Everything comes from torch's default generator: `torch.manual_seed` decides every
-mask, and a seeded run is reproducible (but its masks differ from `nn.Dropout`'s).
+5.0 ns per element, 23-25% of a training step (bench/RESULTS.md, section 1). Here the mask compares 16-bit random
+integers with a threshold, and one 64-bit draw from the same generator gives four of them (0.8 ns per element;
+the draws are 4.4% of the same step). So `p` is rounded to a multiple of 1/65536 (0.1 becomes 6554/65536 =
+0.100006), and the survivors are scaled by 1 / (1 - that p), which keeps the expectation exact. Everything comes
+from torch's default generator: `torch.manual_seed` decides every mask, and a seeded run is reproducible (but its
+masks differ from `nn.Dropout`'s, so runs seeded before this module existed are not re-created bit for bit).
 
 On other devices (CUDA ...) and under `torch.compile`, `F.dropout` is fast already, and is used as it is.
 """
