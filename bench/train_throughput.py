@@ -25,8 +25,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-import transformer.attention as attention
-from transformer import Transformer, TransformerConfig
+from transformer import Transformer, TransformerConfig, attention
 from transformer.dropout import Dropout, dropout, effective_p, keep_mask
 from transformer.embeddings import sinusoidal_table
 from transformer.layers import SublayerConnection
@@ -219,7 +218,6 @@ def profile(src, tgt_in, tgt_out, n: int = 3) -> None:
     """Share of self CPU time per kind of op over n fp32 steps (after one warm-up): ours, and ours as before
     transformer/dropout.py. "dropout, forward" is the CPU time inside every dropout call of the forward pass
     (record_function "dropout"; before, the attention weights' dropout inside F.sdpa is not in it)."""
-    from torch.profiler import ProfilerActivity, profile as torch_profile
     torch.manual_seed(1)
     steps = {"ours_fp32": patched(make_step(swap(ours_model(), Dropout, LabelledDropout), ours_fwd, src, tgt_in,
                                             tgt_out, bf16=False), dropout=labelled_dropout),
@@ -230,7 +228,7 @@ def profile(src, tgt_in, tgt_out, n: int = 3) -> None:
              "  of which aten::bernoulli_": ("aten::bernoulli_",)}
     for name, step in steps.items():
         step()
-        with torch_profile(activities=[ProfilerActivity.CPU]) as prof:
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
             t0 = time.perf_counter()
             for _ in range(n):
                 step()
@@ -320,7 +318,7 @@ def compiled(src, tgt_in, tgt_out, args, fp32: float, bf16: float) -> None:
         t0 = time.perf_counter()
         try:
             step()
-        except Exception as error:  # a missing compiler or an inductor failure: say so, keep the eager figures
+        except (RuntimeError, OSError, ImportError) as error:  # no C++ compiler, an inductor failure: say so
             print(f"compile   skipped: torch.compile failed on {name}: {type(error).__name__}: {error}"[:400])
             return
         print(f"compile   {name}: first step (compiling) {time.perf_counter() - t0:.1f} s", flush=True)
