@@ -11,7 +11,7 @@ from .common import USER_MODELS, Number, UserError, browser_key, check_choice, c
 from .exports import EXPORTS
 from .gpu import GPU_SECONDS_MARGIN, gpu, wall_seconds
 from .training_session import (COMPARE_LIMITS, LIMITS, PRESETS, StopSignal, TrainingRequest,
-                               compare_seconds_per_variant, export_checkpoint, run_comparison_session,
+                               export_checkpoint, run_comparison_session,
                                run_training_session, train_stream)
 
 
@@ -23,17 +23,12 @@ def train_on_gpu(request, text, control):
     yield from train_stream(request, text, control, max_seconds=wall_seconds(LIMITS["seconds"]))
 
 
-def _variant_seconds(which: str) -> float:
-    """Each variant's wall-clock share of the comparison, cut on ZeroGPU to fit the GPU time a call may ask for."""
-    return compare_seconds_per_variant(which, wall_seconds(COMPARE_LIMITS["seconds"]))
-
-
 @gpu(duration=lambda request, which: COMPARE_LIMITS["seconds"] + GPU_SECONDS_MARGIN)
 @handler
 def compare_on_gpu(request, which):
     """The trainings of a comparison (tabs.training_session.run_comparison_session), one after the other, within
     the GPU time a call may ask for on ZeroGPU."""
-    yield from run_comparison_session(request, which, seconds_per_variant=_variant_seconds(which))
+    yield from run_comparison_session(request, which, seconds=wall_seconds(COMPARE_LIMITS["seconds"]))
 
 
 @handler

@@ -346,30 +346,23 @@ def warm_up():
 COMPARE_LIMITS = {"steps": 1500, "seconds": 300, "seconds_per_variant": 100}  # one request: at most ~5 minutes
 
 
-def compare_seconds_per_variant(which: str, total: float = COMPARE_LIMITS["seconds"]) -> float:
-    """Each variant's share of a comparison's wall-clock budget (at most seconds_per_variant)."""
-    n_variants = len(COMPARISONS[which].replace(" + ", " / ").split(" / "))
-    return min(COMPARE_LIMITS["seconds_per_variant"], total / n_variants)
-
-
 def run_comparison_session(request: TrainingRequest, which: str = "kv-heads",
-                           seconds_per_variant: float | None = None):
+                           seconds: float = COMPARE_LIMITS["seconds"]):
     """A comparison of attention variants (transformer.compare: `which` names one of COMPARISONS): the requested
     model trained once per variant, one after the other, same data, steps and seed; yields (figure of the loss
     curves, status, table or None), a few times a second, and at the end the table of parameters, KV-cache bytes
-    per token, training and decoding speed, final quality and how far the heads look."""
+    per token, training and decoding speed, final quality and how far the heads look. The variants share
+    `seconds` of wall-clock time, each at most COMPARE_LIMITS["seconds_per_variant"]."""
     request = request.validated()
     if which not in COMPARISONS:
         raise ValueError(f"Compare: choose one of {', '.join(COMPARISONS)}, got {which!r}")
     request.steps = min(request.steps, COMPARE_LIMITS["steps"])
     model, tokenizer, data, train_cfg, task = build_run(request)
-    train_cfg.max_seconds = seconds_per_variant or compare_seconds_per_variant(which)
     try:
         variants = comparison_variants(which, model.config)
-        for variant in variants:
-            variant.config(model.config)
     except ValueError as e:
         raise ValueError(f"Compare {COMPARISONS[which]}: {e}") from None
+    train_cfg.max_seconds = min(COMPARE_LIMITS["seconds_per_variant"], seconds / len(variants))
     setup = ComparisonSetup(model.config, tokenizer, train_cfg, rewound(data))
     del model  # each variant builds its own
     title = f"{COMPARISONS[which]}: train loss"

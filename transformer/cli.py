@@ -230,8 +230,6 @@ def compare_cli(args, command: str, world: distributed.World) -> int:
     model, tokenizer, data, train_cfg, info, val_text = build(args)
     try:
         variants = comparison_variants(args.compare, model.config, gqa_kv_heads)
-        for variant in variants:
-            variant.config(model.config)
     except ValueError as e:
         raise SystemExit(f"--compare {args.compare}: {e}") from None
     setup = ComparisonSetup(model.config, tokenizer, train_cfg, rewound(data), val_text)

@@ -173,16 +173,21 @@ def position_variants(base: TransformerConfig | None = None) -> list[Variant]:
 
 
 def comparison_variants(which: str, base: TransformerConfig, gqa_kv_heads: int | None = None) -> list[Variant]:
-    """The variants of a named comparison (COMPARISONS) for models shaped like `base`."""
+    """The variants of a named comparison (COMPARISONS) for models shaped like `base`; one such a model cannot be
+    is a ValueError."""
     if which not in COMPARISONS:
         raise ValueError(f"comparison: must be one of {', '.join(COMPARISONS)}, got {which!r}")
     if which == "kv-heads":
-        return kv_head_variants(base.n_heads, gqa_kv_heads)
-    if which == "attention":
-        return attention_variants(base.n_heads, gqa_kv_heads)
-    if which == "positions":
-        return position_variants()
-    return attention_variants(base.n_heads, gqa_kv_heads) + position_variants(base)
+        variants = kv_head_variants(base.n_heads, gqa_kv_heads)
+    elif which == "attention":
+        variants = attention_variants(base.n_heads, gqa_kv_heads)
+    elif which == "positions":
+        variants = position_variants()
+    else:
+        variants = attention_variants(base.n_heads, gqa_kv_heads) + position_variants(base)
+    for variant in variants:
+        variant.config(base)  # refuses a variant this model cannot be (RoPE with an odd d_k)
+    return variants
 
 
 COMPARISONS = {"kv-heads": "MHA / GQA / MQA", "attention": "MHA / GQA / MQA / MLA",
