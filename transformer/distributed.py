@@ -113,6 +113,8 @@ def init(device: str | torch.device = "auto") -> World:
 
 
 def close(world: World) -> None:
-    """Leave the process group (every rank calls this once its work is done)."""
+    """Leave the process group once every rank is done (every rank calls this): rank 0 still measures and writes
+    after training, and a rank that tore its group down meanwhile could abort in gloo's teardown."""
     if world.is_distributed and dist.is_initialized():
+        dist.barrier()
         dist.destroy_process_group()
