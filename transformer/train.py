@@ -228,6 +228,8 @@ class Trainer:
     def evaluate(self) -> EvalEvent:
         model, tok, cfg = self.model, self.tokenizer, self.model.config
         model.eval()
+        if hasattr(self.data, "evaluate"):  # data that knows how it is measured (translation: transformer.translation)
+            return EvalEvent(self.step, elapsed=self.elapsed, **self.data.evaluate(model, tok))
         if isinstance(self.data, TaskData):
             pairs = self.data.val_pairs
             src = pad([tok.encode(s) + [cfg.eos_id] for s, _ in pairs], cfg.pad_id).to(model.device)
