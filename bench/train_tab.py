@@ -15,7 +15,7 @@ from transformer.train import Trainer  # noqa: E402
 
 
 def anti_diagonal_hit_rate(event) -> float:
-    """Best head of the last layer: the anti-diagonal score (transformer.analysis, on the text positions)."""
+    """Best head of the last layer: the anti-diagonal score (transformer.interpretability.analysis, on the text positions)."""
     return float(event.attention.scores()["anti-diagonal"][-1].max())
 
 

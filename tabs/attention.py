@@ -11,8 +11,8 @@ import pandas as pd
 import torch
 
 import visualize as viz
-from transformer.analysis import LOW_IS_INTERESTING
-from transformer.probe import KINDS, record_attention
+from transformer.interpretability.analysis import LOW_IS_INTERESTING
+from transformer.interpretability.probe import KINDS, record_attention
 
 from .common import (ATTENTION_CAP, FAST, MAX_PROMPT_CHARS, SHIPPED, ModelRef, Radio, Slider, UserError,
                      browser_key, check_choice, check_number, check_text, handler, model_ref)

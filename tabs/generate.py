@@ -10,7 +10,7 @@ import pandas as pd
 import visualize as viz
 from transformer.data import INDUCTION_ALPHABET, TASKS
 from transformer.generate import STRATEGIES, generate
-from transformer.probe import encode_input, record_step
+from transformer.interpretability.probe import encode_input, record_step
 
 from .common import (ATTENTION_CAP, MAX_PROMPT_CHARS, ModelRef, Number, Slider, browser_key, check_choice,
                      check_number, check_text, handler, model_ref, resolve, unknown_notice)
@@ -87,7 +87,7 @@ def clear_generate():
 @handler
 def inspect_step(gen_state, step):
     """For generated token `step`: its top alternatives, and where it looked (last layer, mean over heads) in the
-    forward pass that produced it (transformer.probe.record_step: the same context, the same weights)."""
+    forward pass that produced it (transformer.interpretability.probe.record_step: the same context, the same weights)."""
     if not gen_state or not gen_state["output"]:
         return viz.empty_curves("Generate something first"), viz.empty_curves("")
     source = model_ref(gen_state["ckpt"], gen_state["key"])

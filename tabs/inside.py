@@ -1,7 +1,7 @@
 """The Attention tab's "look inside" views: the Q·K step for one query, attention rollout, and head ablation.
 
 Each works on the record the tab already holds (and the checkpoint that made it); the numbers come from
-transformer.probe, transformer.analysis and transformer.ablation, the figures from visualize.
+transformer.interpretability.probe, transformer.interpretability.analysis and transformer.interpretability.ablation, the figures from visualize.
 """
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ import gradio as gr
 import pandas as pd
 
 import visualize as viz
-from transformer.ablation import default_eval_set, evaluate, head_importance, heads_off
-from transformer.analysis import attention_rollout
+from transformer.interpretability.ablation import default_eval_set, evaluate, head_importance, heads_off
+from transformer.interpretability.analysis import attention_rollout
 from transformer.generate import generate
-from transformer.probe import qk_step
+from transformer.interpretability.probe import qk_step
 
 from .common import FAST, ModelRef, Slider, UserError, browser_key, check_number, handler, model_ref
 from .gpu import gpu
@@ -46,7 +46,7 @@ def draw_qk(made_by, key, record, kind, layer, head, query, shown=None, request:
 @gpu(duration=10)
 @handler
 def qk_on_gpu(source: ModelRef, record, kind: str, layer: int, head: int, query: int):
-    """transformer.probe.qk_step: the record's forward pass again, keeping the q, k and v of one head."""
+    """transformer.interpretability.probe.qk_step: the record's forward pass again, keeping the q, k and v of one head."""
     model, _, _ = source.load()
     return qk_step(model, record, kind, layer, head, query)
 
@@ -119,7 +119,7 @@ def run_importance(made_by, key, record, kind, request: gr.Request = None, progr
 @gpu(duration=60)
 @handler
 def importance_on_gpu(source: ModelRef, record, progress):
-    """({kind: (layers, heads)} of transformer.ablation.head_importance, the metric it used)."""
+    """({kind: (layers, heads)} of transformer.interpretability.ablation.head_importance, the metric it used)."""
     model, tok, info = source.load()
     eval_set = default_eval_set(model, tok, info.get("task"), record.input_ids)
     grid = head_importance(model, tok, eval_set, progress=lambda done, total: progress((done, total), desc="heads"))

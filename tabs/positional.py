@@ -6,9 +6,9 @@ import gradio as gr
 import torch
 
 import visualize as viz
-from transformer.alibi import alibi_bias, alibi_slopes
+from transformer.positions.alibi import alibi_bias, alibi_slopes
 from transformer.embeddings import sinusoidal_table
-from transformer.rotary import rope_angles, rotated_dot_products
+from transformer.positions.rotary import rope_angles, rotated_dot_products
 
 from .common import FAST, SHIPPED, Slider, UserError, browser_key, check_number, handler, resolve, shipped_model
 

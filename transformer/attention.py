@@ -3,8 +3,8 @@
 Dimension letters: B batch, H query heads, G key/value heads (H for MHA, 1 for MQA), T query length,
 S key length, d_k = d_model / H the size of one head.
 
-Relative positions enter here, not at the embedding: RoPE (transformer/rotary.py) rotates queries and keys,
-ALiBi (transformer/alibi.py) adds a bias to the scores. Multi-head latent attention is in latent_attention.py.
+Relative positions enter here, not at the embedding: RoPE (transformer/positions/rotary.py) rotates queries and keys,
+ALiBi (transformer/positions/alibi.py) adds a bias to the scores. Multi-head latent attention is in latent_attention.py.
 """
 from __future__ import annotations
 
@@ -17,9 +17,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from .alibi import ALiBi
 from .dropout import dropout
-from .rotary import RotaryEmbedding
+from .positions import ALiBi, RelativePosition, RotaryEmbedding
 
 
 def scaled_dot_product_attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None,
@@ -184,9 +183,6 @@ class KVCache:
     def reorder(self, index: Tensor) -> None:
         """Select batch rows (beam search keeps the caches of the surviving beams)."""
         self._storage = [s.index_select(0, index) for s in self._storage]
-
-
-RelativePosition = RotaryEmbedding | ALiBi | None
 
 
 def split_heads(x: Tensor, heads: int) -> Tensor:

@@ -15,13 +15,14 @@ import torch
 from tqdm import tqdm
 
 from . import distributed
-from .analysis import repeated_sequence_scores
 from .checkpoint import load_checkpoint, recover_checkpoint
 from .compare import COMPARISONS, ComparisonSetup, compare_variants, comparison_variants, markdown_table, rewound
 from .config import TransformerConfig
 from .data import (INDUCTION_ALPHABET, INDUCTION_MIN_HALF, KNOWN_CORPORA, TASKS, InductionData, TaskData, TextData,
                    text_splits)
-from .evaluate import bits, exact_match, induction_metrics, previous_token_scores, reverse_anti_diagonality, text_loss
+from .evaluate import bits, exact_match, text_loss
+from .interpretability.analysis import repeated_sequence_scores
+from .interpretability.head_metrics import induction_metrics, previous_token_scores, reverse_anti_diagonality
 from .model import Transformer
 from .tokenization import BPETokenizer, CharTokenizer, load_tokenizer
 from .train import TrainConfig, Trainer

@@ -28,10 +28,11 @@ import torch
 
 from .config import TransformerConfig
 from .data import InductionData, TaskData, TextData
+from .encoding import source_ids
 from .evaluate import nats_per_char
 from .generate import _Decoder, cache_bytes_per_token  # _Decoder: the decoding state generate() itself uses
 from .model import Transformer
-from .probe import record_ids
+from .interpretability.probe import record_ids
 from .train import EvalEvent, StepEvent, TrainConfig, Trainer
 
 Data = TaskData | TextData | InductionData
@@ -225,7 +226,7 @@ def mean_attended_distance(model: Transformer, data: Data, tokenizer, n_examples
             if i >= len(data.val_pairs):
                 break
             source, target = data.val_pairs[i]
-            record = record_ids(model, tokenizer, tokenizer.encode(source) + [model.config.eos_id],
+            record = record_ids(model, tokenizer, source_ids(tokenizer, source, model.config),
                                 tokenizer.encode(target))
         else:
             windows = data.val_batch[0]
@@ -240,7 +241,7 @@ def decode_prompt(data: Data, tokenizer, config: TransformerConfig, length: int 
     """What the speed test decodes from: the first validation source (seq2seq) or the first `length` tokens of the
     first validation window (language model)."""
     if isinstance(data, TaskData):
-        return tokenizer.encode(data.val_pairs[0][0]) + [config.eos_id]
+        return source_ids(tokenizer, data.val_pairs[0][0], config)
     return data.val_batch[0][0, :length].tolist()
 
 

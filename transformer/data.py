@@ -14,6 +14,9 @@ from typing import Callable
 import torch
 from torch import Tensor
 
+from .config import TransformerConfig
+from .encoding import pair_batch
+
 # --- synthetic tasks ------------------------------------------------------------------------------------------
 
 
@@ -102,21 +105,12 @@ TASKS: dict[str, Task] = {
 }
 
 
-def task_batch(task: Task, tokenizer, rng: random.Random, batch_size: int, pad_id: int, bos_id: int, eos_id: int):
-    """Fresh examples, padded to the longest: src = source + </s>; the decoder reads <s> + target (teacher forcing,
-    the target shifted right) and is scored on target + </s>. Returns (src, tgt_in, tgt_out, pairs)."""
+def task_batch(task: Task, tokenizer, rng: random.Random, batch_size: int, config: TransformerConfig):
+    """Fresh examples as `encoding.pair_batch` assembles them: src = source + </s>; the decoder reads <s> + target
+    (teacher forcing, the target shifted right) and is scored on target + </s>. Returns (src, tgt_in, tgt_out,
+    pairs)."""
     pairs = [task.sample(rng) for _ in range(batch_size)]
-    src = pad([tokenizer.encode(s) + [eos_id] for s, _ in pairs], pad_id)  # (B, S)
-    tgt = pad([[bos_id] + tokenizer.encode(t) + [eos_id] for _, t in pairs], pad_id)  # (B, T + 1)
-    return src, tgt[:, :-1], tgt[:, 1:], pairs
-
-
-def pad(sequences: list[list[int]], pad_id: int) -> Tensor:
-    """(B, longest) LongTensor, right-padded with pad_id."""
-    out = torch.full((len(sequences), max(len(s) for s in sequences)), pad_id, dtype=torch.long)
-    for i, s in enumerate(sequences):
-        out[i, : len(s)] = torch.tensor(s, dtype=torch.long)
-    return out
+    return (*pair_batch(tokenizer, pairs, config), pairs)
 
 
 class TaskData:
@@ -129,9 +123,7 @@ class TaskData:
         self.val_pairs = [task.sample(val_rng) for _ in range(n_val)]
 
     def train_batch(self, batch_size: int):
-        c = self.cfg
-        src, tgt_in, tgt_out, _ = task_batch(self.task, self.tokenizer, self.rng, batch_size, c.pad_id, c.bos_id,
-                                             c.eos_id)
+        src, tgt_in, tgt_out, _ = task_batch(self.task, self.tokenizer, self.rng, batch_size, self.cfg)
         return (src, tgt_in), tgt_out
 
     def state(self) -> dict:

@@ -4,13 +4,18 @@ An encoder-decoder model reads `encode(source) + [</s>]`; its decoder reads `<s>
 target shifted right) and is scored on `target + </s>`. A decoder-only model reads the tokens as they are.
 Everything above this module (data, training, generation, the probe, evaluation) builds ids through these
 functions, so the rule is written once. Imports only the config and the tokenizers.
+
+`encode_input` adds the cut policy of a text too long for the model (what the app shows, through the probe).
 """
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import torch
 from torch import Tensor
 
 from .config import TransformerConfig
+from .tokenization import unknown_characters
 
 
 def source_ids(tokenizer, text: str, config: TransformerConfig) -> list[int]:
@@ -27,6 +32,11 @@ def with_eos(ids: list[int], config: TransformerConfig) -> list[int]:
 def decoder_ids(target: list[int], config: TransformerConfig) -> tuple[list[int], list[int]]:
     """(decoder input, decoder target) for the target tokens: <s> + target, and target + </s>."""
     return [config.bos_id] + list(target), list(target) + [config.eos_id]
+
+
+def source_batch(tokenizer, sources: list[str], config: TransformerConfig) -> Tensor:
+    """(B, S) the encoder's batch of source texts: each `source_ids`, right-padded with pad_id."""
+    return pad([source_ids(tokenizer, s, config) for s in sources], config.pad_id)
 
 
 def pad(sequences: list[list[int]], pad_id: int) -> Tensor:
@@ -48,3 +58,47 @@ def id_pair_batch(pairs: list[tuple[list[int], list[int]]], config: TransformerC
     src = pad([with_eos(s, config) for s, _ in pairs], config.pad_id)  # (B, S)
     dec = [decoder_ids(t, config) for _, t in pairs]
     return src, pad([i for i, _ in dec], config.pad_id), pad([o for _, o in dec], config.pad_id)  # (B, T) each
+
+
+@dataclass
+class EncodedInput:
+    """A text as a model reads it: `ids` (with `</s>` for an encoder source), and what the cut left out."""
+
+    ids: list[int]
+    n_text_tokens: int  # tokens of the whole text, before any cut
+    n_kept: int  # tokens of the text that were kept
+    limit: int  # the most text tokens this reader takes
+    unknown: str  # characters of the text the tokenizer does not know (they became <unk>)
+    what: str = "input"
+
+    @property
+    def truncated(self) -> bool:
+        return self.n_kept < self.n_text_tokens
+
+    def cut_message(self) -> str:
+        """One sentence saying what was cut, or "" when nothing was."""
+        if not self.truncated:
+            return ""
+        return (f"The {self.what} has {self.n_text_tokens} tokens; this model reads at most {self.limit}, so it was "
+                f"cut to its {'first' if self.what != 'prompt' else 'last'} {self.n_kept}.")
+
+
+def encode_input(model, tokenizer, text: str, *, max_tokens: int | None = None,
+                 role: str = "input") -> EncodedInput:
+    """Encode `text` for `model` (anything with a `.config`), cutting it to what the model (and `max_tokens`, a display limit) can read.
+
+    role "input": the source of an encoder-decoder model (`text + </s>`, first tokens kept) or the whole input of
+    a decoder-only model (last tokens kept); role "target": the decoder's target of an encoder-decoder model (room
+    is left for `<s>`; first tokens kept).
+    """
+    cfg = model.config
+    if not text:
+        raise ValueError(f"the {role} is empty: type some text")
+    ids = tokenizer.encode(text)
+    keep_last = not cfg.is_encoder_decoder and role == "input"
+    limit = cfg.max_len if keep_last else cfg.max_len - 1  # room for </s> (source) or <s> (target)
+    limit = limit if max_tokens is None else min(limit, max_tokens)
+    kept = ids[-limit:] if keep_last else ids[:limit]
+    what = "prompt" if keep_last else role
+    read = with_eos(kept, cfg) if role == "input" else kept
+    return EncodedInput(read, len(ids), len(kept), limit, unknown_characters(tokenizer, text), what)

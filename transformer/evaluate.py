@@ -1,5 +1,5 @@
-"""Metrics of trained models: exact match on a task, how anti-diagonal `reverse` attention is, perplexity and nats
-per character."""
+"""Metrics of trained models: exact match (the one definition: the Trainer, ablation and the CLI use it), perplexity
+and nats per character. The metrics of attention heads are in transformer.interpretability.head_metrics."""
 from __future__ import annotations
 
 import math
@@ -9,42 +9,32 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
-from .analysis import (best_head, head_scores, previous_token, random_token_ids, repeated_sequence_scores,
-                       repeated_sequences)
-from .data import Task, pad
+from .data import Task
+from .encoding import source_batch
 from .generate import greedy_batch
-from .model import Transformer
-from .probe import record_ids
+from .model import HeadMask, Transformer
 from .tokenization import UNK_ID
 
 
 @torch.no_grad()
+def greedy_exact_match(model: Transformer, tokenizer, pairs: list[tuple[str, str]], max_new_tokens: int, *,
+                       head_mask: HeadMask | None = None, batch_size: int = 250) -> tuple[float, list[str]]:
+    """(exact match, outputs): each source's greedy output (read as the encoder reads it, `encoding.source_batch`,
+    up to max_new_tokens) decoded, and the fraction of outputs that equal their target exactly. The one definition
+    of exact match: the Trainer's evaluation, head ablation and `exact_match` all call it."""
+    outputs = []
+    for i in range(0, len(pairs), batch_size):
+        src = source_batch(tokenizer, [s for s, _ in pairs[i: i + batch_size]], model.config).to(model.device)
+        outputs += [tokenizer.decode(o) for o in greedy_batch(model, src, max_new_tokens, head_mask)]
+    return sum(o == t for o, (_, t) in zip(outputs, pairs)) / len(pairs), outputs
+
+
 def exact_match(model: Transformer, tokenizer, task: Task, n: int = 1000, seed: int = 12345,
                 batch_size: int = 250) -> float:
-    """Fraction of n fresh examples whose greedy output equals the target exactly."""
-    rng, cfg, hits = random.Random(seed), model.config, 0
+    """Fraction of n fresh examples of `task` whose greedy output equals the target exactly."""
+    rng = random.Random(seed)
     pairs = [task.sample(rng) for _ in range(n)]
-    for i in range(0, n, batch_size):
-        chunk = pairs[i: i + batch_size]
-        src = pad([tokenizer.encode(s) + [cfg.eos_id] for s, _ in chunk], cfg.pad_id).to(model.device)
-        outputs = greedy_batch(model, src, task.max_target_len + 1)
-        hits += sum(tokenizer.decode(out) == t for out, (_, t) in zip(outputs, chunk))
-    return hits / n
-
-
-@torch.no_grad()
-def reverse_anti_diagonality(model: Transformer, tokenizer, task: Task, n: int = 200, seed: int = 777) -> float:
-    """For `reverse`: the anti-diagonal score (`transformer.analysis.anti_diagonal` on the text positions, the same
-    definition as the app's overview) of the best cross-attention head of the last decoder layer, averaged over n
-    fresh examples read with their true targets. 1.0 = output letter i puts all its weight on source letter m-1-i."""
-    cfg, rng = model.config, random.Random(seed)
-    total = torch.zeros(cfg.n_heads)
-    for _ in range(n):
-        source, target = task.sample(rng)
-        pattern = record_ids(model, tokenizer, tokenizer.encode(source) + [cfg.eos_id],
-                             tokenizer.encode(target)).patterns["cross"]
-        total += head_scores(pattern.weights[-1:], pattern.query_text, pattern.key_text)["anti-diagonal"][0]
-    return float(total.max() / n)
+    return greedy_exact_match(model, tokenizer, pairs, task.max_target_len + 1, batch_size=batch_size)[0]
 
 
 @dataclass(frozen=True)
@@ -99,50 +89,5 @@ def nats_per_char(model: Transformer, tokenizer, text: str, block_size: int | No
     return text_loss(model, tokenizer, text, block_size, batch_size).nats_per_char
 
 
-@torch.no_grad()
-def previous_token_scores(model: Transformer, tokenizer, text: str, length: int = 128) -> torch.Tensor:
-    """(layers, heads) share of attention on position t-1, on the first `length` tokens of text."""
-    ids = torch.tensor([tokenizer.encode(text)[: min(length, model.config.max_len)]], device=model.device)
-    maps = model(ids, return_attention=True).attention.decoder_self
-    return torch.tensor([[previous_token(layer[0, h].float()) for h in range(layer.size(1))] for layer in maps])
-
-
 def bits(nats: float) -> float:
     return nats / math.log(2)
-
-
-@torch.no_grad()
-def in_context_accuracy(model: Transformer, vocab_size: int | None = None, seq_len: int | None = None,
-                        n_seqs: int = 200, seed: int = 0) -> tuple[float, float]:
-    """Greedy next-token accuracy of a decoder-only model on n random distinct tokens repeated twice (the sequences
-    of `analysis.repeated_sequences`): (on the first copy, on the second copy).
-
-    First copy: the tokens at positions 1..n-1, which nothing in the context predicts (chance: about 1 / the number
-    of tokens drawn from). Second copy: positions n+1..2n-1, each the token that followed the earlier occurrence of
-    the token before it (what an induction head predicts). Position n, where the repeat starts, counts in neither.
-    """
-    tokens = repeated_sequences(model, vocab_size, seq_len, n_seqs, seed)  # (B, 2n)
-    n = tokens.size(1) // 2
-    hits = model(tokens[:, :-1]).logits.argmax(-1) == tokens[:, 1:]  # (B, 2n - 1); column i scores position i + 1
-    return float(hits[:, : n - 1].float().mean()), float(hits[:, n:].float().mean())
-
-
-def induction_metrics(model: Transformer, seq_len: int | None = None, n_seqs: int = 200, seed: int = 2024) -> dict:
-    """What the `induction` checkpoint's card states, measured on n_seqs fresh repeated random sequences: the best
-    previous-token head and the best induction head ("layer.head" and score), every head's detector scores, and
-    the in-context accuracy on each copy beside chance (1 / the number of tokens drawn from)."""
-    tokens = repeated_sequences(model, seq_len=seq_len, n_seqs=n_seqs, seed=seed)
-    seq_len = tokens.size(1) // 2
-    scores = repeated_sequence_scores(model, seq_len=seq_len, n_seqs=n_seqs, seed=seed)
-    first, second = in_context_accuracy(model, seq_len=seq_len, n_seqs=n_seqs, seed=seed)
-    n_ids = len(random_token_ids(model.config))
-    prev_head, prev = best_head(scores["previous token"])
-    ind_head, ind = best_head(scores["induction"])
-    table = {name.replace(" ", "_") + "_score": [[round(v, 3) for v in row] for row in s.tolist()]
-             for name, s in scores.items()}
-    return {"previous_token_head": prev_head, "previous_token_head_score": round(prev, 3),
-            "induction_head": ind_head, "induction_head_score": round(ind, 3),
-            "in_context_accuracy_first_copy": round(first, 3), "in_context_accuracy_second_copy": round(second, 3),
-            "chance_accuracy": round(1 / n_ids, 3),
-            "measured_on": f"{n_seqs} fresh sequences of {seq_len} random distinct tokens repeated twice (seed {seed})",
-            **table}

@@ -17,6 +17,7 @@ import torch
 from torch import Tensor
 
 from .config import TransformerConfig
+from .encoding import source_ids
 from .model import HeadMask, Transformer
 
 STRATEGIES = ("greedy", "sample", "beam")
@@ -275,9 +276,7 @@ def _beam_search(decoder: _Decoder, max_new_tokens: int, num_beams: int, length_
 def generate_text(model: Transformer, tokenizer, text: str, max_new_tokens: int, **decoding) -> str:
     """The one-call form: a source in, its decoded output out (encoder-decoder); a prompt's continuation
     (decoder-only)."""
-    ids = tokenizer.encode(text)
-    if model.config.is_encoder_decoder:
-        ids = ids + [model.config.eos_id]
+    ids = source_ids(tokenizer, text, model.config)
     return tokenizer.decode(step.token_id for step in generate(model, ids, max_new_tokens, **decoding))
 
 

@@ -23,7 +23,7 @@ import torch
 from torch import Tensor, nn
 
 from .attention import KVCache, RelativePosition, attend, relative_bias, split_heads
-from .rotary import RotaryEmbedding
+from .positions import RotaryEmbedding
 
 
 class MultiHeadLatentAttention(nn.Module):

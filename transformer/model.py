@@ -6,13 +6,12 @@ from dataclasses import dataclass, field
 import torch
 from torch import Tensor, nn
 
-from .alibi import ALiBi
-from .attention import KVCache, RelativePosition, padding_mask
+from .attention import KVCache, padding_mask
 from .config import TransformerConfig
 from .dropout import Dropout
-from .embeddings import TokenEmbedding, positional_encoding
+from .embeddings import TokenEmbedding
 from .layers import DecoderLayer, EncoderLayer
-from .rotary import RotaryEmbedding
+from .positions import position_scheme
 
 LayerCache = tuple[KVCache, KVCache | None]  # (decoder self-attention, cross-attention or None)
 
@@ -54,8 +53,8 @@ class Transformer(nn.Module):
         self.embed = TokenEmbedding(cfg.vocab_size, cfg.d_model, scale=cfg.scale_embeddings)
         # Absolute positions (sinusoidal, learned) are added to the embeddings; relative ones (RoPE, ALiBi) act
         # inside every self-attention layer, which share one `position` module.
-        self.pos_encoding = positional_encoding(cfg.pos_encoding, cfg.max_len, cfg.d_model)
-        position = relative_position(cfg)
+        positions = position_scheme(cfg)
+        self.pos_encoding, position = positions.absolute, positions.relative
         self.embed_dropout = Dropout(cfg.dropout)  # "dropout to the sums of the embeddings and the positional encodings"
         self.encoder = nn.ModuleList(EncoderLayer(cfg, position) for _ in range(cfg.n_encoder_layers))
         self.decoder = nn.ModuleList(DecoderLayer(cfg, cross_attention=cfg.is_encoder_decoder, position=position)
@@ -172,16 +171,6 @@ class Transformer(nn.Module):
     @property
     def device(self) -> torch.device:
         return self.embed.weight.device
-
-
-def relative_position(cfg: TransformerConfig) -> RelativePosition:
-    """The module every self-attention layer shares for a relative scheme: RoPE over d_k (MLA: over its
-    decoupled d_R part), or ALiBi's per-head slopes; None for absolute positions."""
-    if cfg.pos_encoding == "rope":
-        return RotaryEmbedding(cfg.d_rope or cfg.d_k, cfg.max_len)
-    if cfg.pos_encoding == "alibi":
-        return ALiBi(cfg.n_heads)
-    return None
 
 
 def parameter_counts(model: Transformer) -> dict[str, int]:

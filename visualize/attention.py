@@ -190,7 +190,7 @@ def overview(scores, score_name, title="", low_is_interesting=False) -> go.Figur
 
 
 def scores_table(scores) -> pd.DataFrame:
-    """Per-head scores {name: (L, H)} (from transformer.analysis.head_scores) as rows: layer, head, one column each."""
+    """Per-head scores {name: (L, H)} (from transformer.interpretability.analysis.head_scores) as rows: layer, head, one column each."""
     arrays = {name: as_array(values, 2, name).astype(np.float64) for name, values in scores.items()}
     if not arrays:
         return pd.DataFrame(columns=["layer", "head"])

@@ -133,7 +133,7 @@ def test_a_model_trained_with_other_attention_or_positions_is_that_model_and_sho
     """The Train tab's Attention and Positions choices reach the model: the stored model has them in its config,
     its attention record has every head's weights (rows summing to 1), and it decodes cached as uncached."""
     from transformer.generate import generate
-    from transformer.probe import record_attention
+    from transformer.interpretability.probe import record_attention
 
     store = UserModels()
     last = list(run_training_session(request(steps=20, attention=attention, positions=positions), store, "k"))[-1]

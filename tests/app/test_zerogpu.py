@@ -127,7 +127,7 @@ def test_the_gpu_functions_give_what_the_library_gives():
     from tabs.train import train_on_gpu
     from tabs.training_session import StopSignal, TrainingRequest, train_stream
     from transformer.generate import generate
-    from transformer.probe import encode_input, record_attention
+    from transformer.interpretability.probe import encode_input, record_attention
 
     model, tok, _ = shipped_model("reverse")
     record, expected = record_on_gpu(ModelRef("reverse"), "attention", ""), record_attention(model, tok, "attention")
@@ -230,7 +230,7 @@ def test_the_app_works_when_gpu_calls_run_in_a_forked_worker(forked_gpu, app_url
     from tabs import attention, inside
     from tabs.common import USER_MODELS, ModelRef
     from transformer.generate import generate
-    from transformer.probe import encode_input, record_attention
+    from transformer.interpretability.probe import encode_input, record_attention
 
     client = Client(app_url, verbose=False)
     final = list(client.submit(*TINY_TRAIN, api_name="/train"))[-1]

@@ -11,7 +11,7 @@ from tests.browser import tour
 from tabs.common import CHECKPOINTS
 from tests.browser.conftest import MEASURED
 from transformer import load_checkpoint
-from transformer.probe import record_attention
+from transformer.interpretability.probe import record_attention
 
 TITLE = "() => (document.querySelector('#att-one .gtitle') || {}).textContent || ''"
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from transformer.analysis import repeated_sequence_scores
+from transformer.interpretability.analysis import repeated_sequence_scores
 from transformer.pretrained import cached_gpt2_models, load_gpt2
 
 LITERATURE_INDUCTION_HEADS = {"5.1", "5.5", "6.9", "7.2", "7.10"}

@@ -9,7 +9,8 @@ import torch
 
 from transformer.checkpoint import load_checkpoint
 from transformer.cli import main as cli_main
-from transformer.data import TASKS, TaskData, pad
+from transformer.data import TASKS, TaskData
+from transformer.encoding import source_batch
 from transformer.evaluate import exact_match
 from transformer.generate import generate, generate_text, greedy_batch
 from transformer.train import EvalEvent
@@ -70,7 +71,7 @@ def test_the_reported_exact_match_is_reproducible_from_the_checkpoint(reverse_ru
     cfg = model.config
     pairs = TaskData(TASKS["reverse"], tokenizer, cfg, reverse_run.train_cfg.seed,
                      reverse_run.train_cfg.eval_examples).val_pairs
-    src = pad([tokenizer.encode(s) + [cfg.eos_id] for s, _ in pairs], cfg.pad_id)
+    src = source_batch(tokenizer, [s for s, _ in pairs], cfg)
     outputs = [tokenizer.decode(o) for o in greedy_batch(model, src, TASKS["reverse"].max_target_len + 1)]
     assert sum(o == t for o, (_, t) in zip(outputs, pairs)) / len(pairs) == final.exact_match
 

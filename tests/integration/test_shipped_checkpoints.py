@@ -7,7 +7,8 @@ import pytest
 
 from transformer import load_checkpoint
 from transformer.data import TASKS, load_text, split_text
-from transformer.evaluate import exact_match, induction_metrics, nats_per_char, reverse_anti_diagonality
+from transformer.evaluate import exact_match, nats_per_char
+from transformer.interpretability.head_metrics import induction_metrics, reverse_anti_diagonality
 
 ROOT = Path(__file__).resolve().parents[2]
 CHECKPOINTS = sorted(p.parent for p in (ROOT / "checkpoints").glob("*/config.json"))

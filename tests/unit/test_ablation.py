@@ -6,7 +6,7 @@ import torch
 
 from tests.conftest import seeded_model, tiny_config
 from transformer import HeadMask, load_checkpoint
-from transformer.ablation import evaluate, head_importance, heads_off, task_eval_set
+from transformer.interpretability.ablation import evaluate, head_importance, heads_off, task_eval_set
 from transformer.data import TASKS
 from transformer.generate import generate
 
@@ -76,7 +76,7 @@ def test_reverse_breaks_without_its_anti_diagonal_cross_heads(reverse):
     """The class demo: the reverse model's exact match (1.0 with every head on) falls below 50% when its
     anti-diagonal cross-attention heads (every head scoring >= 0.9 on the default input) are switched off. One of
     them alone is not enough: they are redundant (measured: 0.98 with the best one off)."""
-    from transformer.probe import record_attention
+    from transformer.interpretability.probe import record_attention
 
     model, tok, _ = reverse
     eval_set = task_eval_set(TASKS["reverse"], n=100)

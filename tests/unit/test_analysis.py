@@ -6,7 +6,7 @@ import math
 import pytest
 import torch
 
-from transformer.analysis import (anti_diagonal, argmax_hit_rate, diagonal, entropy, head_scores, mean_distance,
+from transformer.interpretability.analysis import (anti_diagonal, argmax_hit_rate, diagonal, entropy, head_scores, mean_distance,
                                   previous_token)
 
 N = 6
@@ -76,7 +76,7 @@ def test_argmax_hit_rate():
 
 # --- head detectors: duplicate-token and induction heads ---------------------------------------------------------
 
-from transformer.analysis import (detector_scores, duplicate_token, induction, induction_scores,  # noqa: E402
+from transformer.interpretability.analysis import (detector_scores, duplicate_token, induction, induction_scores,  # noqa: E402
                                   random_token_ids, repeated_sequence_scores, repeated_sequences)
 
 HALF = 5

@@ -19,7 +19,7 @@ COUNT_CLASS_BODIES = """
 import builtins, runpy, sys
 real, bodies = builtins.__build_class__, []
 def counting(func, name, *args, **kwargs):
-    if func.__code__.co_filename.endswith("train.py"):
+    if func.__code__.co_filename.endswith("trainer.py"):
         bodies.append(name)
     return real(func, name, *args, **kwargs)
 builtins.__build_class__ = counting
@@ -33,9 +33,9 @@ print(repr((code, bodies.count("Trainer"))))
 
 
 def test_python_m_transformer_train_runs_the_cli_and_defines_the_trainer_once():
-    """Invariant: `python -m transformer.train --help` prints the CLI's usage and exits 0, and train.py's classes
-    are defined once: run as a script, train.py hands over to the CLI at once instead of defining everything and
-    then importing cli, which imported train.py a second time as a library (the train <-> cli import loop)."""
+    """Invariant: `python -m transformer.train --help` prints the CLI's usage and exits 0, and the Trainer class is
+    defined once: the package's __main__.py hands over to the CLI, which imports the library once (until the
+    package, train.py defined everything and then imported cli, which imported train.py a second time)."""
     done = subprocess.run([sys.executable, "-c", COUNT_CLASS_BODIES], cwd=ROOT, capture_output=True, text=True,
                           timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert "usage: python -m transformer.train" in done.stdout, done.stderr[-2000:]

@@ -10,7 +10,9 @@ import pytest
 import torch
 
 from transformer.cli import build, parse_args
-from transformer.data import DATE_FORMATS, TASKS, load_text, pad, split_text, task_batch, text_batch
+from transformer.config import TransformerConfig
+from transformer.data import DATE_FORMATS, TASKS, load_text, split_text, task_batch, text_batch
+from transformer.encoding import pad
 from transformer.tokenization import UNK_ID, CharTokenizer
 
 TEXT = "First line of the corpus.\n\n  second line, caf\u00e9 \u4e2d\u6587\ttabbed\nlast line without a newline"
@@ -179,23 +181,21 @@ def test_seeds_decide_the_examples(name):
 
 
 def test_task_batch_pads_and_shifts_the_target_right():
-    """Oracle: built by hand from the pairs: src = source + eos; with full = bos + target + eos, right-padded with
-    pad_id to the longest, tgt_in = full[:-1] (the target shifted right, starting with bos) and
-    tgt_out = full[1:]. Wherever tgt_out is a real token, tgt_in holds bos + target; the eos a shorter row's
-    tgt_in may hold sits where tgt_out is pad, so it is never scored."""
+    """Oracle: built by hand from the pairs: src = source + eos; tgt_in = bos + target (the target shifted right)
+    and tgt_out = target + eos, each right-padded with pad_id to the longest row."""
     task = TASKS["reverse"]
     tok = CharTokenizer(task.alphabet)
     pad_id, bos, eos = 0, 1, 2
-    src, tgt_in, tgt_out, pairs = task_batch(task, tok, random.Random(3), 8, pad_id, bos, eos)
+    cfg = TransformerConfig(vocab_size=tok.vocab_size, d_model=8, n_heads=2, d_ff=8, pad_id=pad_id, bos_id=bos,
+                            eos_id=eos)
+    src, tgt_in, tgt_out, pairs = task_batch(task, tok, random.Random(3), 8, cfg)
     S = max(len(s) for s, _ in pairs) + 1
-    T = max(len(t) for _, t in pairs) + 2
+    T = max(len(t) for _, t in pairs) + 1
     assert len({len(t) for _, t in pairs}) > 1, "precondition: rows of different lengths"
     for i, (s, t) in enumerate(pairs):
         assert src[i].tolist() == tok.encode(s) + [eos] + [pad_id] * (S - len(s) - 1)
-        full = [bos] + tok.encode(t) + [eos] + [pad_id] * (T - len(t) - 2)
-        assert tgt_in[i].tolist() == full[:-1] and tgt_out[i].tolist() == full[1:]
-        real = tgt_out[i] != pad_id
-        assert tgt_in[i][real].tolist() == [bos] + tok.encode(t)
+        assert tgt_in[i].tolist() == [bos] + tok.encode(t) + [pad_id] * (T - len(t) - 1)
+        assert tgt_out[i].tolist() == tok.encode(t) + [eos] + [pad_id] * (T - len(t) - 1)
     assert torch.all(tgt_in[:, 0] == bos)
 
 

@@ -6,8 +6,8 @@ import math
 import pytest
 import torch
 
-from transformer.embeddings import (LearnedPositionalEncoding, SinusoidalPositionalEncoding, TokenEmbedding,
-                                    sinusoidal_table)
+from transformer.embeddings import TokenEmbedding
+from transformer.positions import LearnedPositionalEncoding, SinusoidalPositionalEncoding, sinusoidal_table
 
 
 def pe_by_hand(pos: int, dim: int, d_model: int) -> float:

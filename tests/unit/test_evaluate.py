@@ -139,10 +139,10 @@ def test_exact_match_scores_outputs_equal_to_the_targets_as_one(make_model, monk
     def sources(src, max_new_tokens):
         return [[i for i in row if i not in (cfg.pad_id, cfg.eos_id)] for row in src.tolist()]
 
-    monkeypatch.setattr(evaluate, "greedy_batch", lambda m, src, n: sources(src, n))
+    monkeypatch.setattr(evaluate, "greedy_batch", lambda m, src, n, head_mask=None: sources(src, n))
     assert exact_match(model, tok, task, n=20, batch_size=8) == 1.0
     monkeypatch.setattr(evaluate, "greedy_batch",
-                        lambda m, src, n: [o if i % 2 else o[:-1] for i, o in enumerate(sources(src, n))])
+                        lambda m, src, n, head_mask=None: [o if i % 2 else o[:-1] for i, o in enumerate(sources(src, n))])
     assert exact_match(model, tok, task, n=20, batch_size=10) == 0.5
 
 
@@ -168,7 +168,7 @@ class InductionOracle(torch.nn.Module):
 def test_in_context_accuracy_scores_the_second_copy_from_its_second_token(make_config):
     """Oracle: a perfect induction predictor gets every token of the second copy from its second token on (the
     first is unpredictable and not scored) and none of the first copy: (0.0, 1.0)."""
-    from transformer.evaluate import in_context_accuracy
+    from transformer.interpretability.head_metrics import in_context_accuracy
 
     model = InductionOracle(make_config("decoder-only", vocab_size=40, max_len=30))
     assert in_context_accuracy(model, n_seqs=20, seed=0) == (0.0, 1.0)

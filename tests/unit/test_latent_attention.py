@@ -8,7 +8,7 @@ from tests.conftest import seeded_model, tiny_config
 from transformer.attention import KVCache, MultiHeadAttention
 from transformer.generate import cache_bytes_per_token
 from transformer.latent_attention import MultiHeadLatentAttention
-from transformer.rotary import RotaryEmbedding
+from transformer.positions.rotary import RotaryEmbedding
 
 D, H = 32, 4
 

@@ -8,9 +8,9 @@ import torch
 
 from tests.conftest import seeded_model, tiny_config
 from transformer import load_checkpoint
-from transformer.analysis import anti_diagonal
+from transformer.interpretability.analysis import anti_diagonal
 from transformer.generate import context_start, generate
-from transformer.probe import encode_input, record_attention, record_ids, record_step, step_context
+from transformer.interpretability.probe import encode_input, record_attention, record_ids, record_step, step_context
 from transformer.tokenization import CharTokenizer
 
 TOK = CharTokenizer("abcdefghijklm")  # 4 special tokens + 13 letters = 17 = tiny_config's vocab_size
@@ -170,8 +170,8 @@ def test_record_of_a_decoder_only_model_is_self_attention_over_its_tokens():
 def test_qk_step_weights_equal_the_heatmap_row_for_every_variant(arch, overrides):
     """Oracle: the Q·K step's softmax of (q·k / sqrt(d) [+ ALiBi's bias]) is the record's heatmap row, for every
     head and query of every kind, whatever the attention and the positions (an ALiBi step carries -m_h |i - j|)."""
-    from transformer.alibi import alibi_slopes
-    from transformer.probe import qk_step
+    from transformer.positions.alibi import alibi_slopes
+    from transformer.interpretability.probe import qk_step
 
     model = seeded_model(tiny_config(arch, **overrides), seed=2)
     record = record_ids(model, TOK, TOK.encode("abcabc") + [2], TOK.encode("cba") if arch == "encoder-decoder"

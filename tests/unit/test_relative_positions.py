@@ -1,4 +1,4 @@
-"""RoPE and ALiBi: relative positions inside attention (transformer/rotary.py, transformer/alibi.py)."""
+"""RoPE and ALiBi: relative positions inside attention (transformer/positions/rotary.py, transformer/positions/alibi.py)."""
 from __future__ import annotations
 
 import math
@@ -7,9 +7,9 @@ import pytest
 import torch
 
 from tests.conftest import seeded_model, tiny_config
-from transformer.alibi import ALiBi, alibi_bias, alibi_slopes
+from transformer.positions.alibi import ALiBi, alibi_bias, alibi_slopes
 from transformer.attention import KVCache, MultiHeadAttention
-from transformer.rotary import RotaryEmbedding, rope_angles, rope_frequencies, rotate, rotated_dot_products
+from transformer.positions.rotary import RotaryEmbedding, rope_angles, rope_frequencies, rotate, rotated_dot_products
 
 D, H = 32, 4
 

@@ -80,9 +80,9 @@ def test_trainer_learns_reverse(reverse_run):
 
 def test_eval_event_attention_is_the_probes_cross_attention(reverse_run):
     """Invariant: the EvalEvent's attention is a cross-attention pattern of the first validation example (kind,
-    axis labels and weights as transformer.probe records it): rows sum to 1, one label per query and key, and the
+    axis labels and weights as transformer.interpretability.probe records it): rows sum to 1, one label per query and key, and the
     same weights as a fresh probe of the same example."""
-    from transformer.probe import record_ids
+    from transformer.interpretability.probe import record_ids
 
     final = [e for e in reverse_run.events if isinstance(e, EvalEvent)][-1]
     pattern = final.attention

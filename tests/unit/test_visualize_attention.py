@@ -7,7 +7,7 @@ import plotly.graph_objects as go
 import pytest
 import torch
 
-from transformer.analysis import head_scores
+from transformer.interpretability.analysis import head_scores
 from visualize import (attended_bar, axis_labels, head_heatmap, layer_grid, overview, scores_table,
                        token_probabilities)
 from visualize.attention import MASKED

@@ -1,14 +1,14 @@
 """Positional-encoding figures show the table they are given, and the similarity is the table's Gram matrix; the
-RoPE and ALiBi figures show exactly what transformer.rotary and transformer.alibi compute."""
+RoPE and ALiBi figures show exactly what transformer.positions.rotary and transformer.positions.alibi compute."""
 import math
 
 import numpy as np
 import pytest
 import torch
 
-from transformer.alibi import alibi_bias, alibi_slopes
+from transformer.positions.alibi import alibi_bias, alibi_slopes
 from transformer.embeddings import sinusoidal_table
-from transformer.rotary import rope_angles, rotated_dot_products
+from transformer.positions.rotary import rope_angles, rotated_dot_products
 from visualize import (alibi_bias_figure, pe_matrix, pe_side_by_side, pe_similarity, pe_waves, rope_angles_figure,
                        rope_distance_figure)
 from visualize.relative_positions import slope_text

@@ -15,8 +15,9 @@ from typing import Sequence
 import torch
 from torch import Tensor
 
-from .data import repeated_random_tokens
-from .tokenization import UNK_ID
+from ..data import repeated_random_tokens
+from ..encoding import with_eos
+from ..tokenization import UNK_ID
 
 Positions = Sequence[int] | Tensor | None  # content positions along one axis; None = every position
 
@@ -173,7 +174,7 @@ def repeated_sequence_scores(model, vocab_size: int | None = None, seq_len: int 
     cfg = model.config
     tokens = repeated_sequences(model, vocab_size, seq_len, n_seqs, seed)
     if cfg.is_encoder_decoder:
-        src = torch.full((n_seqs, 1), cfg.eos_id, device=model.device)
+        src = torch.tensor([with_eos([], cfg)] * n_seqs, device=model.device)  # (n_seqs, 1): an empty source
         maps = model(src, tokens, return_attention=True).attention.decoder_self
     else:
         maps = model(tokens, return_attention=True).attention.decoder_self

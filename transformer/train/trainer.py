@@ -9,11 +9,6 @@ The CLI and the app's Train tab are two consumers of the same `Trainer.run()` ev
 """
 from __future__ import annotations
 
-if __name__ == "__main__":  # `python -m transformer.train` runs the CLI, which imports this module as a library
-    from transformer.cli import main
-
-    raise SystemExit(main())
-
 import json
 import math
 import time
@@ -27,12 +22,14 @@ import torch.nn.functional as F
 from safetensors.torch import load_file, save_file
 from torch.nn.parallel import DistributedDataParallel
 
-from .checkpoint import CheckpointError, load_checkpoint, read_info, recover_checkpoint, save_checkpoint
-from .data import TaskData, TextData, pad
-from .distributed import World
-from .generate import generate, greedy_batch
-from .model import Transformer
-from .probe import AttentionPattern, record_ids
+from ..checkpoint import CheckpointError, load_checkpoint, read_info, recover_checkpoint, save_checkpoint
+from ..data import TaskData, TextData
+from ..distributed import World
+from ..encoding import pair_batch, source_ids
+from ..evaluate import greedy_exact_match
+from ..generate import generate
+from ..model import Transformer
+from ..interpretability.probe import AttentionPattern, record_ids
 
 SCHEDULES = ("noam", "cosine", "constant")
 
@@ -232,17 +229,16 @@ class Trainer:
             return EvalEvent(self.step, elapsed=self.elapsed, **self.data.evaluate(model, tok))
         if isinstance(self.data, TaskData):
             pairs = self.data.val_pairs
-            src = pad([tok.encode(s) + [cfg.eos_id] for s, _ in pairs], cfg.pad_id).to(model.device)
-            tgt = pad([[cfg.bos_id] + tok.encode(t) + [cfg.eos_id] for _, t in pairs], cfg.pad_id).to(model.device)
-            logits = model(src, tgt[:, :-1]).logits
-            target, real = tgt[:, 1:], tgt[:, 1:] != cfg.pad_id
+            src, tgt_in, target = (t.to(model.device) for t in pair_batch(tok, pairs, cfg))  # (B, S), (B, T), (B, T)
+            logits = model(src, tgt_in).logits
+            real = target != cfg.pad_id
             val_loss = F.cross_entropy(logits.flatten(0, 1), target.flatten(), ignore_index=cfg.pad_id).item()
             token_acc = float((logits.argmax(-1) == target)[real].float().mean())
-            outputs = [tok.decode(o) for o in greedy_batch(model, src, self.data.task.max_target_len + 1)]
-            exact = sum(o == t for o, (_, t) in zip(outputs, pairs)) / len(pairs)
+            exact, outputs = greedy_exact_match(model, tok, pairs, self.data.task.max_target_len + 1,
+                                                batch_size=len(pairs))
             samples = [(s, t, o) for (s, t), o in list(zip(pairs, outputs))[:3]]
-            source, target = pairs[0]
-            attention = record_ids(model, tok, tok.encode(source) + [cfg.eos_id], tok.encode(target)).patterns["cross"]
+            source, target_text = pairs[0]
+            attention = record_ids(model, tok, source_ids(tok, source, cfg), tok.encode(target_text)).patterns["cross"]
             return EvalEvent(self.step, val_loss, self.elapsed, token_acc, exact, samples, attention)
         x, y = (t.to(model.device) for t in self.data.val_batch)
         logits = model(x).logits

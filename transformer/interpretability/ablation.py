@@ -13,9 +13,9 @@ from typing import Callable
 import torch
 import torch.nn.functional as F
 
-from .data import Task, pad
-from .generate import greedy_batch
-from .model import HeadMask, Transformer
+from ..data import Task
+from ..evaluate import greedy_exact_match
+from ..model import HeadMask, Transformer
 
 KIND_FIELDS = {"encoder self": "encoder_self", "decoder self": "decoder_self", "cross": "cross"}
 
@@ -62,12 +62,10 @@ def task_eval_set(task: Task, n: int = 100, seed: int = 4242) -> EvalSet:
 @torch.no_grad()
 def evaluate(model: Transformer, tokenizer, eval_set: EvalSet, head_mask: HeadMask | None = None) -> float:
     """Exact match of greedy outputs (seq2seq) or mean next-token cross-entropy in nats (language model)."""
-    cfg = model.config
     if eval_set.pairs is not None:
-        src = pad([tokenizer.encode(s) + [cfg.eos_id] for s, _ in eval_set.pairs], cfg.pad_id).to(model.device)
         longest = max(len(tokenizer.encode(t)) for _, t in eval_set.pairs)
-        outputs = greedy_batch(model, src, longest + 1, head_mask)
-        return sum(tokenizer.decode(o) == t for o, (_, t) in zip(outputs, eval_set.pairs)) / len(eval_set.pairs)
+        return greedy_exact_match(model, tokenizer, eval_set.pairs, longest + 1, head_mask=head_mask,
+                                  batch_size=len(eval_set.pairs))[0]
     x = eval_set.sequences.to(model.device)
     logits = model(x[:, :-1], head_mask=head_mask).logits.float()
     return F.cross_entropy(logits.flatten(0, 1), x[:, 1:].flatten()).item()
@@ -100,8 +98,8 @@ def head_importance(model: Transformer, tokenizer, eval_set: EvalSet,
 def default_eval_set(model: Transformer, tokenizer, task: str | None, input_ids: list[int]) -> EvalSet:
     """The fixed small set a head is judged on: 100 fresh examples of a seq2seq model's task; for the induction
     model, 32 repeated random sequences; for any other language model, the input being looked at."""
+    from ..data import TASKS
     from .analysis import repeated_sequences
-    from .data import TASKS
 
     if model.config.is_encoder_decoder and task in TASKS:
         return task_eval_set(TASKS[task])

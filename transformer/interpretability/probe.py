@@ -1,10 +1,9 @@
-"""The probe: the one owner of "input -> tokens -> positions -> attention record".
+"""The probe: "input -> tokens -> positions -> attention record", one owner for the app, the Trainer and the CLI.
 
-Three rules live here and nowhere else, so the app, the Trainer and the CLI cannot disagree about them:
-
-- `encode_input`: how a text becomes the ids a model reads, and how a too-long input is cut. An encoder reads
-  `text + </s>` and keeps the *first* tokens (a sentence is read from its start); a decoder-only model keeps the
-  *last* ones (the next token depends on the most recent context).
+- `encode_input` (owned by transformer.encoding, re-exported here for the app): how a text becomes the ids a model
+  reads, and how a too-long input is cut. An encoder reads `text + </s>` and keeps the *first* tokens (a sentence
+  is read from its start); a decoder-only model keeps the *last* ones (the next token depends on the most recent
+  context).
 - `step_context`: which tokens a decoding step read (a decoder-only model whose context fills up drops its oldest
   tokens: `transformer.generate.context_start`).
 - `AttentionPattern` / `AttentionRecord`: attention weights that carry their kind, the tokens of both axes, which
@@ -18,57 +17,13 @@ from dataclasses import dataclass, field
 import torch
 from torch import Tensor
 
+from ..attention import capture_projections, causal_mask
+from ..encoding import EncodedInput, decoder_ids, encode_input  # noqa: F401  (re-exported for the app)
+from ..generate import context_start, generate
+from ..model import Transformer
 from .analysis import detector_scores, head_scores
-from .attention import capture_projections, causal_mask
-from .generate import context_start, generate
-from .model import Transformer
-from .tokenization import unknown_characters
 
 KINDS = ("encoder self", "decoder self", "cross")
-
-
-@dataclass
-class EncodedInput:
-    """A text as a model reads it: `ids` (with `</s>` for an encoder source), and what the cut left out."""
-
-    ids: list[int]
-    n_text_tokens: int  # tokens of the whole text, before any cut
-    n_kept: int  # tokens of the text that were kept
-    limit: int  # the most text tokens this reader takes
-    unknown: str  # characters of the text the tokenizer does not know (they became <unk>)
-    what: str = "input"
-
-    @property
-    def truncated(self) -> bool:
-        return self.n_kept < self.n_text_tokens
-
-    def cut_message(self) -> str:
-        """One sentence saying what was cut, or "" when nothing was."""
-        if not self.truncated:
-            return ""
-        return (f"The {self.what} has {self.n_text_tokens} tokens; this model reads at most {self.limit}, so it was "
-                f"cut to its {'first' if self.what != 'prompt' else 'last'} {self.n_kept}.")
-
-
-def encode_input(model: Transformer, tokenizer, text: str, *, max_tokens: int | None = None,
-                 role: str = "input") -> EncodedInput:
-    """Encode `text` for `model`, cutting it to what the model (and `max_tokens`, a display limit) can read.
-
-    role "input": the source of an encoder-decoder model (`text + </s>`, first tokens kept) or the whole input of
-    a decoder-only model (last tokens kept); role "target": the decoder's target of an encoder-decoder model (room
-    is left for `<s>`; first tokens kept).
-    """
-    cfg = model.config
-    if not text:
-        raise ValueError(f"the {role} is empty: type some text")
-    ids = tokenizer.encode(text)
-    keep_last = not cfg.is_encoder_decoder and role == "input"
-    limit = cfg.max_len if keep_last else cfg.max_len - 1  # room for </s> (source) or <s> (target)
-    limit = limit if max_tokens is None else min(limit, max_tokens)
-    kept = ids[-limit:] if keep_last else ids[:limit]
-    what = "prompt" if keep_last else role
-    read = kept + [cfg.eos_id] if cfg.is_encoder_decoder and role == "input" else kept
-    return EncodedInput(read, len(ids), len(kept), limit, unknown_characters(tokenizer, text), what)
 
 
 def step_context(model: Transformer, input_ids: list[int], output_ids: list[int], step: int) -> tuple[list[int], int]:
@@ -80,7 +35,7 @@ def step_context(model: Transformer, input_ids: list[int], output_ids: list[int]
     if not 0 <= step < len(output_ids):
         raise ValueError(f"step: must be in [0, {len(output_ids)}), got {step}")
     if cfg.is_encoder_decoder:
-        return [cfg.bos_id] + output_ids[:step], 0
+        return decoder_ids(output_ids[:step], cfg)[0], 0
     sequence = input_ids + output_ids[:step]
     start = context_start(len(sequence), cfg.max_len)
     return sequence[start:], start
@@ -159,7 +114,7 @@ def _forward(model: Transformer, input_ids: list[int], target_ids: list[int] | N
     dev = model.device
     if not model.config.is_encoder_decoder:
         return model(torch.tensor([input_ids], device=dev), return_attention=True).attention
-    dec_in = [model.config.bos_id] + list(target_ids or [])
+    dec_in, _ = decoder_ids(target_ids or [], model.config)
     return model(torch.tensor([input_ids], device=dev), torch.tensor([dec_in], device=dev),
                  return_attention=True).attention
 
@@ -183,7 +138,7 @@ def record_ids(model: Transformer, tokenizer, input_ids: list[int], target_ids: 
                                    tokens, causal_mask(T)[0, 0], text, text, list(input_ids))
         return AttentionRecord({"decoder self": pattern}, list(input_ids))
     target_ids = list(target_ids or [])
-    dec_in, produced = [cfg.bos_id] + target_ids, target_ids + [cfg.eos_id]
+    dec_in, produced = decoder_ids(target_ids, cfg)  # <s> + target, target + </s>
     S, T = len(input_ids), len(dec_in)
     src_text, out_text = _is_text(cfg, input_ids), _is_text(cfg, produced)
     dec_tokens, out_tokens = [name(i) for i in dec_in], [name(i) for i in produced]

@@ -16,7 +16,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 
-ROPE_BASE = 10000.0
+from .sinusoidal import BASE as ROPE_BASE  # the sinusoidal table's base: the same frequencies, per head
 
 
 def rope_frequencies(d_k: int, base: float = ROPE_BASE) -> Tensor:

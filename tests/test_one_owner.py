@@ -1,0 +1,137 @@
+"""One owner per rule, checked in the source: how encoder-decoder ids are assembled lives in transformer/encoding.py
+alone, and the library's modules import each other without a circle.
+
+Like tests/test_dependencies.py this parses the source (nothing is imported), so code no test runs is checked too.
+"""
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# `ids + [eos_id]`, `[cfg.bos_id] + target`, `torch.full(..., cfg.eos_id)`: the encoder-decoder input rule written
+# out by hand (the shapes every duplicate of it took before transformer/encoding.py owned it)
+ASSEMBLY = re.compile(r"\+\s*\[[\w.]*\b(?:eos_id|bos_id)\]|\[[\w.]*\b(?:eos_id|bos_id)\]\s*\+"
+                      r"|\[\s*[\w.]*\b(?:eos_id|bos_id)\s*\]\s*\*|full\(.*\b(?:eos_id|bos_id)\b")
+
+
+def assembly_lines(source: str) -> list[str]:
+    """The code lines (comments left out) that assemble ids with <s> or </s> by hand."""
+    found = []
+    for line in source.splitlines():
+        code = line.split("#", 1)[0]
+        if ASSEMBLY.search(code):
+            found.append(line.strip())
+    return found
+
+
+@pytest.mark.parametrize("line, caught", [
+    ("src = pad([tokenizer.encode(s) + [cfg.eos_id] for s, _ in pairs], cfg.pad_id)", True),
+    ("tgt = [cfg.bos_id] + tok.encode(t) + [cfg.eos_id]", True),
+    ("ids = ids + [model.config.eos_id]", True),
+    ("dec_in = [model.config.bos_id] + list(target_ids or [])", True),
+    ("src = torch.full((n_seqs, 1), cfg.eos_id, device=model.device)", True),
+    ("read = kept + [eos_id]", True),
+    ("self.tokens = torch.full((batch, 1), cfg.bos_id, device=dev)  # the decoder starts from <s>", True),
+    ("return [config.bos_id] + list(target), list(target) + [config.eos_id]", True),
+    ("done |= token[:, 0] == cfg.eos_id", False),
+    ("src = source_batch(tokenizer, sources, config)  # source + [eos_id], padded", False),
+])
+def test_the_scanner_sees_hand_assembly(line, caught):
+    """Oracle: hand-written lines, each known to assemble ids by hand or not, so the scan below cannot pass
+    vacuously."""
+    assert bool(assembly_lines(line)) == caught
+
+
+# Where <s> or </s> may still be written: the owner, and the decoding loops that start the decoder from <s> (the
+# state a generation starts from, not an input being assembled).
+OWNERS = {"transformer/encoding.py"}
+DECODING_START = {"transformer/generate.py": 2}  # _Decoder and greedy_batch start every row from <s>
+
+
+def test_only_encoding_assembles_ids_with_bos_and_eos():
+    """Invariant: no module of transformer/ or tabs/, and not app.py, other than transformer/encoding.py writes the
+    encoder-decoder input rule (source + </s>, <s> + target) by hand; they all call transformer.encoding."""
+    files = [p for package in ("transformer", "tabs") for p in sorted((ROOT / package).rglob("*.py"))]
+    files.append(ROOT / "app.py")
+    assert len(files) > 20  # the packages are really there
+    found = {}
+    for path in files:
+        name = path.relative_to(ROOT).as_posix()
+        lines = assembly_lines(path.read_text(encoding="utf-8"))
+        if name not in OWNERS and len(lines) > DECODING_START.get(name, 0):
+            found[name] = lines
+    assert found == {}
+    assert assembly_lines((ROOT / "transformer/encoding.py").read_text(encoding="utf-8"))  # the owner is seen
+
+
+def module_imports(path: Path, package_root: Path) -> set[str]:
+    """Dotted names of the modules of the package that the file imports (relative or absolute, anywhere in it)."""
+    parts = list(path.relative_to(package_root.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    here = parts if path.name == "__init__.py" else parts[:-1]  # the package the file is in
+    top = package_root.name
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom):
+            base = here[: len(here) - node.level + 1] if node.level else []
+            module = ".".join(base + (node.module.split(".") if node.module else []))
+            if module.split(".")[0] != top:
+                continue
+            names.add(module)
+            names |= {f"{module}.{a.name}" for a in node.names}  # `from . import probe` names a module
+        elif isinstance(node, ast.Import):
+            names |= {a.name for a in node.names if a.name.split(".")[0] == top}
+    return names
+
+
+def import_graph(package: str) -> dict[str, set[str]]:
+    root = ROOT / package
+    modules = {}
+    for path in sorted(root.rglob("*.py")):
+        parts = list(path.relative_to(ROOT).with_suffix("").parts)
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        modules[name] = path
+    return {name: {m for m in module_imports(path, root) if m in modules and m != name}
+            for name, path in modules.items()}
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Circles of imports among modules (a depth-first search: at least one per circle, none when there is none)."""
+    found, state = [], {}
+
+    def visit(node, path):
+        state[node] = "open"
+        for dep in sorted(graph.get(node, ())):
+            if state.get(dep) == "open":
+                found.append(path[path.index(dep):] + [dep])
+            elif dep not in state:
+                visit(dep, path + [dep])
+        state[node] = "done"
+
+    for node in sorted(graph):
+        if node not in state:
+            visit(node, [node])
+    return found
+
+
+def test_the_cycle_finder_finds_a_circle():
+    """Oracle: a hand-made graph a -> b -> c -> a has one circle; a -> b, a -> c has none."""
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == [["a", "b", "c", "a"]]
+    assert cycles({"a": {"b", "c"}, "b": set(), "c": set()}) == []
+
+
+def test_the_library_has_no_import_circle():
+    """Invariant: transformer/'s modules import each other without a circle (the CLI imported the Trainer, which
+    imported the CLI for `python -m transformer.train`, until transformer/train/__main__.py took that job)."""
+    graph = import_graph("transformer")
+    assert "transformer.cli" in graph["transformer.train.__main__"]
+    assert "transformer.interpretability.analysis" in graph["transformer.interpretability.ablation"]  # in a function
+    assert cycles(graph) == []
+    graph["transformer.train.trainer"].add("transformer.cli")  # the circle there was, put back: it is found
+    assert cycles(graph)
