@@ -124,15 +124,19 @@ class Transformer(nn.Module):
 
     def decode(self, tgt: Tensor, memory: Tensor | None = None, memory_mask: Tensor | None = None, *,
                need_weights: bool = False, cache: list[LayerCache] | None = None, start: int = 0,
-               head_mask: HeadMask | None = None, last_only: bool = False):
+               head_mask: HeadMask | None = None, last_only: bool = False, residuals: list[Tensor] | None = None):
         """tgt (B, T) -> logits (B, T, vocab_size), self weights per layer, cross weights per layer.
 
         With a `cache` the decoder sees only the new tokens; `start` is their position in the sequence.
         `last_only` projects only the last position onto the vocabulary, (B, 1, vocab_size): all a decoding step
         needs (for GPT-2 and a 128-token prompt that skips 127 x 768 x 50257 multiply-adds).
+        `residuals`, a list, receives the residual stream (B, T, d_model) after the embedding and after each layer,
+        before the final norm (the logit lens reads them).
         """
         tgt_mask, heads = (self._key_mask(tgt) if cache is None else None), head_mask or HeadMask()
         x, self_maps, cross_maps = self._embed(tgt, start), [], []
+        if residuals is not None:
+            residuals.append(x)
         for i, layer in enumerate(self.decoder):
             x, self_w, cross_w = layer(x, tgt_mask, memory, memory_mask, need_weights,
                                        cache=None if cache is None else cache[i],
@@ -141,6 +145,8 @@ class Transformer(nn.Module):
                 self_maps.append(self_w)
                 if cross_w is not None:
                     cross_maps.append(cross_w)
+            if residuals is not None:
+                residuals.append(x)
         if last_only:
             x = x[:, -1:]  # (B, 1, d_model)
         return self.lm_head(self.decoder_norm(x)), self_maps, cross_maps  # (B, T or 1, vocab_size)

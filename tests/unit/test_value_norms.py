@@ -1,0 +1,128 @@
+"""Value-weighted attention norms (Kobayashi et al. 2020) against a brute-force computation from each head's own
+weights and inputs, and the identity that the weighted vectors add up to the attention output."""
+from __future__ import annotations
+
+import pytest
+import torch
+
+from transformer import Transformer, TransformerConfig
+from transformer.interpretability.value_norms import attention_modules, transformed_values, value_weighted_norms
+from transformer.attention import capture_projections
+from transformer.pretrained import load_gpt2
+from transformer.probe import _forward, record_ids
+from transformer.tokenization import CharTokenizer
+
+TOK = CharTokenizer.from_text("abcdefgh ")
+
+
+def tiny(arch="decoder-only", n_kv_heads=None, pos="sinusoidal", attention="mha") -> Transformer:
+    torch.manual_seed(0)
+    cfg = TransformerConfig(arch=arch, vocab_size=TOK.vocab_size, d_model=16, n_heads=4, n_kv_heads=n_kv_heads,
+                            d_ff=32, dropout=0.0, max_len=32, n_decoder_layers=2, pos_encoding=pos,
+                            attention=attention, kv_latent_dim=8 if attention == "mla" else None,
+                            n_encoder_layers=2 if arch == "encoder-decoder" else 0)
+    model = Transformer(cfg).eval()
+    with torch.no_grad():  # non-zero biases, so the value bias's share is tested too
+        for name, p in model.named_parameters():
+            if name.endswith("bias"):
+                p.normal_(0, 0.3)
+    return model
+
+
+def _record(model):
+    if model.config.is_encoder_decoder:
+        return record_ids(model, TOK, TOK.encode("abcdef") + [2], TOK.encode("fedcba"))
+    return record_ids(model, TOK, TOK.encode("abc defgh ab"))
+
+
+def _inputs_and_outputs(model, record, kind):
+    """Each attention module's (query, key) input and its output, caught by forward hooks (test only)."""
+    seen = {}
+
+    def keep(i):
+        def hook(module, args, out):  # returns None: the output is left as it is
+            seen.setdefault(i, (args[0], args[1], out[0]))
+        return hook
+
+    hooks = [m.register_forward_hook(keep(i)) for i, m in enumerate(attention_modules(model, kind))]
+    try:
+        _record(model)
+    finally:
+        for h in hooks:
+            h.remove()
+    return [seen[i] for i in range(len(seen))]
+
+
+CASES = [("decoder-only", None, "sinusoidal", "mha", "decoder self"), ("decoder-only", 2, "rope", "mha", "decoder self"),
+         ("encoder-decoder", None, "sinusoidal", "mha", "cross"), ("encoder-decoder", None, "alibi", "mha", "encoder self")]
+
+
+@pytest.mark.parametrize("arch,n_kv,pos,attention,kind", CASES)
+@torch.no_grad()
+def test_norms_equal_brute_force(arch, n_kv, pos, attention, kind):
+    """Oracle: for every layer, head, query i and key j, ||alpha_ij ((x_j W_V^h + b_V^h) W_O^h)|| computed with
+    loops from the value projection's own rows (GQA: the key/value head its group shares) and the output
+    projection's columns of that head."""
+    model = tiny(arch, n_kv, pos, attention)
+    record = _record(model)
+    result = value_weighted_norms(model, record, kind)
+    assert torch.allclose(result.weights, record.patterns[kind].weights, atol=1e-6)  # same forward pass
+    H, d_k = model.config.n_heads, model.config.d_k
+    G = model.config.n_kv_heads
+    for layer, (module, (_, key_in, _)) in enumerate(zip(attention_modules(model, kind),
+                                                         _inputs_and_outputs(model, record, kind))):
+        x = key_in[0]  # (S, d_model): what the values are made from
+        for h in range(H):
+            g = h // (H // G)
+            w_v, b_v = module.v_proj.weight[g * d_k:(g + 1) * d_k], module.v_proj.bias[g * d_k:(g + 1) * d_k]
+            w_o = module.out_proj.weight[:, h * d_k:(h + 1) * d_k]
+            alpha = result.weights[layer, h]
+            for i in range(alpha.size(0)):
+                for j in range(alpha.size(1)):
+                    f = w_o @ (w_v @ x[j] + b_v)  # (d_model,)
+                    assert result.norms[layer, h, i, j] == pytest.approx(float((alpha[i, j] * f).norm()), abs=1e-5)
+
+
+@pytest.mark.parametrize("arch,n_kv,pos,attention,kind", CASES + [("decoder-only", None, "sinusoidal", "mla",
+                                                                   "decoder self")])
+def test_weighted_vectors_sum_to_the_attention_output(arch, n_kv, pos, attention, kind):
+    """Invariant: sum over heads h and keys j of alpha_ij f_h(x_j), plus the output projection's bias, is the
+    attention sub-layer's output to 1e-5 (so each head's sum is its slice of it); MLA included."""
+    model = tiny(arch, n_kv, pos, attention)
+    record = _record(model)
+    result = value_weighted_norms(model, record, kind)
+    with capture_projections() as captured:
+        _forward(model, record.input_ids, record.target_ids)
+    for layer, (module, (_, _, out)) in enumerate(zip(attention_modules(model, kind),
+                                                      _inputs_and_outputs(model, record, kind))):
+        f = transformed_values(module, captured[module][0].v[0])  # (H, S, d_model)
+        summed = torch.einsum("hts,hsd->td", result.weights[layer], f) + module.out_proj.bias
+        assert (summed - out[0]).abs().max() < 1e-5
+        norms = result.weights[layer][..., None] * f[:, None]  # (H, T, S, d_model)
+        assert torch.allclose(norms.norm(dim=-1), result.norms[layer], atol=1e-5)
+
+
+def test_shares_are_rows_that_sum_to_one():
+    """Invariant: the display shares are the norms divided by their row's sum: each row with any weight sums to 1,
+    masked cells stay 0."""
+    model = tiny()
+    result = value_weighted_norms(model, _record(model), "decoder self")
+    assert torch.allclose(result.shares.sum(-1), torch.ones(result.shares.shape[:-1]), atol=1e-5)
+    assert (result.shares.triu(1) == 0).all()
+
+
+def test_gpt2_shaped_model(tiny_gpt2_dir):
+    """Invariant on a small random GPT-2 (its real weights are not on this machine): the weighted vectors add up to
+    the attention output of every layer."""
+    model, tok, _ = load_gpt2(tiny_gpt2_dir, device="cpu")
+    record = record_ids(model, tok, tok.encode("Mary and John went to the store."))
+    result = value_weighted_norms(model, record, "decoder self")
+    assert result.norms.shape == record.patterns["decoder self"].weights.shape
+    assert torch.allclose(result.weights, record.patterns["decoder self"].weights, atol=1e-6)
+
+
+def test_unknown_kind_is_refused():
+    """Bad input: a kind the record does not have is a ValueError naming the kinds it has."""
+    model = tiny()
+    with pytest.raises(ValueError, match="decoder self"):
+        value_weighted_norms(model, _record(model), "cross")
