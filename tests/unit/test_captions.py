@@ -8,7 +8,7 @@ import torch
 from transformer import load_checkpoint
 from transformer.attention import causal_mask
 from transformer.interpretability.captions import ROLE_THRESHOLD, describe_head, evenness
-from transformer.probe import AttentionPattern, record_attention
+from transformer.interpretability.probe import AttentionPattern, record_attention
 
 REPEATED = "Xq7LbR2mKdZ9wPf" * 2  # 15 distinct characters, then the same again
 

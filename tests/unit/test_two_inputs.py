@@ -8,7 +8,7 @@ import torch
 
 from transformer import Transformer, TransformerConfig
 from transformer.interpretability.two_inputs import differing_positions, head_divergence, jensen_shannon
-from transformer.probe import record_ids
+from transformer.interpretability.probe import record_ids
 from transformer.tokenization import CharTokenizer
 
 TOK = CharTokenizer.from_text("abcdefgh ")

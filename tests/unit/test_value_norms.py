@@ -9,7 +9,7 @@ from transformer import Transformer, TransformerConfig
 from transformer.interpretability.value_norms import attention_modules, transformed_values, value_weighted_norms
 from transformer.attention import capture_projections
 from transformer.pretrained import load_gpt2
-from transformer.probe import _forward, record_ids
+from transformer.interpretability.probe import _forward, record_ids
 from transformer.tokenization import CharTokenizer
 
 TOK = CharTokenizer.from_text("abcdefgh ")

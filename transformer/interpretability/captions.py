@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
-from ..probe import AttentionPattern
+from .probe import AttentionPattern
 
 ROLE_THRESHOLD = 0.5  # a role needs at least half of the attention where the score looks
 UNIFORM_THRESHOLD = 0.9  # a uniform head's entropy is at least this share of the most it could be

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
+from ..encoding import decoder_ids
 from ..model import Transformer
 
 
@@ -43,7 +44,7 @@ def decoder_residuals(model: Transformer, input_ids: list[int], target_ids: list
     residuals: list[Tensor] = []
     with torch.no_grad():
         if cfg.is_encoder_decoder:
-            dec_in = [cfg.bos_id] + list(target_ids or [])
+            dec_in, _ = decoder_ids(list(target_ids or []), cfg)
             memory, src_mask, _ = model.encode(torch.tensor([input_ids], device=dev))
             model.decode(torch.tensor([dec_in], device=dev), memory, src_mask, residuals=residuals)
         else:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from ..probe import AttentionPattern
+from .probe import AttentionPattern
 
 
 def jensen_shannon(p: Tensor, q: Tensor) -> Tensor:

@@ -15,7 +15,7 @@ from torch import Tensor
 
 from ..attention import capture_projections
 from ..model import Transformer
-from ..probe import AttentionRecord, _forward
+from .probe import AttentionRecord, _forward
 
 
 @dataclass
