@@ -76,10 +76,10 @@ def compute_attention(ckpt, text, target, key, focus=None, request: gr.Request =
     T = len(record.patterns[kind].query_tokens)
     labels = [f"{layer}.{head}" for layer in range(max(p.shape[0] for p in record.patterns.values()))
               for head in range(H)]
-    return (record, ckpt, notice, gr.update(choices=labels, value=[]), gr.update(choices=record.kinds, value=kind),
+    return (notice, gr.update(choices=labels, value=[]), gr.update(choices=record.kinds, value=kind),
             gr.update(maximum=max(L - 1, 1), value=layer, interactive=L > 1),
             gr.update(maximum=max(H - 1, 1), value=head, interactive=H > 1),
-            gr.update(maximum=max(T - 1, 1), value=min(T - 1, 1)))
+            gr.update(maximum=max(T - 1, 1), value=min(T - 1, 1)), ckpt, (kind, layer, head), record)
 
 
 def _selected(record, kind, layer, head):
@@ -161,9 +161,14 @@ def draw_cached(record, kind, layer, head, score):
 draw_attention = handler(draw_cached)
 
 
+def draw_view(record, view, score):
+    """The figures of the head a computation chose to open on (`view` = (kind, layer, head))."""
+    return draw_attention(record, *view, score) if record is not None and view else (None,) * 4
+
+
 def clear_attention():
-    """Before a new input is computed: no record (so no figure) and no notice of the previous input."""
-    return None, None, ""
+    """Before a new input is computed: no record, no notice and no figure of the previous input."""
+    return None, None, "", None, None, None, None
 
 
 @handler
@@ -196,6 +201,7 @@ def build_attention_tab(demo, ckpt, key):
             show = gr.Button("Show attention", variant="primary", scale=1, elem_id="att-show")
         notice = gr.Markdown(elem_id="att-notice")
         record, made_by, focus = gr.State(None), gr.State(None), gr.State(None)  # made_by: the record's checkpoint
+        view = gr.State(None)  # (kind, layer, head) the computation chose to open on
         with gr.Row():
             with gr.Column(scale=3):
                 one = gr.Plot(show_label=False, label="One head", elem_id="att-one")
@@ -215,18 +221,32 @@ def build_attention_tab(demo, ckpt, key):
         with gr.Row():
             export = gr.Button("Download the weights (CSV, JSON)", elem_id="att-export", scale=1)
             files = gr.File(label="Weights", file_count="multiple", scale=3)
+    # 4: redraws keep their share of the GIL (bench/RESULTS.md, Load); the progress shows on the heatmap (which a
+    # demo click or Show attention has just cleared) until the new head is drawn
     compute = dict(fn=compute_attention, inputs=[ckpt, text, target, key, focus],
-                   outputs=[record, made_by, notice, ablate_heads, kind, layer, head, query], concurrency_limit=4,
-                   concurrency_id="attention")  # 4: redraws keep their share of the GIL (bench/RESULTS.md, Load)
+                   outputs=[notice, ablate_heads, kind, layer, head, query, made_by, view, record],
+                   concurrency_limit=4, concurrency_id="attention", show_progress_on=[one])
+    figures = [one, grid, overview, table]
+
+    def compute_after(trigger, **kwargs):
+        """Compute the record after `trigger` (an event listener or `.then`), then draw the head it chose from that
+        choice itself, never from the controls: while the page applies the new maxima and values to the sliders,
+        their values can still be the previous input's (tests/browser/test_demo_clicks.py)."""
+        return trigger(**compute, **kwargs).then(draw_view, [record, view, score], figures,
+                                                 api_visibility="private", **FAST)
+
     for trigger, api in ((show.click, "attention"), (text.submit, None), (target.submit, None)):
         # first clear, so that a refused input leaves no heatmap of the previous one on screen
-        trigger(clear_attention, None, [record, made_by, notice], queue=False, api_visibility="private").then(
-            **compute, api_name=api, api_visibility="public" if api else "private")
-    ckpt.change(**compute, api_visibility="private")
-    demo.load(**compute, api_visibility="private")  # a heatmap from the first second
-    # One event for everything that feeds the figures, so replies come in order and never show a stale head.
-    gr.on([record.change, kind.change, layer.change, head.change, score.change], draw_attention,
-          [record, kind, layer, head, score], [one, grid, overview, table], api_name="draw_attention", **FAST)
+        compute_after(trigger(clear_attention, None, [record, made_by, notice] + figures, queue=False,
+                              api_visibility="private").then,
+                      api_name=api, api_visibility="public" if api else "private")
+    compute_after(ckpt.change, api_visibility="private")
+    compute_after(demo.load, api_visibility="private")  # a heatmap from the first second
+    # The user's own changes (input, not change: a new record's values must not redraw with half-updated controls)
+    # share one event, so replies come in order and never show a stale head.
+    gr.on([kind.input, layer.input, head.input, score.input], draw_attention, [record, kind, layer, head, score],
+          figures, api_name="draw_attention", **FAST)
     export.click(export_attention, record, files, api_name="export_attention", concurrency_limit=2)
     return dict(text=text, target=target, record=record, focus=focus, kind=kind, layer=layer, head=head,
-                score=score, one=one, show=show, compute=compute)
+                score=score, one=one, grid=grid, overview=overview, table=table, show=show,
+                compute_after=compute_after)

@@ -24,6 +24,8 @@ class Demo:
     task: str | None = None  # Train tab: the task to train on
 
 
+FIGURE_OUTPUTS = ("record", "one", "grid", "overview", "table")  # what an attention demo clears at once
+
 REPEATED = "kqwzjxtbhmfa" * 2  # random letters, then the same letters again
 
 DEMOS = [
@@ -70,16 +72,20 @@ def available_demos() -> list[Demo]:
 
 
 def apply_demo(label: str, ckpt: str):
-    """Updates for: tabs, checkpoint, attention input, target, focus, score, explanation, Train source and task."""
+    """Updates for: tabs, checkpoint, attention input, target, focus, score, explanation, Train source and task, and
+    the Attention tab's record and figures. An attention demo clears the record and the figures in the same update
+    that shows its explanation, so the previous input's heads are never seen under the new explanation (the
+    Attention tab shows its progress on the empty heatmap until the demo's head is drawn)."""
     demo = next((d for d in available_demos() if d.label == label), None)
     if demo is None:
         raise gr.Error(f"unknown demo {str(label)[:40]!r}")
     ckpt = demo.ckpt or ckpt
     focus = (ckpt, demo.kind, demo.score) if demo.kind else None
     keep = gr.update()
+    cleared = (None,) * len(FIGURE_OUTPUTS) if demo.kind else (keep,) * len(FIGURE_OUTPUTS)
     return (gr.Tabs(selected=demo.tab), ckpt, demo.text or keep, "" if demo.text else keep, focus,
             demo.score or keep, f"**{demo.label}.** {demo.explain}",
-            "task" if demo.task else keep, demo.task or keep)
+            "task" if demo.task else keep, demo.task or keep) + cleared
 
 
 def demo_buttons():
@@ -95,9 +101,9 @@ def demo_buttons():
 def wire_demos(buttons, explain, tabs, ckpt, attention: dict, train: dict):
     """Each button sets the checkpoint, input and view of its demo; attention demos then compute the heatmap."""
     outputs = [tabs, ckpt, attention["text"], attention["target"], attention["focus"], attention["score"], explain,
-               train["source"], train["task"]]
+               train["source"], train["task"]] + [attention[name] for name in FIGURE_OUTPUTS]
     for button, d in zip(buttons, available_demos()):
         event = button.click(apply_demo, [gr.State(d.label), ckpt], outputs, api_visibility="private",
                              queue=False)
         if d.kind:  # recompute even when the checkpoint did not change (its .change then does not fire)
-            event.then(**attention["compute"], api_visibility="private")
+            attention["compute_after"](event.then, api_visibility="private")
