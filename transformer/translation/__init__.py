@@ -1,0 +1,6 @@
+"""The paper's own task: English -> Spanish translation of the Bible (World English Bible -> Reina-Valera 1909).
+
+bible.py (the SWORD reader and Strong's-number links), corpus.py (the fixed test/validation split), data.py
+(length-bucketed batches for the Trainer), train.py (the CLI), evaluate.py (BLEU, chrF, attention alignments),
+alignment.py (AER), card.py (the model card).
+"""

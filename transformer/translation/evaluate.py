@@ -1,0 +1,177 @@
+"""Measure a translation checkpoint: BLEU and chrF (sacrebleu) of greedy and beam translations of the test verses,
+the copy-the-source baseline, and how well each cross-attention head aligns words (AER against Strong's links).
+
+    python -m transformer.translation.evaluate checkpoints/translate-en-es   # writes the metrics and the card
+    python -m transformer.translation.evaluate checkpoints/translate-en-es --check   # recompute, compare, no write
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+from tqdm import tqdm
+
+from ..checkpoint import load_checkpoint, save_checkpoint
+from ..encoding import pad, source_ids
+from ..generate import generate, greedy_batch
+from ..interpretability.words import merge_to_words, text_words, word_spans
+from ..interpretability.probe import record_ids
+from .alignment import aligned_targets, best_head, diagonal_alignment, heads_alignments, score
+from .bible import VersePair
+from .corpus import DATA_DIR, held_out
+
+BEAM, LENGTH_PENALTY = 4, 1.0
+
+
+def bleu(hypotheses: list[str], references: list[str]) -> float:
+    """Corpus BLEU (sacrebleu's default 13a tokenisation, one reference per verse)."""
+    import sacrebleu
+
+    return round(sacrebleu.corpus_bleu(hypotheses, [references]).score, 2)
+
+
+def chrf(hypotheses: list[str], references: list[str]) -> float:
+    import sacrebleu
+
+    return round(sacrebleu.corpus_chrf(hypotheses, [references]).score, 2)
+
+
+def max_output_tokens(model) -> int:
+    return model.config.max_len - 1
+
+
+@torch.no_grad()
+def translate_greedy(model, tokenizer, sources: list[str], batch_size: int = 32) -> list[str]:
+    """Greedy translations, a padded batch at a time (transformer.generate.greedy_batch)."""
+    cfg, out = model.config, []
+    for start in range(0, len(sources), batch_size):
+        ids = [source_ids(tokenizer, s, cfg)[-cfg.max_len:] for s in sources[start:start + batch_size]]
+        out += [tokenizer.decode(o) for o in greedy_batch(model, pad(ids, cfg.pad_id).to(model.device),
+                                                           max_output_tokens(model))]
+    return out
+
+
+@torch.no_grad()
+def translate_beam(model, tokenizer, sources: list[str], num_beams: int = BEAM,
+                   length_penalty: float = LENGTH_PENALTY, progress=None) -> list[str]:
+    """Beam-search translations, one verse at a time (transformer.generate.generate, strategy="beam")."""
+    cfg, out = model.config, []
+    for s in sources:
+        ids = source_ids(tokenizer, s, cfg)[-cfg.max_len:]
+        steps = generate(model, ids, max_output_tokens(model), strategy="beam", num_beams=num_beams,
+                         length_penalty=length_penalty)
+        out.append(tokenizer.decode(step.token_id for step in steps))
+        if progress is not None:
+            progress.update(1)
+    return out
+
+
+@dataclass
+class WordAttention:
+    """Cross-attention of one verse in words: weights (layers, heads, Spanish words, English words)."""
+
+    weights: torch.Tensor
+    en_words: list[str]
+    es_words: list[str]
+
+
+@torch.no_grad()
+def word_cross_attention(model, tokenizer, en: str, es: str) -> WordAttention:
+    """The decoder reads the reference Spanish (teacher forcing); the row of each Spanish word is the attention of
+    the steps that produce its tokens (transformer.probe.record_ids), merged into words by the one word rule
+    (transformer.interpretability.words): summed over an English word's tokens, averaged over a Spanish word's.
+    `</s>` is left out of both axes, so the words are exactly `en.split()` and `es.split()`."""
+    cfg = model.config
+    src = source_ids(tokenizer, en, cfg)[: cfg.max_len]
+    tgt = tokenizer.encode(es)[: cfg.max_len - 1]
+    cross = record_ids(model, tokenizer, src, tgt).patterns["cross"]
+    q_spans, k_spans = word_spans(cross.query_tokens), word_spans(cross.key_tokens)
+    merged = merge_to_words(cross.weights, q_spans, k_spans)  # (L, H, Wq, Wk)
+    rows, cols = text_words(cross.query_tokens, q_spans), text_words(cross.key_tokens, k_spans)
+    return WordAttention(merged[:, :, rows][:, :, :, cols], en.split()[: len(cols)], es.split()[: len(rows)])
+
+
+def alignment_table(model, tokenizer, pairs: list[VersePair], progress=None) -> dict:
+    """AER, precision and recall per [layer][head] (the last column: the layer's mean over heads), pooled over
+    the verses, with the diagonal baseline and the best head."""
+    L, H = model.config.n_decoder_layers, model.config.n_heads
+    predicted = [[[] for _ in range(H + 1)] for _ in range(L)]
+    golds, diagonal = [], []
+    for pair in pairs:
+        attention = word_cross_attention(model, tokenizer, pair.en, pair.es)
+        n_en, n_es = attention.weights.shape[-1], attention.weights.shape[-2]
+        gold = {(i, j) for i, j in pair.links if i < n_en and j < n_es}
+        targets = aligned_targets(gold)
+        golds.append(gold)
+        diagonal.append(diagonal_alignment(n_en, n_es, targets))
+        for layer, heads in enumerate(heads_alignments(attention.weights, targets)):
+            for h, links in enumerate(heads):
+                predicted[layer][h].append(links)
+        if progress is not None:
+            progress.update(1)
+    scores = [[score(predicted[layer][h], golds) for h in range(H + 1)] for layer in range(L)]
+    table = {k: [[round(getattr(s, k), 4) for s in row] for row in scores] for k in ("aer", "precision", "recall")}
+    layer, head = best_head(table)
+    layer_means = [row[-1] for row in table["aer"]]
+    return {**table, "best_head": [layer, head], "best_head_aer": table["aer"][layer][head],
+            "best_layer_mean": int(min(range(L), key=layer_means.__getitem__)),
+            "diagonal": score(diagonal, golds).to_dict(), "verses": len(pairs),
+            "gold_links": sum(len(g) for g in golds)}
+
+
+def measure(model, tokenizer, test: list[VersePair], beam: bool = True) -> dict:
+    """Every metric of the card, on the test verses."""
+    sources, references = [p.en for p in test], [p.es for p in test]
+    start = time.perf_counter()
+    greedy = translate_greedy(model, tokenizer, sources)
+    metrics = {"test_verses": len(test), "bleu_greedy": bleu(greedy, references),
+               "chrf_greedy": chrf(greedy, references),
+               "bleu_copy_source": bleu(sources, references), "chrf_copy_source": chrf(sources, references),
+               "seconds_greedy": round(time.perf_counter() - start, 1)}
+    if beam:
+        start = time.perf_counter()
+        with tqdm(total=len(sources), desc=f"beam {BEAM}", unit="verse") as bar:
+            beamed = translate_beam(model, tokenizer, sources, progress=bar)
+        metrics.update({f"bleu_beam{BEAM}": bleu(beamed, references), f"chrf_beam{BEAM}": chrf(beamed, references),
+                        "length_penalty": LENGTH_PENALTY, "seconds_beam": round(time.perf_counter() - start, 1)})
+    with tqdm(total=len(test), desc="alignment", unit="verse") as bar:
+        metrics["alignment"] = alignment_table(model, tokenizer, test, progress=bar)
+    metrics["examples"] = [{"verse": p.verse, "en": p.en, "es": p.es, "greedy": g}
+                           for p, g in list(zip(test, greedy))[:3]]
+    return metrics
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="python -m transformer.translation.evaluate", description=__doc__)
+    p.add_argument("checkpoint")
+    p.add_argument("--check", action="store_true", help="recompute greedy BLEU and the best head's AER and compare "
+                   "them with the card's; write nothing")
+    p.add_argument("--no-beam", action="store_true", help="skip the beam search (the slowest part)")
+    args = p.parse_args(argv)
+    model, tokenizer, info = load_checkpoint(args.checkpoint)
+    test, _ = held_out(DATA_DIR)
+    metrics = measure(model, tokenizer, test, beam=not (args.no_beam or args.check))
+    if args.check:
+        card = info["metrics"]
+        print(json.dumps({"bleu_greedy": [card.get("bleu_greedy"), metrics["bleu_greedy"]],
+                          "best_head_aer": [card.get("alignment", {}).get("best_head_aer"),
+                                            metrics["alignment"]["best_head_aer"]]}))
+        return 0
+    from .card import model_card
+
+    info["metrics"] = {**info.get("metrics", {}), **metrics}
+    card = model_card(Path(args.checkpoint).name, {**info, "model": model.config.to_dict()})
+    save_checkpoint(args.checkpoint, model.cpu(), tokenizer, task=info["task"], training=info["training"],
+                    metrics=info["metrics"], card=card)
+    print(json.dumps({k: v for k, v in metrics.items() if k not in ("alignment", "examples")}))
+    print(f"best head: layer {metrics['alignment']['best_head'][0]} head {metrics['alignment']['best_head'][1]}, "
+          f"AER {metrics['alignment']['best_head_aer']} (diagonal {metrics['alignment']['diagonal']['aer']})")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
