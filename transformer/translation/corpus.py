@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import random
+from functools import lru_cache
 from pathlib import Path
 from typing import Iterable
 
@@ -65,6 +66,19 @@ def held_out(data_dir: str | Path = DATA_DIR) -> tuple[list[VersePair], list[Ver
     """(test, validation) verse pairs from the committed files: no SWORD modules needed."""
     data_dir = Path(data_dir)
     return read_tsv(data_dir / "test.tsv"), read_tsv(data_dir / "valid.tsv")
+
+
+def find_verse(english: str, data_dir: str | Path = DATA_DIR) -> VersePair | None:
+    """The held-out verse (test or validation) whose English is `english` (spaces normalised), else None: how the
+    app finds the reference Spanish and the gold links of a verse a user typed or a demo chose."""
+    wanted = " ".join(str(english).split())
+    return _held_out_by_english(str(Path(data_dir))).get(wanted)
+
+
+@lru_cache(maxsize=2)
+def _held_out_by_english(data_dir: str) -> dict[str, VersePair]:
+    test, valid = held_out(data_dir)
+    return {p.en: p for p in valid + test}
 
 
 def training_pairs(all_pairs: Iterable[VersePair], data_dir: str | Path = DATA_DIR) -> list[VersePair]:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import json
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 import torch
@@ -18,11 +17,11 @@ from tqdm import tqdm
 from ..checkpoint import load_checkpoint, save_checkpoint
 from ..encoding import pad, source_ids
 from ..generate import generate, greedy_batch
-from ..interpretability.words import merge_to_words, text_words, word_spans
 from ..interpretability.probe import record_ids
 from .alignment import aligned_targets, best_head, diagonal_alignment, heads_alignments, score
 from .bible import VersePair
 from .corpus import DATA_DIR, held_out
+from .gold import WordCross, cross_words, gold_links
 
 BEAM, LENGTH_PENALTY = 4, 1.0
 
@@ -70,29 +69,15 @@ def translate_beam(model, tokenizer, sources: list[str], num_beams: int = BEAM,
     return out
 
 
-@dataclass
-class WordAttention:
-    """Cross-attention of one verse in words: weights (layers, heads, Spanish words, English words)."""
-
-    weights: torch.Tensor
-    en_words: list[str]
-    es_words: list[str]
-
-
 @torch.no_grad()
-def word_cross_attention(model, tokenizer, en: str, es: str) -> WordAttention:
+def word_cross_attention(model, tokenizer, en: str, es: str) -> WordCross:
     """The decoder reads the reference Spanish (teacher forcing); the row of each Spanish word is the attention of
-    the steps that produce its tokens (transformer.probe.record_ids), merged into words by the one word rule
-    (transformer.interpretability.words): summed over an English word's tokens, averaged over a Spanish word's.
-    `</s>` is left out of both axes, so the words are exactly `en.split()` and `es.split()`."""
+    the steps that produce its tokens (transformer.interpretability.probe.record_ids), in words
+    (transformer.translation.gold.cross_words): exactly `en.split()` and `es.split()`."""
     cfg = model.config
     src = source_ids(tokenizer, en, cfg)[: cfg.max_len]
     tgt = tokenizer.encode(es)[: cfg.max_len - 1]
-    cross = record_ids(model, tokenizer, src, tgt).patterns["cross"]
-    q_spans, k_spans = word_spans(cross.query_tokens), word_spans(cross.key_tokens)
-    merged = merge_to_words(cross.weights, q_spans, k_spans)  # (L, H, Wq, Wk)
-    rows, cols = text_words(cross.query_tokens, q_spans), text_words(cross.key_tokens, k_spans)
-    return WordAttention(merged[:, :, rows][:, :, :, cols], en.split()[: len(cols)], es.split()[: len(rows)])
+    return cross_words(record_ids(model, tokenizer, src, tgt).patterns["cross"])
 
 
 def alignment_table(model, tokenizer, pairs: list[VersePair], progress=None) -> dict:
@@ -104,7 +89,7 @@ def alignment_table(model, tokenizer, pairs: list[VersePair], progress=None) -> 
     for pair in pairs:
         attention = word_cross_attention(model, tokenizer, pair.en, pair.es)
         n_en, n_es = attention.weights.shape[-1], attention.weights.shape[-2]
-        gold = {(i, j) for i, j in pair.links if i < n_en and j < n_es}
+        gold = gold_links(pair, n_en, n_es)
         targets = aligned_targets(gold)
         golds.append(gold)
         diagonal.append(diagonal_alignment(n_en, n_es, targets))

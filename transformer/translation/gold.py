@@ -1,0 +1,75 @@
+"""Cross-attention in words, and the gold links of the verse it reads: the one rule the card's AER table, the
+Attention tab's markers and its per-head AER all use.
+
+`cross_words(pattern)` turns a cross-attention pattern (transformer.interpretability.probe) into word weights
+(layers, heads, Spanish words, English words), without `</s>`, so the words are exactly the whitespace words of
+the two texts. `verse_of(pattern)` finds the held-out verse whose English the encoder read and whose reference
+Spanish the decoder read (None for any other input), so its Strong's links can be drawn and scored.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+from torch import Tensor
+
+from ..interpretability.words import SPECIAL_WORDS, merge_to_words, text_words, word_labels, word_spans
+from .alignment import AlignmentScore, aligned_targets, attention_alignment, score
+from .bible import VersePair
+from .corpus import find_verse
+
+Link = tuple[int, int]
+
+
+@dataclass
+class WordCross:
+    """Cross-attention in words: weights (layers, heads, Spanish words, English words); rows sum to what the
+    Spanish word's tokens gave the English text (everything but `</s>`)."""
+
+    weights: Tensor
+    es_words: list[str]
+    en_words: list[str]
+
+
+def cross_words(pattern) -> WordCross:
+    """The cross-attention pattern of a record in words: summed over an English word's tokens, averaged over a
+    Spanish word's (transformer.interpretability.words); `</s>` left out of both axes."""
+    q_spans, k_spans = word_spans(pattern.query_tokens), word_spans(pattern.key_tokens)
+    merged = merge_to_words(pattern.weights, q_spans, k_spans)  # (L, H, Wq, Wk)
+    rows, cols = text_words(pattern.query_tokens, q_spans), text_words(pattern.key_tokens, k_spans)
+    es, en = word_labels(pattern.query_tokens, q_spans), word_labels(pattern.key_tokens, k_spans)
+    return WordCross(merged[:, :, rows][:, :, :, cols], [es[r] for r in rows], [en[c] for c in cols])
+
+
+def _text(tokens: list[str]) -> str:
+    return " ".join("".join(t for t in tokens if t not in SPECIAL_WORDS).split())
+
+
+def verse_of(pattern) -> VersePair | None:
+    """The held-out verse this cross-attention pattern read: its English as the source and its reference Spanish
+    as the target; None when the input is anything else (or was cut)."""
+    if getattr(pattern, "kind", "cross") != "cross":
+        return None
+    verse = find_verse(_text(pattern.key_tokens))
+    if verse is None or _text(pattern.query_tokens) != verse.es:
+        return None
+    return verse
+
+
+def gold_links(verse: VersePair, n_en: int, n_es: int) -> set[Link]:
+    """The verse's gold links (English word i, Spanish word j) that fall inside the words shown."""
+    return {(i, j) for i, j in verse.links if i < n_en and j < n_es}
+
+
+def head_alignment(words: Tensor, gold: set[Link]) -> tuple[set[Link], AlignmentScore]:
+    """One head's word weights (Spanish words, English words) against the gold links: the alignment it makes
+    (each linked Spanish word to its strongest English word) and its precision, recall and AER."""
+    predicted = attention_alignment(words, aligned_targets(gold))
+    return predicted, score(predicted, gold)
+
+
+def aer_per_head(cross: WordCross, gold: set[Link]) -> Tensor:
+    """(layers, heads) AER of every head on one verse: the Attention tab's overview colour for a gold verse."""
+    L, H = cross.weights.shape[:2]
+    return torch.tensor([[head_alignment(cross.weights[layer, head], gold)[1].aer for head in range(H)]
+                         for layer in range(L)])
