@@ -4,3 +4,5 @@ bible.py (the SWORD reader and Strong's-number links), corpus.py (the fixed test
 (length-bucketed batches for the Trainer), train.py (the CLI), evaluate.py (BLEU, chrF, attention alignments),
 alignment.py (AER), card.py (the model card).
 """
+
+TASK = "translate-en-es"  # the `task` of the translation checkpoint (config.json)

@@ -72,13 +72,18 @@ def find_verse(english: str, data_dir: str | Path = DATA_DIR) -> VersePair | Non
     """The held-out verse (test or validation) whose English is `english` (spaces normalised), else None: how the
     app finds the reference Spanish and the gold links of a verse a user typed or a demo chose."""
     wanted = " ".join(str(english).split())
-    return _held_out_by_english(str(Path(data_dir))).get(wanted)
+    test, valid = _held_out_cached(str(Path(data_dir)))
+    return next((p for p in test + valid if p.en == wanted), None)
+
+
+def example_verse(rng: random.Random, data_dir: str | Path = DATA_DIR) -> VersePair:
+    """A random test verse (never trained on): the example input of the translation model."""
+    return rng.choice(_held_out_cached(str(Path(data_dir)))[0])
 
 
 @lru_cache(maxsize=2)
-def _held_out_by_english(data_dir: str) -> dict[str, VersePair]:
-    test, valid = held_out(data_dir)
-    return {p.en: p for p in valid + test}
+def _held_out_cached(data_dir: str) -> tuple[list[VersePair], list[VersePair]]:
+    return held_out(data_dir)
 
 
 def training_pairs(all_pairs: Iterable[VersePair], data_dir: str | Path = DATA_DIR) -> list[VersePair]:

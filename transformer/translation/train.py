@@ -26,11 +26,11 @@ from ..config import TransformerConfig
 from ..model import Transformer
 from ..tokenization import BPETokenizer
 from ..train import TrainConfig, Trainer
+from . import TASK
 from .bible import CorpusMissing, read_pairs
 from .corpus import DATA_DIR, held_out, training_pairs
 from .data import TranslationData
 
-TASK = "translate-en-es"
 
 
 def parse_args(argv=None):
