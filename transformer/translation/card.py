@@ -13,6 +13,15 @@ def _aer_rows(alignment: dict) -> list[str]:
     return rows
 
 
+def _stage_lines(t: dict) -> list[str]:
+    stage = t.get("previous_stage")
+    if not stage:
+        return []
+    return ["- it continued the weights of a first stage, trained with:", "", "```", stage["command"], "```", "",
+            f"  {stage['steps']} steps, {stage['wall_time_s'] / 60:.0f} min; both stages together: "
+            f"{t['total_wall_time_s'] / 60:.0f} min of training"]
+
+
 def model_card(name: str, info: dict) -> str:
     t, m, cfg = info["training"], info["metrics"], info["model"]
     a = m.get("alignment")
@@ -31,6 +40,7 @@ def model_card(name: str, info: dict) -> str:
         f"- steps: {t['steps']} ({t.get('epochs', '?')} epochs), target tokens seen: {t['tokens']:,}, "
         f"wall time: {t['wall_time_s'] / 60:.0f} min",
         f"- hardware: {t['hardware']}",
+        *_stage_lines(t),
         f"- validation loss (nats per Spanish token, no smoothing): final {t.get('val_loss_final')}, average of the "
         f"snapshots at steps {t.get('averaged_snapshots')}: {t.get('val_loss_averaged')}; shipped: "
         f"{'the average' if t.get('averaged') else 'the final weights'}", "",

@@ -20,7 +20,7 @@ from pathlib import Path
 import torch
 from tqdm import tqdm
 
-from ..checkpoint import save_checkpoint
+from ..checkpoint import load_checkpoint, save_checkpoint
 from ..cli import hardware
 from ..config import TransformerConfig
 from ..model import Transformer
@@ -53,6 +53,8 @@ def parse_args(argv=None):
     p.add_argument("--eval-every", type=int, default=500)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--threads", type=int, default=None)
+    p.add_argument("--init-from", help="continue from this checkpoint's weights and tokenizer (a second stage with "
+                   "a fresh schedule); the card keeps the first stage's command and time")
     p.add_argument("--sword-path", default="/usr/share/sword", help="where the SWORD modules are installed")
     return p.parse_args(argv)
 
@@ -76,7 +78,12 @@ def main(argv=None) -> int:
     test, valid = held_out()
     tqdm.write(f"{len(train_pairs)} training verse pairs ({len(test)} test and {len(valid)} validation verses held "
                f"out, from {DATA_DIR})")
-    tokenizer = BPETokenizer.train([p.en for p in train_pairs] + [p.es for p in train_pairs], args.bpe_vocab)
+    previous = None
+    if args.init_from:
+        start, tokenizer, previous_info = load_checkpoint(args.init_from, device="cpu")
+        previous = previous_info["training"]
+    else:
+        tokenizer = BPETokenizer.train([p.en for p in train_pairs] + [p.es for p in train_pairs], args.bpe_vocab)
     config = TransformerConfig(arch="encoder-decoder", vocab_size=tokenizer.vocab_size, d_model=args.d_model,
                                n_heads=args.n_heads, n_encoder_layers=args.layers, n_decoder_layers=args.layers,
                                d_ff=args.d_ff, dropout=args.dropout, max_len=args.max_len, norm_first=True)
@@ -85,6 +92,10 @@ def main(argv=None) -> int:
                             max_seconds=args.max_minutes * 60, seed=args.seed)
     torch.manual_seed(args.seed)  # the initial weights and dropout masks
     model = Transformer(config)
+    if previous is not None:
+        if start.config != config:
+            raise SystemExit(f"--init-from {args.init_from}: its config differs from the flags: {start.config}")
+        model.load_state_dict(start.state_dict())
     data = TranslationData(train_pairs, valid, tokenizer, config, args.seed, train_cfg.eval_examples)
     trainer = Trainer(model, tokenizer, data, train_cfg)
     out = Path(args.out)
@@ -122,6 +133,10 @@ def main(argv=None) -> int:
                 "averaged": bool(averaged is not None and (final_val is None or averaged <= final_val)),
                 "averaged_snapshots": [trainer.step - i * args.average_every for i in range(len(snapshots))][::-1],
                 "data": "World English Bible (sword-text-web) -> Reina-Valera 1909 (sword-text-sparv)"}
+    if previous is not None:  # the whole run, both stages: what the card states
+        training["previous_stage"] = previous
+        training["total_wall_time_s"] = round(previous.get("total_wall_time_s", previous["wall_time_s"])
+                                              + training["wall_time_s"], 1)
     model.eval()
     save_checkpoint(out, model, tokenizer, task=TASK, training=training, metrics={})
     tqdm.write(f"wrote {out} ({time.strftime('%H:%M:%S')}); now: python -m transformer.translation.evaluate {out}")
