@@ -21,7 +21,7 @@ import tabs.gpu  # noqa: E402,F401  (first: on a ZeroGPU Space, `spaces` must pa
 import gradio as gr  # noqa: E402
 
 from tabs.attention import build_attention_tab  # noqa: E402
-from tabs.common import SHIPPED, fixed_choices, load_at_start, pretrained  # noqa: E402
+from tabs.catalogue import SHIPPED, fixed_choices, load_at_start, pretrained  # noqa: E402
 from tabs.demos import demo_buttons, wire_demos  # noqa: E402
 from tabs.generate import build_generate_tab  # noqa: E402
 from tabs.model import build_model_tab  # noqa: E402

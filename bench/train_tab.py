@@ -10,7 +10,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tabs.training_session import PRESETS, TrainingRequest, build_run, warm_up  # noqa: E402
+from tabs.train_request import PRESETS, TrainingRequest, build_run  # noqa: E402
+from tabs.training_session import warm_up  # noqa: E402
 from transformer.train import Trainer  # noqa: E402
 
 
@@ -25,7 +26,8 @@ def main(threshold: float = 0.9, limit_s: float = 180):
     request = TrainingRequest("task", "reverse", None, None, None, p["layers"], p["heads"], p["d_model"], p["lr"],
                               p["steps"], p["batch_size"]).validated()
     start = time.perf_counter()
-    model, tokenizer, data, cfg, _ = build_run(request)
+    run = build_run(request)
+    model, tokenizer, data, cfg = run.model, run.tokenizer, run.data, run.train_cfg
     first_point = formed = None
     for event in Trainer(model, tokenizer, data, cfg).run():
         now = time.perf_counter() - start

@@ -14,8 +14,11 @@ import visualize as viz
 from transformer.interpretability.analysis import LOW_IS_INTERESTING
 from transformer.interpretability.probe import KINDS, record_attention
 
-from .common import (ATTENTION_CAP, FAST, MAX_PROMPT_CHARS, SHIPPED, ModelRef, Radio, Slider, UserError,
-                     browser_key, check_choice, check_number, check_text, handler, model_ref)
+from .catalogue import SHIPPED, ModelRef, browser_key, model_ref
+from .checks import MAX_PROMPT_CHARS, UserError, check_choice, check_index, check_text
+from .controls import Radio, Slider
+from .errors import handler
+from .ui import ATTENTION_CAP, FAST
 from .exports import EXPORTS
 from .gpu import gpu
 from .inside import build_inside, selected_pattern
@@ -24,6 +27,7 @@ SCORES = ["entropy", "mean distance", "diagonal", "anti-diagonal", "previous tok
 
 
 @gpu(duration=10)
+@handler
 def record_on_gpu(source: ModelRef, text: str, target: str):
     """The one forward pass of a heatmap: every attention pattern of the input (on the CPU, ready to draw)."""
     model, tok, _ = source.load()
@@ -53,12 +57,7 @@ def focus_head(record, focus) -> tuple[str, int, int]:
     kind, score = focus if focus else (None, None)
     kind = kind if kind in record.patterns else ("cross" if "cross" in record.patterns else record.kinds[0])
     pattern = record.patterns[kind]
-    scores = pattern.scores()
-    if score in scores:
-        values = -scores[score] if score in LOW_IS_INTERESTING else scores[score]
-        layer, head = divmod(int(values.argmax()), values.size(1))
-    else:
-        layer, head = pattern.sharpest_head()
+    layer, head = pattern.best_head(score) if score in pattern.scores() else pattern.sharpest_head()
     return kind, layer, head
 
 
@@ -86,8 +85,8 @@ def _selected(record, kind, layer, head):
     """The pattern of `kind` (tabs.inside.selected_pattern) and the layer and head, clamped to it."""
     pattern = selected_pattern(record, kind)
     L, H = pattern.shape
-    layer = min(check_number(layer, "layer", 0, 10_000, integer=True), L - 1)
-    head = min(check_number(head, "head", 0, 10_000, integer=True), H - 1)
+    layer = check_index(layer, "layer", L)
+    head = check_index(head, "head", H)
     return pattern, layer, head
 
 

@@ -7,19 +7,19 @@ ignored by git.)
 """
 from __future__ import annotations
 
-import math
-
 import gradio as gr
+
+from .checks import UserError, real_number
 
 
 def _checked_number(component, payload):
+    """The payload when it is a number (tabs.checks.real_number), else a gr.Error naming the control."""
     if payload is None and isinstance(component, gr.Number):
         return None
-    if isinstance(payload, bool) or not isinstance(payload, (int, float)) or not math.isfinite(payload):
-        bounds = (f" between {component.minimum:g} and {component.maximum:g}"
-                  if component.minimum is not None and component.maximum is not None else "")
-        raise gr.Error(f"{component.label} must be a number{bounds}, got {str(payload)[:40]!r}")
-    return payload
+    try:
+        return real_number(payload, component.label, component.minimum, component.maximum)
+    except UserError as e:
+        raise gr.Error(str(e)) from None
 
 
 class Slider(gr.Slider):

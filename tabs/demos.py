@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import gradio as gr
 
-from .common import fixed_choices
+from .catalogue import fixed_choices
 
 
 @dataclass(frozen=True)

@@ -12,8 +12,11 @@ from transformer.data import INDUCTION_ALPHABET, TASKS
 from transformer.generate import STRATEGIES, generate
 from transformer.interpretability.probe import encode_input, record_step
 
-from .common import (ATTENTION_CAP, MAX_PROMPT_CHARS, ModelRef, Number, Slider, browser_key, check_choice,
-                     check_number, check_text, handler, model_ref, resolve, unknown_notice)
+from .catalogue import ModelRef, browser_key, model_ref, resolve
+from .checks import MAX_PROMPT_CHARS, check_choice, check_index, check_number, check_text, unknown_notice
+from .controls import Number, Slider
+from .errors import handler
+from .ui import ATTENTION_CAP, STREAM_UPDATES_PER_SECOND
 from .gpu import gpu
 
 LM_PROMPTS = ["ROMEO:\n", "First Citizen:\nBefore we proceed", "KING RICHARD III:\nNow is the", "JULIET:\nO "]
@@ -57,26 +60,30 @@ def run_generate(ckpt, prompt, strategy, temperature, top_k, top_p, num_beams, m
     key = browser_key(key, request)
     source = model_ref(ckpt, key)
     decoding = decoding_settings(strategy, temperature, top_k, top_p, num_beams, max_new_tokens, seed)
-    yield from generate_on_gpu(source, ckpt, key, check_text(prompt, "prompt"), decoding)
+    for text, table, state, n_steps, notice in generate_on_gpu(source, ckpt, key, check_text(prompt, "prompt"),
+                                                                decoding):
+        picker = gr.update() if n_steps is None else \
+            gr.update(maximum=max(n_steps - 1, 1), value=0, interactive=n_steps > 1)  # a slider needs max > min
+        yield text, table, state, picker, notice
 
 
 @gpu(duration=30)
 @handler
 def generate_on_gpu(source: ModelRef, ckpt: str, key: str, prompt: str, decoding: dict):
-    """run_generate's stream: (text, step table, state, picker, notice), at most ~10 a second, then the last."""
+    """run_generate's stream: (text, step table, state, steps, notice), at most STREAM_UPDATES_PER_SECOND a
+    second, then the last, the only one with the state and the number of steps (None before)."""
     model, tok, _ = source.load()
     encoded = encode_input(model, tok, prompt)
     notice = unknown_notice(tok, prompt) + encoded.cut_message()
     steps, last = [], 0.0
     for step in generate(model, encoded.ids, decoding.pop("max_new_tokens"), **decoding):
         steps.append(step)
-        if time.perf_counter() - last > 0.1:  # at most ~10 updates a second
+        if time.perf_counter() - last > 1 / STREAM_UPDATES_PER_SECOND:
             last = time.perf_counter()
-            yield tok.decode(s.token_id for s in steps), _step_table(tok, steps), None, gr.update(), notice
+            yield tok.decode(s.token_id for s in steps), _step_table(tok, steps), None, None, notice
     state = {"ckpt": ckpt, "key": key, "input": encoded.ids, "output": [s.token_id for s in steps],
              "top": [[(tok.id_to_token(t), p) for t, p in s.top] for s in steps]}
-    picker = gr.update(maximum=max(len(steps) - 1, 1), value=0, interactive=len(steps) > 1)  # a slider needs max > min
-    yield tok.decode(state["output"]), _step_table(tok, steps), state, picker, notice or "Done."
+    yield tok.decode(state["output"]), _step_table(tok, steps), state, len(steps), notice or "Done."
 
 
 def clear_generate():
@@ -91,7 +98,7 @@ def inspect_step(gen_state, step):
     if not gen_state or not gen_state["output"]:
         return viz.empty_curves("Generate something first"), viz.empty_curves("")
     source = model_ref(gen_state["ckpt"], gen_state["key"])
-    step = min(check_number(step, "step", 0, 10_000, integer=True), len(gen_state["output"]) - 1)
+    step = check_index(step, "step", len(gen_state["output"]))
     chosen, pattern, query = step_on_gpu(source, gen_state["input"], gen_state["output"], step)
     probs = viz.token_probabilities(chosen, gen_state["top"][step], title=f"step {step}: the model's top choices")
     weights = pattern.weights[-1, :, query].mean(0)  # (S,): last layer, mean of heads

@@ -9,12 +9,16 @@ import gradio as gr
 import pandas as pd
 
 import visualize as viz
-from transformer.interpretability.ablation import default_eval_set, evaluate, head_importance, heads_off
+from transformer.interpretability.ablation import default_eval_set, evaluate, head_importance_stream, heads_off
 from transformer.interpretability.analysis import attention_rollout
 from transformer.generate import generate
 from transformer.interpretability.probe import qk_step
 
-from .common import FAST, ModelRef, Slider, UserError, browser_key, check_number, handler, model_ref
+from .catalogue import ModelRef, browser_key, model_ref
+from .checks import UserError, check_index
+from .controls import Slider
+from .errors import handler
+from .ui import FAST
 from .gpu import gpu
 
 
@@ -35,9 +39,9 @@ def draw_qk(made_by, key, record, kind, layer, head, query, shown=None, request:
     pattern = selected_pattern(record, kind)
     kind = pattern.kind
     L, H = pattern.shape
-    layer = min(check_number(layer, "layer", 0, 10_000, integer=True), L - 1)
-    head = min(check_number(head, "head", 0, 10_000, integer=True), H - 1)
-    query = min(check_number(query, "query", 0, 10_000, integer=True), len(pattern.query_tokens) - 1)
+    layer = check_index(layer, "layer", L)
+    head = check_index(head, "head", H)
+    query = check_index(query, "query", len(pattern.query_tokens))
     s = qk_on_gpu(model_ref(made_by, browser_key(key, request)), record, kind, layer, head, query)
     return viz.qk_steps(s.scores, s.scaled, s.allowed, s.weights, s.contributions, s.key_tokens, s.d_k,
                         title=f"query {query} ({s.query_token!r}), {kind}, layer {layer}, head {head}", bias=s.bias)
@@ -111,19 +115,23 @@ def ablation_on_gpu(source: ModelRef, record, heads: list, label: str) -> list[d
 def run_importance(made_by, key, record, kind, request: gr.Request = None, progress=gr.Progress()):
     """Each head switched off alone: how much worse the model gets, as a layers x heads grid of the selected kind."""
     selected_pattern(record, kind)
-    grid, metric = importance_on_gpu(model_ref(made_by, browser_key(key, request)), record, progress)
+    for done, result in importance_on_gpu(model_ref(made_by, browser_key(key, request)), record):
+        if result is None:
+            progress(done, desc="heads")
+    grid, metric = result
     what = "drop in exact match" if metric == "exact match" else "rise in loss (nats)"
     return viz.overview(grid[kind], what, title=f"{what} with only that head off ({kind})")
 
 
 @gpu(duration=60)
 @handler
-def importance_on_gpu(source: ModelRef, record, progress):
-    """({kind: (layers, heads)} of transformer.interpretability.ablation.head_importance, the metric it used)."""
+def importance_on_gpu(source: ModelRef, record):
+    """transformer.interpretability.ablation.head_importance as a stream of plain values: ((done, total), None)
+    after each head, then (None, ({kind: (layers, heads)}, the metric it used))."""
     model, tok, info = source.load()
     eval_set = default_eval_set(model, tok, info.get("task"), record.input_ids)
-    grid = head_importance(model, tok, eval_set, progress=lambda done, total: progress((done, total), desc="heads"))
-    return grid, eval_set.metric
+    for item in head_importance_stream(model, tok, eval_set):
+        yield (None, (item, eval_set.metric)) if isinstance(item, dict) else (item, None)
 
 
 def build_inside(demo, record, made_by, key, kind, layer, head):

@@ -7,10 +7,12 @@ import pandas as pd
 
 import visualize as viz
 from transformer import TransformerConfig
+from transformer.compare import kv_head_variants
 from transformer.generate import cache_bytes_per_token
 from transformer.model import parameter_counts
 
-from .common import browser_key, handler, resolve
+from .catalogue import browser_key, resolve
+from .errors import handler
 
 
 @handler
@@ -40,10 +42,10 @@ def describe_model(ckpt, key, request: gr.Request = None):
 
 def cache_table(cfg: TransformerConfig) -> pd.DataFrame:
     """Cache bytes per generated token of this model's MHA, GQA, MQA and MLA variants (same sizes otherwise), from
-    transformer.generate.cache_bytes_per_token; "this model" marks the checkpoint's own attention."""
+    transformer.generate.cache_bytes_per_token; "this model" marks the checkpoint's own attention. The MHA / GQA / MQA
+    variants are those a comparison trains (transformer.compare.kv_head_variants)."""
     mla = cfg.attention == "mla"
-    group_sizes = [d for d in (cfg.n_heads // 4, cfg.n_heads // 2) if 1 < d < cfg.n_heads and cfg.n_heads % d == 0]
-    variants = [("MHA", cfg.n_heads)] + [("GQA", d) for d in group_sizes[:1]] + [("MQA", 1)]
+    variants = [(v.name, v.n_kv_heads) for v in kv_head_variants(cfg.n_heads)]  # the comparison's own choice of GQA
     rows = []
     for label, kv in variants:
         variant = TransformerConfig.from_dict({**cfg.to_dict(), "attention": "mha", "n_kv_heads": kv,

@@ -10,7 +10,11 @@ from transformer.positions.alibi import alibi_bias, alibi_slopes
 from transformer.embeddings import sinusoidal_table
 from transformer.positions.rotary import rope_angles, rotated_dot_products
 
-from .common import FAST, SHIPPED, Slider, UserError, browser_key, check_number, handler, resolve, shipped_model
+from .catalogue import SHIPPED, browser_key, resolve, shipped_model
+from .checks import UserError, check_number
+from .controls import Slider
+from .errors import handler
+from .ui import FAST
 
 
 LEARNED_ROWS = 256  # positions of a learned table drawn beside the sinusoids

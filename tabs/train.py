@@ -7,12 +7,16 @@ from transformer.data import TASKS
 
 from transformer.compare import COMPARISONS
 
-from .common import USER_MODELS, Number, UserError, browser_key, check_choice, checkpoint_choices, handler
+from .catalogue import USER_MODELS, browser_key, checkpoint_choices
+from .checks import UserError, check_choice
+from .controls import Number
+from .errors import handler
 from .exports import EXPORTS
 from .gpu import GPU_SECONDS_MARGIN, gpu, wall_seconds
-from .training_session import (COMPARE_LIMITS, LIMITS, PRESETS, StopSignal, TrainingRequest,
-                               export_checkpoint, run_comparison_session,
-                               run_training_session, train_stream)
+from .comparison_session import COMPARE_LIMITS, run_comparison_session
+from .stop_signal import StopSignal
+from .train_request import LIMITS, PRESETS, TrainingRequest
+from .training_session import export_checkpoint, run_training_session, train_stream
 
 
 @gpu(duration=lambda request, text, control: wall_seconds(LIMITS["seconds"]) + GPU_SECONDS_MARGIN)
@@ -26,7 +30,7 @@ def train_on_gpu(request, text, control):
 @gpu(duration=lambda request, which: COMPARE_LIMITS["seconds"] + GPU_SECONDS_MARGIN)
 @handler
 def compare_on_gpu(request, which):
-    """The trainings of a comparison (tabs.training_session.run_comparison_session), one after the other, within
+    """The trainings of a comparison (tabs.comparison_session.run_comparison_session), one after the other, within
     the GPU time a call may ask for on ZeroGPU."""
     yield from run_comparison_session(request, which, seconds=wall_seconds(COMPARE_LIMITS["seconds"]))
 
@@ -49,7 +53,7 @@ def run_train(source, task, text, upload, hub, layers, heads, d_model, lr, steps
 def run_compare(source, task, text, upload, hub, layers, heads, d_model, lr, steps, batch, key, which="kv-heads",
                 attention="mha", positions="sinusoidal"):
     """A comparison of attention variants (MHA / GQA / MQA / MLA, or the position schemes): one loss curve per
-    variant on one plot, then the table (tabs.training_session). Each variant changes its own fields of the
+    variant on one plot, then the table (tabs.comparison_session). Each variant changes its own fields of the
     requested model (attention, positions) and keeps the rest."""
     check_choice(which, "Variants to compare", list(COMPARISONS))
     request_ = TrainingRequest(source, task, text, upload, hub, layers, heads, d_model, lr, steps, batch, attention,

@@ -135,3 +135,47 @@ def test_the_library_has_no_import_circle():
     assert cycles(graph) == []
     graph["transformer.train.trainer"].add("transformer.cli")  # the circle there was, put back: it is found
     assert cycles(graph)
+
+
+def gpu_rule_breaks(source: str) -> list[str]:
+    """What @gpu functions (tabs.gpu) of the source do against tabs/gpu.py's rule: each is wrapped in @handler (its
+    errors reach the user), and plain values go in and out: nothing of gradio in its parameters or body (no
+    gr.update yielded from the worker), and no argument it calls (a gr.Progress or other callback into the app)."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        names = [d.func.id if isinstance(d, ast.Call) and isinstance(d.func, ast.Name) else getattr(d, "id", None)
+                 for d in node.decorator_list]
+        if "gpu" not in names:
+            continue
+        if "handler" not in names:
+            found.append(f"{node.name}: no @handler")
+        if any(isinstance(n, ast.Name) and n.id == "gr" for part in (node.args, *node.body) for n in ast.walk(part)):
+            found.append(f"{node.name}: uses gradio")
+        params = {a.arg for a in node.args.args + node.args.kwonlyargs}
+        called = sorted({n.func.id for part in node.body for n in ast.walk(part)
+                         if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in params})
+        found += [f"{node.name}: calls its argument {name} (a callback into the app)" for name in called]
+    return found
+
+
+def test_the_gpu_rule_scanner_sees_each_break():
+    """Oracle: hand-written @gpu functions, one following the rule and four breaking it as tabs/ once did."""
+    good = "@gpu(duration=10)\n@handler\ndef f(ref, text):\n    return ref.load(), text\n"
+    assert gpu_rule_breaks(good) == []
+    assert gpu_rule_breaks("@gpu(duration=10)\ndef f(ref):\n    return ref\n") == ["f: no @handler"]
+    assert gpu_rule_breaks("@gpu(30)\n@handler\ndef f(ref):\n    yield ref, gr.update()\n") == ["f: uses gradio"]
+    assert gpu_rule_breaks("@gpu(60)\n@handler\ndef f(ref, progress=gr.Progress()):\n    return 1\n") == \
+        ["f: uses gradio"]
+    assert gpu_rule_breaks("@gpu(60)\n@handler\ndef f(ref, progress):\n"
+                           "    return run(ref, lambda d, t: progress((d, t)))\n") == \
+        ["f: calls its argument progress (a callback into the app)"]
+
+
+def test_every_gpu_function_takes_and_gives_plain_values():
+    """Invariant: tabs/gpu.py stays the one place that knows ZeroGPU, and every function it lends a GPU follows its
+    rule: wrapped in @handler, plain values in and out (the app around it turns them into gradio updates)."""
+    sources = {p.name: p.read_text(encoding="utf-8") for p in sorted((ROOT / "tabs").glob("*.py"))}
+    assert sum(s.count("@gpu(") for s in sources.values()) >= 6  # the scan sees the GPU functions
+    assert {name: gpu_rule_breaks(s) for name, s in sources.items() if gpu_rule_breaks(s)} == {}

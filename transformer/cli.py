@@ -18,13 +18,12 @@ from . import distributed
 from .checkpoint import load_checkpoint, recover_checkpoint
 from .compare import COMPARISONS, ComparisonSetup, compare_variants, comparison_variants, markdown_table, rewound
 from .config import TransformerConfig
-from .data import (INDUCTION_ALPHABET, INDUCTION_MIN_HALF, KNOWN_CORPORA, TASKS, InductionData, TaskData, TextData,
-                   text_splits)
+from .data import INDUCTION_ALPHABET, INDUCTION_MIN_HALF, KNOWN_CORPORA, TASKS, text_splits
 from .evaluate import bits, exact_match, text_loss
 from .interpretability.analysis import repeated_sequence_scores
 from .interpretability.head_metrics import induction_metrics, previous_token_scores, reverse_anti_diagonality
-from .model import Transformer
-from .tokenization import BPETokenizer, CharTokenizer, load_tokenizer
+from .run import build_run
+from .tokenization import BPETokenizer, load_tokenizer
 from .train import TrainConfig, Trainer
 
 MODEL_FLAGS = [f for f in fields(TransformerConfig) if f.name not in ("vocab_size", "pad_id", "bos_id", "eos_id")]
@@ -105,50 +104,26 @@ def build(args):
     model_kw = _pick(args, MODEL_FLAGS)
     if args.resume:
         recover_checkpoint(args.out)  # a save killed between its renames leaves the checkpoint as .<out>.old
-    if args.task:
-        task = TASKS[args.task]
-        tokenizer = CharTokenizer(task.alphabet)
-        model_kw.setdefault("max_len", max(task.max_source_len, task.max_target_len) + 2)
-    elif args.induction:
-        tokenizer = CharTokenizer(INDUCTION_ALPHABET)
-        model_kw.setdefault("arch", "decoder-only")
-        model_kw.setdefault("max_len", train_cfg.block_size)
-    else:
-        train_text, val_text = text_splits(args.text)  # a known corpus's own splits, else a 90/10 cut
+    text, tokenizer = None, None  # a task's tokenizer is its characters (transformer.run.build_run)
+    if args.text:
+        text = text_splits(args.text)  # a known corpus's own splits, else a 90/10 cut
         if args.resume or args.init_from:
             tokenizer = load_tokenizer(Path(args.init_from or args.out) / "tokenizer.json")
-        elif args.tokenizer == "char":
-            tokenizer = CharTokenizer.from_text(train_text)  # the tokenizer sees the training split only
-        else:
-            tokenizer = BPETokenizer.train([train_text], args.bpe_vocab)
-        model_kw.setdefault("arch", "decoder-only")
-        model_kw.setdefault("max_len", train_cfg.block_size)
-    config = TransformerConfig(vocab_size=tokenizer.vocab_size, **model_kw)
-    torch.manual_seed(train_cfg.seed)  # --seed decides the initial weights and the dropout masks (resume restores them)
-    model = Transformer(config)
-    previous = None
+        elif args.tokenizer == "bpe":
+            tokenizer = BPETokenizer.train([text[0]], args.bpe_vocab)  # the tokenizer sees the training split only
+    try:  # --seed decides the initial weights and the dropout masks (resume restores them)
+        run = build_run(train_cfg, task=args.task, induction=args.induction, text=text, tokenizer=tokenizer, **model_kw)
+    except ValueError as e:
+        raise SystemExit(f"error: {e}") from None
+    model, config, info = run.model, run.model.config, {"task": run.task}
     if args.init_from:
         start, _, previous = load_checkpoint(args.init_from, device="cpu")
         if start.config != config:
             raise SystemExit(f"--init-from {args.init_from}: its config differs from the flags given: "
                              f"{start.config} vs {config}")
         model.load_state_dict(start.state_dict())
-    if args.task:
-        data = TaskData(TASKS[args.task], tokenizer, config, train_cfg.seed, train_cfg.eval_examples)
-        info = {"task": args.task}
-        val_text = None
-    elif args.induction:
-        if config.is_encoder_decoder:
-            raise SystemExit("--induction trains a decoder-only model: drop --arch encoder-decoder")
-        ids = torch.tensor(tokenizer.encode(INDUCTION_ALPHABET))
-        data = InductionData(ids, INDUCTION_MIN_HALF, config.max_len, train_cfg.seed, train_cfg.eval_examples)
-        info, val_text = {"task": "induction"}, None
-    else:
-        data = TextData(train_text, val_text, tokenizer, train_cfg.block_size, train_cfg.seed, train_cfg.eval_examples)
-        info = {"task": None}
-    if previous is not None:
         info["previous_stage"] = previous["training"]
-    return model, tokenizer, data, train_cfg, info, val_text
+    return model, run.tokenizer, run.data, train_cfg, info, text[1] if text else None
 
 
 def final_metrics(model, tokenizer, args, val_text) -> dict:

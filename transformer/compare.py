@@ -33,6 +33,7 @@ from .evaluate import nats_per_char
 from .generate import _Decoder, cache_bytes_per_token  # _Decoder: the decoding state generate() itself uses
 from .model import Transformer
 from .interpretability.probe import record_ids
+from .run import seeded_model
 from .train import EvalEvent, StepEvent, TrainConfig, Trainer
 
 Data = TaskData | TextData | InductionData
@@ -281,10 +282,7 @@ def build_variant(setup: ComparisonSetup, variant: Variant, device: str | torch.
     every variant, whatever ran before), and its fresh data source. The stream is the same, not the weights: the
     attention projections' sizes differ, so the weights drawn after them differ too, as would a different seed's;
     with dropout > 0 the dropout masks continue the stream after initialisation."""
-    config = variant.config(setup.config)
-    torch.manual_seed(setup.train_cfg.seed)
-    model = Transformer(config).to(device)
-    return model, setup.make_data()
+    return seeded_model(variant.config(setup.config), setup.train_cfg.seed, device), setup.make_data()
 
 
 def compare_variants(setup: ComparisonSetup, variants: list[Variant] | None = None, *,

@@ -5,7 +5,8 @@ import zipfile
 import pytest
 import torch
 
-from tabs.training_session import LIMITS, PRESETS, TrainingRequest, export_checkpoint, read_upload, run_training_session
+from tabs.train_request import LIMITS, PRESETS, TrainingRequest, read_upload
+from tabs.training_session import export_checkpoint, run_training_session
 from tabs.user_models import UserModels
 from transformer import load_checkpoint
 

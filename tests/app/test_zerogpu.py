@@ -122,10 +122,12 @@ def test_the_gpu_functions_give_what_the_library_gives():
     """Oracle: called as the app calls them, the heatmap's record, a sampled generation (seeded) and a tiny
     training run equal the library's own results for the same inputs."""
     from tabs.attention import record_on_gpu
-    from tabs.common import ModelRef, shipped_model
+    from tabs.catalogue import ModelRef, shipped_model
     from tabs.generate import generate_on_gpu
     from tabs.train import train_on_gpu
-    from tabs.training_session import StopSignal, TrainingRequest, train_stream
+    from tabs.stop_signal import StopSignal
+    from tabs.train_request import TrainingRequest
+    from tabs.training_session import train_stream
     from transformer.generate import generate
     from transformer.interpretability.probe import encode_input, record_attention
 
@@ -206,7 +208,7 @@ class ForkedGPUWorker:
 @pytest.fixture
 def forked_gpu(monkeypatch):
     import app  # noqa: F401  (every @gpu function registered, and shipped models loaded before the fork)
-    from tabs.common import SHIPPED, shipped_model
+    from tabs.catalogue import SHIPPED, shipped_model
 
     for name in SHIPPED:
         shipped_model(name)
@@ -228,7 +230,7 @@ def test_the_app_works_when_gpu_calls_run_in_a_forked_worker(forked_gpu, app_url
     import gradio as gr
 
     from tabs import attention, inside
-    from tabs.common import USER_MODELS, ModelRef
+    from tabs.catalogue import USER_MODELS, ModelRef
     from transformer.generate import generate
     from transformer.interpretability.probe import encode_input, record_attention
 
@@ -266,9 +268,9 @@ def test_the_app_works_when_gpu_calls_run_in_a_forked_worker(forked_gpu, app_url
 
 
 def test_models_load_at_import_on_a_gpu_and_on_first_use_on_a_cpu():
-    """Invariant of tabs.common.load_at_start, in a fresh process: importing the app loads every shipped model when
+    """Invariant of tabs.catalogue.load_at_start, in a fresh process: importing the app loads every shipped model when
     there is a GPU (ZeroGPU takes the weights it finds on CUDA at start), and none on a CPU (a fast start)."""
-    probe = ("import torch, app; from tabs.common import SHIPPED, shipped_model; "
+    probe = ("import torch, app; from tabs.catalogue import SHIPPED, shipped_model; "
              "print(shipped_model.cache_info().currsize, len(SHIPPED), "
              "{shipped_model(n)[0].device.type for n in SHIPPED} if torch.cuda.is_available() else '')")
     out = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=300)
@@ -284,9 +286,10 @@ def test_on_a_gpu_the_app_computes_and_trains_there():
     """With CUDA: the shipped models are on it, a heatmap's record is computed there (returned on the CPU, ready to
     draw), and a Train-tab run trains on it, with bf16 autocast exactly where transformer.train.bf16_pays says."""
     from tabs.attention import record_on_gpu
-    from tabs.common import ModelRef, shipped_model
+    from tabs.catalogue import ModelRef, shipped_model
     from tabs.train import train_on_gpu
-    from tabs.training_session import StopSignal, TrainingRequest
+    from tabs.stop_signal import StopSignal
+    from tabs.train_request import TrainingRequest
     from transformer.train import bf16_pays
 
     assert shipped_model("reverse")[0].device.type == "cuda"

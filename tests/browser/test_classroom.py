@@ -8,7 +8,7 @@ import re
 import pytest
 
 from tests.browser import tour
-from tabs.common import CHECKPOINTS
+from tabs.catalogue import CHECKPOINTS
 from tests.browser.conftest import MEASURED
 from transformer import load_checkpoint
 from transformer.interpretability.probe import record_attention

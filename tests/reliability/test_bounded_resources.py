@@ -14,7 +14,8 @@ import pytest
 import torch
 
 from tabs.exports import EXPORTS
-from tabs.training_session import TrainingRequest, run_training_session
+from tabs.train_request import TrainingRequest
+from tabs.training_session import run_training_session
 from tabs.user_models import UserModels
 
 

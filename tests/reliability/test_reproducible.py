@@ -49,13 +49,13 @@ def test_the_same_seeded_command_twice_gives_bit_identical_weights(tmp_path):
 def test_the_train_tab_starts_the_same_request_from_the_same_weights():
     """Invariant: the Train tab's build_run seeds the model as the CLI does, so the same request gives the same
     initial weights whatever the process's global random state was before (other users, earlier runs)."""
-    from tabs.training_session import TrainingRequest, build_run
+    from tabs.train_request import TrainingRequest, build_run
 
     request = TrainingRequest(source="task", task="reverse", text=None, upload=None, hub=None, layers=1, heads=2,
                               d_model=16, lr=1e-3, steps=10, batch_size=4)
     torch.manual_seed(123)
-    first = build_run(request)[0].state_dict()
+    first = build_run(request).model.state_dict()
     torch.rand(1000)  # another user's work moves the global generator
-    second = build_run(request)[0].state_dict()
+    second = build_run(request).model.state_dict()
     for name, value in first.items():
         assert torch.equal(value, second[name]), name

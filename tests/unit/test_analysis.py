@@ -186,3 +186,17 @@ def test_model_level_scores_average_the_detectors_over_the_sequences(make_model,
     assert scores["induction"].shape == (2, 4) and set(scores) == {"previous token", "duplicate token", "induction"}
     torch.testing.assert_close(scores["induction"], expected)
     torch.testing.assert_close(induction_scores(model, seq_len=6, n_seqs=3, seed=1), expected)
+
+
+def test_top_head_is_the_highest_score_or_the_lowest_entropy():
+    """Oracle: a hand-made (2 layers, 3 heads) table: the highest entry is layer 1 head 0, the lowest layer 0 head
+    2; "entropy" (low is interesting) picks the lowest, any other score the highest; within layer 0 the highest is
+    head 1. best_head names the same head as TransformerLens does ("L1H0")."""
+    from transformer.interpretability.analysis import best_head, top_head
+
+    table = torch.tensor([[0.5, 0.7, 0.1], [0.9, 0.3, 0.2]])
+    assert top_head(table, "anti-diagonal") == (1, 0)
+    assert top_head(table, "entropy") == (0, 2)
+    assert top_head(table, "anti-diagonal", layer=0) == (0, 1)
+    assert top_head(table, "entropy", layer=1) == (1, 2)
+    assert best_head(table) == ("L1H0", pytest.approx(0.9))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Iterator
 
 import torch
 import torch.nn.functional as F
@@ -71,11 +71,21 @@ def evaluate(model: Transformer, tokenizer, eval_set: EvalSet, head_mask: HeadMa
     return F.cross_entropy(logits.flatten(0, 1), x[:, 1:].flatten()).item()
 
 
-@torch.no_grad()
 def head_importance(model: Transformer, tokenizer, eval_set: EvalSet,
                     progress: Callable[[int, int], None] | None = None) -> dict[str, torch.Tensor]:
     """{kind: (layers, heads)}: how much worse the model gets with only that head switched off: the drop in exact
     match (seq2seq) or the rise in loss in nats (language model). `progress(done, total)` is called per head."""
+    for item in head_importance_stream(model, tokenizer, eval_set):
+        if isinstance(item, dict):
+            return item
+        if progress is not None:
+            progress(*item)
+
+
+@torch.no_grad()
+def head_importance_stream(model: Transformer, tokenizer, eval_set: EvalSet
+                           ) -> Iterator[tuple[int, int] | dict[str, torch.Tensor]]:
+    """head_importance as a stream: (done, total) after each head, then the {kind: (layers, heads)} result."""
     base = evaluate(model, tokenizer, eval_set)
     sign = 1.0 if eval_set.metric == "exact match" else -1.0  # "worse" is lower exact match, higher loss
     cfg, kinds = model.config, head_kinds(model)
@@ -89,10 +99,9 @@ def head_importance(model: Transformer, tokenizer, eval_set: EvalSet,
                 ablated = evaluate(model, tokenizer, eval_set, heads_off(model, [(kind, layer, head)]))
                 scores[layer, head] = sign * (base - ablated)
                 done += 1
-                if progress is not None:
-                    progress(done, total)
+                yield done, total
         result[kind] = scores
-    return result
+    yield result
 
 
 def default_eval_set(model: Transformer, tokenizer, task: str | None, input_ids: list[int]) -> EvalSet:

@@ -189,16 +189,21 @@ def induction_scores(model, vocab_size: int | None = None, seq_len: int | None =
     return repeated_sequence_scores(model, vocab_size, seq_len, n_seqs, seed)["induction"]
 
 
-def duplicate_token_scores(model, vocab_size: int | None = None, seq_len: int | None = None, n_seqs: int = 16,
-                           seed: int = 0) -> Tensor:
-    """(layers, heads) duplicate-token score of every decoder self-attention head (see repeated_sequence_scores)."""
-    return repeated_sequence_scores(model, vocab_size, seq_len, n_seqs, seed)["duplicate token"]
+def top_head(scores: Tensor, name: str | None = None, layer: int | None = None) -> tuple[int, int]:
+    """(layer, head) of the best entry of a (layers, heads) table of the score `name`: the highest, or the lowest
+    for a score where low is interesting (LOW_IS_INTERESTING: the sharpest head has the lowest entropy); within
+    `layer` when given. The one rule of "the best head": the probe, the app and the model cards use it."""
+    values = -scores if name in LOW_IS_INTERESTING else scores
+    if layer is not None:
+        return layer, int(values[layer].argmax())
+    layer, head = divmod(int(values.argmax()), values.size(1))
+    return layer, head
 
 
-def best_head(scores: Tensor) -> tuple[str, float]:
-    """("L<layer>H<head>", score) of the highest entry of a (layers, heads) score table, counting from 0 (the
-    names TransformerLens uses: "L1H0" is head 0 of the second layer)."""
-    layer, head = divmod(int(scores.argmax()), scores.size(1))
+def best_head(scores: Tensor, name: str | None = None) -> tuple[str, float]:
+    """("L<layer>H<head>", score) of the best entry (`top_head`) of a (layers, heads) score table, counting from 0
+    (the names TransformerLens uses: "L1H0" is head 0 of the second layer)."""
+    layer, head = top_head(scores, name)
     return f"L{layer}H{head}", float(scores[layer, head])
 
 

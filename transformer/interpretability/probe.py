@@ -21,7 +21,7 @@ from ..attention import capture_projections, causal_mask
 from ..encoding import EncodedInput, decoder_ids, encode_input  # noqa: F401  (re-exported for the app)
 from ..generate import context_start, generate
 from ..model import Transformer
-from .analysis import detector_scores, head_scores
+from .analysis import detector_scores, head_scores, top_head
 
 KINDS = ("encoder self", "decoder self", "cross")
 
@@ -76,13 +76,14 @@ class AttentionPattern:
             cached = self.__dict__["_scores"] = (self.weights, scores)
         return dict(cached[1])
 
+    def best_head(self, score: str, layer: int | None = None) -> tuple[int, int]:
+        """(layer, head) that scores best on `score` (analysis.top_head: lowest entropy, highest of the others), in
+        `layer` or in the whole model."""
+        return top_head(self.scores()[score], score, layer)
+
     def sharpest_head(self, layer: int | None = None) -> tuple[int, int]:
         """(layer, head) with the lowest entropy, in `layer` or in the whole model."""
-        entropy = self.scores()["entropy"]  # (L, H)
-        if layer is not None:
-            return layer, int(entropy[layer].argmin())
-        flat = int(entropy.argmin())
-        return divmod(flat, entropy.size(1))
+        return self.best_head("entropy", layer)
 
 
 @dataclass(eq=False)

@@ -1,62 +1,24 @@
-"""What every tab shares: the checkpoint list, model loading, the per-browser model store, input checks, and
-turning errors into messages."""
+"""The checkpoint list every tab shares: the shipped checkpoints, the pretrained GPT-2s found in the local cache,
+and the models this browser trained (tabs.user_models); loading a name, and `ModelRef`, how a @gpu function finds
+its model."""
 from __future__ import annotations
 
 import functools
-import inspect
-import math
 from dataclasses import dataclass
 from pathlib import Path
 
 import gradio as gr
 
-from transformer.checkpoint import CheckpointError, load_checkpoint
+from transformer.checkpoint import load_checkpoint
 from transformer.pretrained import cached_gpt2_models, load_gpt2
-from transformer.tokenization import unknown_characters
 
-from .controls import Number, Radio, Slider  # noqa: F401  (re-exported for the tabs)
+from .checks import UserError
 from .gpu import DEVICE, onto_device
 from .user_models import UserModels
 
 CHECKPOINTS = Path(__file__).resolve().parents[1] / "checkpoints"
 SHIPPED = sorted(p.parent.name for p in CHECKPOINTS.glob("*/config.json"))
-MAX_PROMPT_CHARS = 2000
-ATTENTION_CAP = 64  # tokens shown on a heatmap's axes
-FAST = dict(trigger_mode="always_last", show_progress="hidden", concurrency_limit=8, concurrency_id="draw")
 USER_MODELS = UserModels(per_browser=3, browsers=64)  # what the Train tab says: "your last 3 models are kept"
-
-
-class UserError(Exception):
-    """Raised by handlers for bad input; shown to the user as it is."""
-
-
-def _message(e: Exception) -> str:
-    return str(e) if not isinstance(e, KeyError) else str(e.args[0] if e.args else e)
-
-
-def handler(fn):
-    """Turn library errors (bad values, bad checkpoints) into a visible gr.Error instead of a stack trace; a
-    gr.Error raised inside passes through as it is."""
-    if inspect.isgeneratorfunction(fn):
-        @functools.wraps(fn)
-        def wrapped_generator(*args, **kwargs):
-            try:
-                yield from fn(*args, **kwargs)
-            except gr.Error:
-                raise
-            except (UserError, ValueError, CheckpointError) as e:
-                raise gr.Error(_message(e)) from None
-        return wrapped_generator
-
-    @functools.wraps(fn)
-    def wrapped(*args, **kwargs):
-        try:
-            return fn(*args, **kwargs)
-        except gr.Error:
-            raise
-        except (UserError, ValueError, CheckpointError) as e:
-            raise gr.Error(_message(e)) from None
-    return wrapped
 
 
 @functools.lru_cache(maxsize=None)
@@ -145,39 +107,3 @@ def load_at_start() -> None:
 
 def checkpoint_choices(key: str) -> list[str]:
     return fixed_choices() + USER_MODELS.names(key)
-
-
-def check_text(text, what: str = "input", limit: int = MAX_PROMPT_CHARS) -> str:
-    if text is not None and not isinstance(text, str):
-        raise UserError(f"the {what} must be text")
-    if text is None or not text.strip():
-        raise UserError(f"the {what} is empty: type something first")
-    if len(text) > limit:
-        raise UserError(f"the {what} is {len(text):,} characters long; the limit here is {limit:,}")
-    return text
-
-
-def check_number(value, what: str, lo: float, hi: float, integer: bool = False):
-    """A number from a UI control, checked: finite, within [lo, hi], whole when `integer`; the error names it."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise UserError(f"{what} must be a number between {lo:g} and {hi:g}, got {str(value)[:40]!r}")
-    if not lo <= value <= hi:
-        raise UserError(f"{what} must be between {lo:g} and {hi:g}, got {value:g}")
-    if integer:
-        if value != int(value):
-            raise UserError(f"{what} must be a whole number, got {value:g}")
-        return int(value)
-    return float(value)
-
-
-def check_choice(value, what: str, choices) -> str:
-    if not isinstance(value, str) or value not in choices:
-        raise UserError(f"{what} must be one of {', '.join(map(str, choices))}; got {str(value)[:40]!r}")
-    return value
-
-
-def unknown_notice(tokenizer, text: str) -> str:
-    unknown = unknown_characters(tokenizer, text)
-    if not unknown:
-        return ""
-    return f"Characters this model never saw became `<unk>`: {' '.join(repr(c) for c in unknown)}. "
