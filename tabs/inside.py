@@ -18,7 +18,7 @@ from .catalogue import ModelRef, browser_key, model_ref
 from .checks import UserError, check_index
 from .controls import Slider
 from .errors import handler
-from .ui import FAST
+from .ui import ATTENTION_CAP, FAST
 from .gpu import gpu
 
 
@@ -138,7 +138,7 @@ def build_inside(demo, record, made_by, key, kind, layer, head):
     """The three views, under the heatmaps of the Attention tab."""
     qk_shown, rollout_shown = gr.State(None), gr.State(None)  # None for API clients: always draw
     with gr.Accordion("The Q·K step for one query", open=False) as qk_section:
-        query = Slider(0, 63, value=0, step=1, label="Query (row of the heatmap)", elem_id="att-query")
+        query = Slider(0, ATTENTION_CAP - 1, value=0, step=1, label="Query (row of the heatmap)", elem_id="att-query")
         qk_plot = gr.Plot(show_label=False, label="Q·K step", elem_id="att-qk")
     with gr.Accordion("Attention rollout", open=False) as rollout_section:
         gr.Markdown("Rollout multiplies each layer's head-averaged attention, plus the residual path counted as "

@@ -217,3 +217,17 @@ def tiny_gpt2_hub_cache(tiny_gpt2_dir, tmp_path_factory) -> Path:
     names = ("config.json", "model.safetensors", "tokenizer.json", "vocab.json", "merges.txt")
     add_to_hub_cache(cache, TINY_GPT2_REPO, {name: tiny_gpt2_dir / name for name in names})
     return cache
+
+
+SLOW_FOLDERS = ("app", "integration")  # every test there starts the app server or trains a model end to end
+
+
+def pytest_collection_modifyitems(config, items):
+    """Mark by folder: tests/browser/ `browser`, tests/app/ and tests/integration/ `slow` (pytest.ini)."""
+    root = Path(__file__).resolve().parent
+    for item in items:
+        parts = Path(str(item.fspath)).resolve().relative_to(root).parts
+        if parts[0] == "browser":
+            item.add_marker(pytest.mark.browser)
+        elif parts[0] in SLOW_FOLDERS:
+            item.add_marker(pytest.mark.slow)

@@ -108,7 +108,8 @@ class DecoderLayer(nn.Module):
                 memory_mask: Tensor | None = None, need_weights: bool = False,
                 cache: tuple[KVCache, KVCache | None] | None = None,
                 head_mask: tuple[Tensor | None, Tensor | None] = (None, None)):
-        """Returns (x (B, T, d_model), self weights (B, H, T, T') or None, cross weights (B, H, T, S) or None).
+        """Returns (x (B, T, d_model), self weights (B, H, T, T_k) or None, cross weights (B, H, T, S) or None).
+        T_k is the number of keys self-attention read: T, or with a KV cache the cached positions plus these T.
         `head_mask` = (self-attention heads, cross-attention heads), each (H,) with 0 for a switched-off head."""
         self_cache, cross_cache = cache if cache is not None else (None, None)
         self_heads, cross_heads = head_mask

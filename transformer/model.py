@@ -47,6 +47,16 @@ class ModelOutput:
 
 
 class Transformer(nn.Module):
+    """The Transformer of "Attention Is All You Need" (figure 1): an encoder of `n_encoder_layers` EncoderLayers and
+    a decoder of `n_decoder_layers` DecoderLayers over shared token embeddings (x sqrt(d_model), section 3.4) and
+    the config's position scheme; the output projection is tied to the embeddings when `tie_embeddings`.
+
+    Encoder-decoder: `model(src, tgt)` reads the source (B, S) and the decoder input (B, T). Decoder-only (GPT-style,
+    `n_encoder_layers` 0): `model(tokens)`, the decoder layers without cross-attention. Both return a ModelOutput:
+    logits (B, T, vocab_size) of the next token, and with `return_attention=True` every attention map. `encode` and
+    `decode` are the two halves, which generation calls with a KV cache (`new_cache`).
+    """
+
     def __init__(self, config: TransformerConfig):
         super().__init__()
         self.config = cfg = config

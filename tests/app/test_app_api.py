@@ -2,9 +2,14 @@
 gets a clear error, and the next request still works."""
 import json
 import math
+import shutil
 
 import pytest
 from gradio_client.exceptions import AppError
+
+from transformer import load_checkpoint
+from transformer.data import TASKS
+from transformer.generate import generate_text
 
 GEN_DEFAULTS = dict(strategy="greedy", temperature=1.0, top_k=0, top_p=1.0, num_beams=4, max_new_tokens=40, seed=0)
 
@@ -131,9 +136,10 @@ TRAIN_DEFAULTS = dict(source="task", task="reverse", text="", upload=None, hub="
                       lr=3e-3, steps=80, batch=32)
 
 
-def test_training_streams_updates_and_loss_falls(client):
+def test_training_streams_updates_and_loss_falls(client, tmp_path):
     """The streaming /train endpoint sends several updates; the train loss of the last is below the first; the
-    model joins this session's checkpoint list, answers /generate, and downloads as a zip only when asked."""
+    model joins this session's checkpoint list and downloads as a zip only when asked; /generate with it answers
+    exactly what the library answers with the downloaded checkpoint (the session really uses its own model)."""
     job = client.submit(*TRAIN_DEFAULTS.values(), api_name="/train")
     updates = list(job)
     assert len(updates) >= 3
@@ -144,9 +150,14 @@ def test_training_streams_updates_and_loss_falls(client):
     assert "finished" in status
     mine = [c[0] for c in ckpt["choices"] if c[0].startswith("my reverse")]
     assert mine == ["my reverse model #1"], "the trained model joins the list"
-    text, *_ = generate(client, mine[0], "abc")  # and this session can use it
-    assert isinstance(text, str)
-    assert client.predict(mine[0], api_name="/download_model").endswith(".zip")
+    archive = client.predict(mine[0], api_name="/download_model")
+    assert archive.endswith(".zip")
+    shutil.unpack_archive(archive, tmp_path)
+    model, tokenizer, info = load_checkpoint(next(p for p in tmp_path.iterdir() if p.is_dir()), device="cpu")
+    assert info["task"] == "reverse"
+    for source in ("abc", "attention"):
+        text, *_ = generate(client, mine[0], source)  # this session uses its own model
+        assert text == generate_text(model, tokenizer, source, GEN_DEFAULTS["max_new_tokens"])
     with pytest.raises(AppError, match="select a model you trained"):
         client.predict("reverse", api_name="/download_model")
 
@@ -236,6 +247,9 @@ def test_comparison_of_every_variant_reports_mla_and_position_rows(client):
     mla = TransformerConfig(vocab_size=20, d_model=32, n_heads=4, n_decoder_layers=layers, attention="mla")
     assert rows["MLA"]["kv_cache_bytes_per_token"] == cache_bytes_per_token(mla) == layers * 4 * 8 * 4
     assert [rows[v]["pos_encoding"] for v in ("learned", "RoPE", "ALiBi")] == ["learned", "rope", "alibi"]
-    assert all(rows[v]["mean_attended_distance"] >= 0 for v in rows)
+    # decoder self-attention is causal: text query t (after <s>) looks at most t back, so the mean distance over a
+    # target of m letters is at most (m + 1) / 2, and above 0 (softmax leaves weight on <s>, t positions back)
+    longest = TASKS[TRAIN_DEFAULTS["task"]].max_target_len
+    assert all(0 < rows[v]["mean_attended_distance"] <= (longest + 1) / 2 for v in rows)
     with pytest.raises(AppError, match="not in the list of choices"):
         client.predict(*TRAIN_DEFAULTS.values(), "everything", api_name="/compare_variants")

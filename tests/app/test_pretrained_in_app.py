@@ -14,13 +14,13 @@ from tests.conftest import TINY_GPT2_REPO
 def client(tiny_gpt2_hub_cache):
     import os
 
-    from tabs import common
+    from tabs import catalogue
     from tests.app_server import serve_app
 
     saved = os.environ.get("HF_HUB_CACHE")
     os.environ["HF_HUB_CACHE"] = str(tiny_gpt2_hub_cache)
-    common.pretrained.cache_clear()
-    common.pretrained_model.cache_clear()
+    catalogue.pretrained.cache_clear()
+    catalogue.pretrained_model.cache_clear()
     try:
         with serve_app() as url:
             yield Client(url, verbose=False)
@@ -29,8 +29,8 @@ def client(tiny_gpt2_hub_cache):
             os.environ.pop("HF_HUB_CACHE", None)
         else:
             os.environ["HF_HUB_CACHE"] = saved
-        common.pretrained.cache_clear()
-        common.pretrained_model.cache_clear()
+        catalogue.pretrained.cache_clear()
+        catalogue.pretrained_model.cache_clear()
 
 
 NAME = TINY_GPT2_REPO.split("/")[-1] + " (pretrained)"
@@ -44,7 +44,13 @@ def test_the_cached_gpt2_is_listed_and_every_tab_works(client):
     assert "decoder-only" in summary and "gpt2-bpe" in summary
     text, table, picker, notice = client.predict(NAME, "Hello world, this is", "greedy", 1.0, 0, 1.0, 4, 5, 0,
                                                  api_name="/generate")
-    assert isinstance(text, str) and len(table["data"]) >= 1
+    from tabs.catalogue import pretrained
+    from transformer.generate import generate
+    from transformer.pretrained import load_gpt2
+
+    model, tok, _ = load_gpt2(pretrained()[NAME], device="cpu")  # the library, on the same cached weights
+    steps = list(generate(model, tok.encode("Hello world, this is"), 5))
+    assert text == tok.decode(s.token_id for s in steps) and len(table["data"]) == len(steps) >= 1
     notice, heads, kind, layer, head, query = client.predict(NAME, "Hello world! Hello world!", "",
                                                              api_name="/attention")
     assert kind["value"] == "decoder self"

@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 import statistics
 
+import pytest
 
 from tests.browser import tour
 from tests.browser.conftest import MEASURED
@@ -87,12 +88,15 @@ def test_generate_fills_the_output(lab, tmp_path):
     assert_screenshot(lab.page, tmp_path / "generate.png")
 
 
-TRAINED: dict = {}  # what the Train test saw, for the test after it
+@pytest.fixture(scope="module")
+def trained(lab) -> dict:
+    """What the Train tab's tour saw (a run started, then stopped), made once for the tests that read it: each asks
+    for it, so none depends on another having run first."""
+    return tour.tour_train(lab.page)
 
 
-def test_train_streams_curves_and_stops_into_a_checkpoint(lab, tmp_path):
-    TRAINED.update(tour.tour_train(lab.page))
-    seen = TRAINED
+def test_train_streams_curves_and_stops_into_a_checkpoint(lab, trained, tmp_path):
+    seen = trained
     assert seen["first_points"] >= 1
     assert seen["points_before_stop"] > seen["first_points"], seen
     steps = [s for s in seen["statuses"] if re.match(r"step \d+/\d+ · loss", s)]
@@ -108,11 +112,10 @@ def test_train_streams_curves_and_stops_into_a_checkpoint(lab, tmp_path):
     assert_screenshot(lab.page, tmp_path / "train.png")
 
 
-def test_the_stop_reply_does_not_hide_the_final_status():
+def test_the_stop_reply_does_not_hide_the_final_status(trained):
     """Stop only signals the run (a toast); the run's own last update stays in the status box."""
-    assert TRAINED, "the Train test must run first"
-    print("statuses after Stop:", TRAINED["statuses"][-3:])
-    assert TRAINED["final_status"].startswith("Training stopped after"), TRAINED["statuses"][-3:]
+    print("statuses after Stop:", trained["statuses"][-3:])
+    assert trained["final_status"].startswith("Training stopped after"), trained["statuses"][-3:]
 
 
 def test_model_tab_shows_the_parameter_summary(lab, tmp_path):
@@ -122,8 +125,8 @@ def test_model_tab_shows_the_parameter_summary(lab, tmp_path):
     assert_screenshot(lab.page, tmp_path / "model.png")
 
 
-def test_a_model_trained_in_the_page_can_be_selected(lab):
-    """The checkpoint made by the Train test joins the shared dropdown and the Model tab describes it."""
+def test_a_model_trained_in_the_page_can_be_selected(lab, trained):
+    """The checkpoint the Train tab made joins the shared dropdown and the Model tab describes it."""
     page = lab.page
     name = next(c for c in tour.checkpoint_choices(page) if c.startswith("my reverse"))
     tour.select_checkpoint(page, name)

@@ -112,5 +112,11 @@ def test_the_controls_and_the_checkpoint_redraw_them(lab):
 
 
 def test_it_all_worked_offline(lab):
-    """Run last: every response the page got came from 127.0.0.1."""
-    assert not [u for u in lab.guard.finished if not lab.guard.is_local(u)]
+    """Run last: every response the page got came from 127.0.0.1, and it got it through the guard: the route saw
+    requests, and every finished web request is one the guard let through (on a machine that is offline anyway,
+    no outside response could arrive whatever the guard did: this is what shows the guard was in the path)."""
+    guard = lab.guard
+    assert guard.allowed, "the route saw no request: the guard was not active"
+    web = [u for u in guard.finished if u.startswith(("http:", "https:", "ws:", "wss:"))]
+    assert web and set(web) <= set(guard.allowed), sorted(set(web) - set(guard.allowed))[:5]
+    assert not [u for u in guard.finished if not guard.is_local(u)]

@@ -247,9 +247,40 @@ def test_attention_and_position_variants_train_and_report_true_figures():
         assert row.kv_cache_bytes_per_token == cache_bytes_per_token(config)
         model, data = build_variant(setup, variant)
         assert row.parameters == sum(p.numel() for p in model.parameters())
-        assert row.train_tokens_per_sec > 0 and row.mean_attended_distance >= 0
+        # causal decoder self-attention: text query t looks at most t back, so over targets of at most m letters
+        # the mean distance is at most (m + 1) / 2; softmax leaves weight on <s>, so it is above 0
+        assert row.train_tokens_per_sec > 0 and 0 < row.mean_attended_distance <= (TASK.max_target_len + 1) / 2
     assert rows[1].kv_cache_bytes_per_token == 2 * 8 * 4  # 2 layers x latent 8 x 4 bytes
     # the figure is true: recompute it on a model trained the same way (same seed, same batches)
     again = rows_of(run(setup, variants=[variants[3]]))[0]
     assert again.mean_attended_distance == pytest.approx(rows[3].mean_attended_distance, abs=1e-6)
     assert again.val_loss == pytest.approx(rows[3].val_loss, abs=1e-6)
+
+
+def test_mean_attended_distance_is_the_hand_computed_mean_over_text_queries():
+    """Oracle: mean_attended_distance of a small untrained model equals the mean, computed here from the model's
+    own decoder self-attention weights, over examples, layers, heads and text queries t (dec_in positions 1..m) of
+    sum_s w[t, s] |t - s|; the distance a heatmap of the comparison reports is that number."""
+    from transformer.compare import mean_attended_distance
+    from transformer.encoding import pair_batch
+    from transformer.model import Transformer
+
+    setup = task_setup()
+    torch.manual_seed(0)
+    model = Transformer(setup.config).eval()
+    data = setup.make_data()
+    per_example = []
+    for source, target in data.val_pairs[:4]:
+        src, tgt_in, _ = pair_batch(TOKENIZER, [(source, target)], model.config)
+        with torch.no_grad():
+            maps = model(src, tgt_in, return_attention=True).attention.decoder_self  # L x (1, H, T, T)
+        T = tgt_in.size(1)
+        total, count = 0.0, 0
+        for layer in maps:
+            for head in layer[0]:
+                for t in range(1, T):
+                    total += sum(float(head[t, s]) * abs(t - s) for s in range(T)) / (T - 1)
+                count += 1
+        per_example.append(total / count)
+    assert mean_attended_distance(model, data, TOKENIZER, n_examples=4) == pytest.approx(
+        sum(per_example) / len(per_example), rel=1e-5)
