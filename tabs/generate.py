@@ -11,6 +11,8 @@ import visualize as viz
 from transformer.data import INDUCTION_ALPHABET, TASKS
 from transformer.generate import STRATEGIES, generate
 from transformer.interpretability.probe import encode_input, record_step
+from transformer.translation import TASK as TRANSLATION
+from transformer.translation.corpus import example_verse
 
 from .catalogue import ModelRef, browser_key, model_ref, resolve
 from .checks import MAX_PROMPT_CHARS, check_choice, check_index, check_number, check_text, unknown_notice
@@ -28,10 +30,20 @@ def example_input(ckpt, key, request: gr.Request = None) -> str:
     task, rng = info.get("task"), random.Random()
     if task in TASKS:
         return TASKS[task].sample(rng)[0]
+    if task == TRANSLATION:  # a test verse: never trained on
+        return example_verse(rng).en
     if task == "induction":  # random distinct characters, then the same again: the second copy is predictable
         first = "".join(rng.sample(INDUCTION_ALPHABET, 12))
         return first + first[:6]
     return rng.choice(LM_PROMPTS)
+
+
+@handler
+def decoding_for(ckpt, key, request: gr.Request = None):
+    """The decoding a checkpoint opens with: beam search for the translation model (as the paper translates,
+    section 6.1), the control left as it is for the others."""
+    _, _, info = resolve(ckpt, browser_key(key, request))
+    return gr.update(value="beam") if info.get("task") == TRANSLATION else gr.update()
 
 
 def _step_table(tokenizer, steps) -> pd.DataFrame:
@@ -145,6 +157,7 @@ def build_generate_tab(ckpt, key):
             probs_plot = gr.Plot(show_label=False, label="Top alternatives", elem_id="gen-probs")
             where_plot = gr.Plot(show_label=False, label="Where it looked", elem_id="gen-where")
     example.click(example_input, [ckpt, key], prompt, api_name="example")
+    ckpt.change(decoding_for, [ckpt, key], strategy, api_visibility="private", show_progress="hidden")
     inputs = [ckpt, prompt, strategy, temperature, top_k, top_p, num_beams, max_new, seed, key]
     cleared = [output, table, gen_state, picker, notice, probs_plot, where_plot]
     inspect = dict(fn=inspect_step, inputs=[gen_state, picker], outputs=[probs_plot, where_plot])
