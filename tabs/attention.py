@@ -21,7 +21,10 @@ from .errors import handler
 from .ui import ATTENTION_CAP, FAST
 from .exports import EXPORTS
 from .gpu import gpu
-from .inside import build_inside, selected_pattern
+from .attention_views import NORMS_EXPLAINED, SHOW, draw_caption, view_pattern, view_title
+from .inside import build_inside
+from .lens import build_lens
+from .two_inputs import build_two_inputs
 
 SCORES = ["entropy", "mean distance", "diagonal", "anti-diagonal", "previous token", "duplicate token", "induction"]
 
@@ -81,34 +84,38 @@ def compute_attention(ckpt, text, target, key, focus=None, request: gr.Request =
             gr.update(maximum=max(T - 1, 1), value=min(T - 1, 1)), ckpt, (kind, layer, head), record)
 
 
-def _selected(record, kind, layer, head):
-    """The pattern of `kind` (tabs.inside.selected_pattern) and the layer and head, clamped to it."""
-    pattern = selected_pattern(record, kind)
+def _selected(record, kind, layer, head, view=(SHOW[0], False, None, None, None)):
+    """The pattern of `kind` as `view` = (show, words, made_by, key, request) asks (tabs.attention_views), and the
+    layer and head, clamped to it."""
+    pattern = view_pattern(record, kind, *view)
     L, H = pattern.shape
     layer = check_index(layer, "layer", L)
     head = check_index(head, "head", H)
     return pattern, layer, head
 
 
-def draw_figures(record, kind, layer, head, score, parts=("one", "grid", "overview", "table")):
-    """The figures of the tab from the stored record (no model call): one head, the layer's heads, the overview
-    and the per-head table (or the `parts` asked for); nothing while there is no record (a new input is on its way,
-    or it was refused)."""
+def draw_figures(record, kind, layer, head, score, parts=("one", "grid", "overview", "table"),
+                 view=(SHOW[0], False, None, None, None)):
+    """The figures of the tab from the stored record: one head, the layer's heads, the overview and the per-head
+    table (or the `parts` asked for), in the `view` the switches ask for (the value-weighted norms cost one
+    forward pass per record and kind, cached); nothing while there is no record (a new input is on its way, or it
+    was refused)."""
     if record is None:
         return (None,) * len(parts)
-    pattern, layer, head = _selected(record, kind, layer, head)
+    pattern, layer, head = _selected(record, kind, layer, head, view)
     kind = pattern.kind
     score = check_choice(score, "overview colour", SCORES)
     mask = pattern.mask if kind != "encoder self" else None
     scores = pattern.scores()
     shown = score if score in scores else "entropy"
     title = (f"{shown} of every head ({kind})" if shown == score else
-             f"{score} is a self-attention score; {shown} of every head ({kind})")
+             f"{score} is a self-attention score on tokens; {shown} of every head ({kind})")
+    what = view_title(kind, view[0], view[1])
     build = {
         "one": lambda: viz.head_heatmap(pattern.weights[layer, head], pattern.query_tokens, pattern.key_tokens,
-                                        title=f"{kind} attention, layer {layer}, head {head}", mask=mask),
+                                        title=f"{what}, layer {layer}, head {head}", mask=mask),
         "grid": lambda: viz.layer_grid(pattern.weights[layer], pattern.query_tokens, pattern.key_tokens,
-                                       title=f"{kind} attention, all heads of layer {layer}", mask=mask),
+                                       title=f"{what}, all heads of layer {layer}", mask=mask),
         "overview": lambda: viz.overview(scores[shown], shown, title=title,
                                          low_is_interesting=shown in LOW_IS_INTERESTING),
         "table": lambda: viz.scores_table(scores)}
@@ -143,31 +150,41 @@ class _FigureCache:
 FIGURES = _FigureCache(512)
 
 
-def draw_cached(record, kind, layer, head, score):
+def draw_cached(record, kind, layer, head, score, show=SHOW[0], words=False, made_by=None, key=None,
+                request: gr.Request = None):
     """draw_figures, each figure cached on what it depends on: the one-head heatmap on (kind, layer, head), the grid
-    on (kind, layer), the overview and the table on (kind, score)."""
+    on (kind, layer), the overview and the table on (kind, score), each also on the view (show, words)."""
     if record is None:
         return None, None, None, None
-    pattern, layer, head = _selected(record, kind, layer, head)
-    kind, args = pattern.kind, (record, pattern.kind, layer, head, score)
-    one, = FIGURES.get(record, ("one", kind, layer, head), lambda: draw_figures(*args, parts=("one",)))
-    grid, = FIGURES.get(record, ("grid", kind, layer), lambda: draw_figures(*args, parts=("grid",)))
-    overview, table = FIGURES.get(record, ("overview", kind, score),
-                                  lambda: draw_figures(*args, parts=("overview", "table")))
+    view = (show, words, made_by, key, request)
+    pattern, layer, head = _selected(record, kind, layer, head, view)
+    kind, args, shown = pattern.kind, (record, pattern.kind, layer, head, score), (show, bool(words))
+    one, = FIGURES.get(record, ("one", kind, layer, head) + shown,
+                       lambda: draw_figures(*args, parts=("one",), view=view))
+    grid, = FIGURES.get(record, ("grid", kind, layer) + shown, lambda: draw_figures(*args, parts=("grid",), view=view))
+    overview, table = FIGURES.get(record, ("overview", kind, score) + shown,
+                                  lambda: draw_figures(*args, parts=("overview", "table"), view=view))
     return one, grid, overview, table
 
 
 draw_attention = handler(draw_cached)
 
 
-def draw_view(record, view, score):
-    """The figures of the head a computation chose to open on (`view` = (kind, layer, head))."""
-    return draw_attention(record, *view, score) if record is not None and view else (None,) * 4
+def draw_view(record, view, score, *shown, request: gr.Request = None):
+    """The figures of the head a computation chose to open on (`view` = (kind, layer, head)), as `shown` =
+    (cells, words, made_by, key) asks."""
+    return draw_attention(record, *view, score, *shown, request=request) if record is not None and view \
+        else (None,) * 4
+
+
+def caption_view(record, view, *shown, request: gr.Request = None):
+    """The caption of the head a computation chose to open on."""
+    return draw_caption(record, *view, *shown, request=request) if record is not None and view else ""
 
 
 def clear_attention():
-    """Before a new input is computed: no record, no notice and no figure of the previous input."""
-    return None, None, "", None, None, None, None
+    """Before a new input is computed: no record, no notice, no figure and no caption of the previous input."""
+    return None, None, "", None, None, None, None, ""
 
 
 @handler
@@ -204,8 +221,12 @@ def build_attention_tab(demo, ckpt, key):
         with gr.Row():
             with gr.Column(scale=3):
                 one = gr.Plot(show_label=False, label="One head", elem_id="att-one")
+                caption = gr.Markdown(elem_id="att-caption")
             with gr.Column(scale=2):
                 kind = Radio(list(KINDS), value="cross", label="Attention", elem_id="att-kind")
+                with gr.Row():
+                    cells = Radio(list(SHOW), value=SHOW[0], label="Cells show", elem_id="att-cells")
+                    words = gr.Checkbox(False, label="words (merge subword tokens)", elem_id="att-words")
                 with gr.Row():
                     layer = Slider(0, 1, value=0, step=1, label="Layer", elem_id="att-layer")
                     head = Slider(0, 3, value=0, step=1, label="Head", elem_id="att-head")
@@ -214,9 +235,12 @@ def build_attention_tab(demo, ckpt, key):
         gr.Markdown("Each row is a token looking at the tokens of the columns; a row's weights sum to 1. Grey "
                     "cells are masked: that token may not look there. For a seq2seq model, leave the target empty "
                     "to use the model's own output.")
+        gr.Markdown(NORMS_EXPLAINED)
         grid = gr.Plot(show_label=False, label="All heads of the layer", elem_id="att-grid")
         table = gr.Dataframe(label="Per-head scores", max_height=300)
         query, ablate_heads = build_inside(demo, record, made_by, key, kind, layer, head)
+        build_lens(demo, record, made_by, key)
+        build_two_inputs(record, made_by, key, kind, layer, head)
         with gr.Row():
             export = gr.Button("Download the weights (CSV, JSON)", elem_id="att-export", scale=1)
             files = gr.File(label="Weights", file_count="multiple", scale=3)
@@ -227,24 +251,29 @@ def build_attention_tab(demo, ckpt, key):
                    concurrency_limit=4, concurrency_id="attention", show_progress_on=[one])
     figures = [one, grid, overview, table]
 
+    shown = [cells, words, made_by, key]  # what the cells show (tabs.attention_views) and who can compute it
+
     def compute_after(trigger, **kwargs):
         """Compute the record after `trigger` (an event listener or `.then`), then draw the head it chose from that
         choice itself, never from the controls: while the page applies the new maxima and values to the sliders,
-        their values can still be the previous input's (tests/browser/test_demo_clicks.py)."""
-        return trigger(**compute, **kwargs).then(draw_view, [record, view, score], figures,
-                                                 api_visibility="private", **FAST)
+        their values can still be the previous input's (tests/browser/test_demo_clicks.py). Its caption follows."""
+        return trigger(**compute, **kwargs).then(draw_view, [record, view, score] + shown, figures,
+                                                 api_visibility="private", **FAST).then(
+            caption_view, [record, view] + shown, caption, api_visibility="private", **FAST)
 
     for trigger, api in ((show.click, "attention"), (text.submit, None), (target.submit, None)):
         # first clear, so that a refused input leaves no heatmap of the previous one on screen
-        compute_after(trigger(clear_attention, None, [record, made_by, notice] + figures, queue=False,
+        compute_after(trigger(clear_attention, None, [record, made_by, notice] + figures + [caption], queue=False,
                               api_visibility="private").then,
                       api_name=api, api_visibility="public" if api else "private")
     compute_after(ckpt.change, api_visibility="private")
     compute_after(demo.load, api_visibility="private")  # a heatmap from the first second
     # The user's own changes (input, not change: a new record's values must not redraw with half-updated controls)
     # share one event, so replies come in order and never show a stale head.
-    gr.on([kind.input, layer.input, head.input, score.input], draw_attention, [record, kind, layer, head, score],
-          figures, api_name="draw_attention", **FAST)
+    gr.on([kind.input, layer.input, head.input, score.input, cells.input, words.input], draw_attention,
+          [record, kind, layer, head, score] + shown, figures, api_name="draw_attention", **FAST)
+    gr.on([kind.input, layer.input, head.input, cells.input, words.input], draw_caption,
+          [record, kind, layer, head] + shown, caption, api_name="head_caption", **FAST)
     export.click(export_attention, record, files, api_name="export_attention", concurrency_limit=2)
     return dict(text=text, target=target, record=record, focus=focus, kind=kind, layer=layer, head=head,
                 score=score, one=one, grid=grid, overview=overview, table=table, show=show,

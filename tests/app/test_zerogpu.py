@@ -31,7 +31,11 @@ TINY_TRAIN = ("task", "reverse", "", None, "", 1, 4, 32, 3e-3, 30, 8)
 # test_every_model_forward_runs_inside_a_gpu_function, so a new one is checked too.
 ENDPOINTS = [
     ("/attention", ("reverse", "watchingforwards", "")),  # an input no other test sends: not in the shared cache
-    ("/draw_attention", ("cross", 1, 0, "anti-diagonal")),
+    ("/draw_attention", ("cross", 1, 0, "anti-diagonal", "value-weighted norms", True)),
+    ("/head_caption", ("cross", 1, 0, "value-weighted norms", False)),
+    ("/logit_lens", (1,)),
+    ("/compare_inputs", ("hello",)),
+    ("/draw_two_inputs", ("cross", 1, 0)),
     ("/draw_qk", ("cross", 1, 0, 2)),
     ("/draw_rollout", ("encoder self",)),
     ("/ablate", ("cross", ["1.0"])),
@@ -75,7 +79,8 @@ def test_spaces_is_installed_pinned_and_a_no_op_here():
     assert set(GPU_FUNCTIONS) == {
         "tabs.attention.record_on_gpu", "tabs.inside.qk_on_gpu", "tabs.inside.ablation_on_gpu",
         "tabs.inside.importance_on_gpu", "tabs.generate.generate_on_gpu", "tabs.generate.step_on_gpu",
-        "tabs.train.train_on_gpu", "tabs.train.compare_on_gpu"}
+        "tabs.train.train_on_gpu", "tabs.train.compare_on_gpu", "tabs.attention_views.norms_on_gpu",
+        "tabs.lens.lens_on_gpu"}
     assert all(gpu_functions()[name] is fn for name, fn in GPU_FUNCTIONS.items())
     assert _capped(600) == GPU_SECONDS_LIMIT and _capped(lambda n: 2 * n)(7) == 14
     assert _capped(lambda n: 2 * n)(1000) == GPU_SECONDS_LIMIT
@@ -115,7 +120,7 @@ def test_every_model_forward_runs_inside_a_gpu_function(app_url, monkeypatch):
     assert outside == []
     made = set(forwards)
     assert {"/attention", "/draw_qk", "/ablate", "/head_importance", "/generate", "/inspect_step", "/train",
-            "/compare_variants"} <= made
+            "/compare_variants", "/draw_attention", "/logit_lens"} <= made
 
 
 def test_the_gpu_functions_give_what_the_library_gives():

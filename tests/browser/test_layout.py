@@ -24,8 +24,10 @@ SIZES = {1280: tour.PROJECTOR, 390: tour.PHONE}
 # run leaves the working tree as it was; otherwise into a temporary folder (still taken, so the code path runs).
 SHOTS = (Path(__file__).resolve().parents[2] / "docs" / "screenshots" if os.environ.get("ATTENTION_LAB_SCREENSHOTS")
          else Path(tempfile.gettempdir()) / "attention-lab-screenshots")
-FIGURES = {"generate": 2, "attention": 3, "positional": 7, "train": 2, "model": 1}  # drawn once the tab has loaded
-SECTIONS = {"positional": ("#pe-rope-section", "#pe-alibi-section")}  # closed accordions whose figures count too
+# drawn once the tab has loaded (the Attention tab's: its heatmaps, the logit lens and the two inputs compared)
+FIGURES = {"generate": 2, "attention": 3 + 2 + 3, "positional": 7, "train": 2, "model": 1}
+SECTIONS = {"positional": ("#pe-rope-section", "#pe-alibi-section"),  # closed accordions whose figures count too
+            "attention": ("#att-lens-section", "#att-two-section")}
 
 
 @pytest.fixture(scope="module")
@@ -66,6 +68,9 @@ def show_with_figures(page, key: str) -> None:
     for section in SECTIONS.get(key, ()):  # open it (once: a second click would close it)
         if not page.locator(f"{section} .js-plotly-plot").count():
             page.locator(f"{section} > button").first.click()
+    if key == "attention" and not page.locator("#two-a .js-plotly-plot").count():
+        page.locator("#two-text textarea").fill("attentive")  # a second input: its figures are drawn
+        page.locator("#two-compare").click()
     tour.plots_drawn(page, FIGURES.get(key, 0))
     page.wait_for_timeout(300)  # plotly's automargin may redraw once more after the first frame
 
