@@ -276,5 +276,5 @@ def build_attention_tab(demo, ckpt, key):
           [record, kind, layer, head] + shown, caption, api_name="head_caption", **FAST)
     export.click(export_attention, record, files, api_name="export_attention", concurrency_limit=2)
     return dict(text=text, target=target, record=record, focus=focus, kind=kind, layer=layer, head=head,
-                score=score, one=one, grid=grid, overview=overview, table=table, show=show,
+                score=score, one=one, grid=grid, overview=overview, table=table, caption=caption, show=show,
                 compute_after=compute_after)

@@ -12,7 +12,9 @@ from transformer.interpretability.captions import describe_head
 from transformer.interpretability.value_norms import ValueNorms, value_weighted_norms
 from transformer.interpretability.views import SHOW, displayed_pattern
 
-from .common import ModelRef, UserError, browser_key, check_choice, check_number, handler, model_ref
+from .catalogue import ModelRef, browser_key, model_ref
+from .checks import UserError, check_choice, check_number
+from .errors import handler
 from .gpu import gpu
 from .inside import selected_pattern
 
@@ -24,6 +26,7 @@ NORMS_EXPLAINED = ("**Weights or what moves.** A weight α says where a head loo
 
 
 @gpu(duration=10)
+@handler
 def norms_on_gpu(source: ModelRef, record, kind: str) -> ValueNorms:
     """transformer.interpretability.value_norms of one kind of the record: its forward pass again, keeping v."""
     model, _, _ = source.load()

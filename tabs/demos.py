@@ -22,9 +22,10 @@ class Demo:
     kind: str | None = None  # attention kind to open
     score: str | None = None  # the overview colour, and the score that picks the head
     task: str | None = None  # Train tab: the task to train on
+    watch: bool = False  # Train tab: start "Watch an induction head form" at once
 
 
-FIGURE_OUTPUTS = ("record", "one", "grid", "overview", "table")  # what an attention demo clears at once
+FIGURE_OUTPUTS = ("record", "one", "grid", "overview", "table", "caption")  # what an attention demo clears at once
 
 REPEATED = "kqwzjxtbhmfa" * 2  # random letters, then the same letters again
 
@@ -63,6 +64,10 @@ DEMOS = [
          "Press **Start**: a tiny model learns to **reverse** letters from scratch. The attention map refreshes at "
          "every evaluation: noise first, then, within a minute or so, the anti-diagonal appears as the exact match "
          "climbs.", task="reverse"),
+    Demo("Watch an induction head form", "train",
+         "A 2-layer model learns random letters that repeat, live (about 2 minutes). The **loss** stays flat, then "
+         "falls by half within a few hundred steps, exactly when the **induction score** below jumps (the shaded "
+         "window): the previous-token and induction heads form together (Olsson et al. 2022).", watch=True),
 ]
 
 
@@ -107,3 +112,5 @@ def wire_demos(buttons, explain, tabs, ckpt, attention: dict, train: dict):
                              queue=False)
         if d.kind:  # recompute even when the checkpoint did not change (its .change then does not fire)
             attention["compute_after"](event.then, api_visibility="private")
+        if d.watch:
+            train["watch_after"](event.then, api_visibility="private")

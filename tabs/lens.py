@@ -9,7 +9,11 @@ import visualize as viz
 from transformer.interpretability.logit_lens import LogitLens, logit_lens
 
 from .attention_views import RecordCache
-from .common import FAST, ModelRef, Slider, UserError, browser_key, check_number, handler, model_ref
+from .catalogue import ModelRef, browser_key, model_ref
+from .checks import UserError, check_number
+from .controls import Slider
+from .errors import handler
+from .ui import FAST
 from .gpu import gpu
 
 LENS_EXPLAINED = ("Each row passes the residual stream after that layer through the model's final LayerNorm and "
@@ -23,6 +27,7 @@ LENSES = RecordCache(32)
 
 
 @gpu(duration=10)
+@handler
 def lens_on_gpu(source: ModelRef, record) -> LogitLens:
     """transformer.interpretability.logit_lens of the record's input (and, for seq2seq, its target)."""
     model, tok, _ = source.load()

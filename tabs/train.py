@@ -14,6 +14,7 @@ from .errors import handler
 from .exports import EXPORTS
 from .gpu import GPU_SECONDS_MARGIN, gpu, wall_seconds
 from .comparison_session import COMPARE_LIMITS, run_comparison_session
+from .induction_watch import WATCH_EXPLAINED, run_watch
 from .stop_signal import StopSignal
 from .train_request import LIMITS, PRESETS, TrainingRequest
 from .training_session import export_checkpoint, run_training_session, train_stream
@@ -137,6 +138,9 @@ def build_train_tab(ckpt, key):
             compare = gr.Button("Compare variants (trains once per variant)", elem_id="train-compare")
             compare_which = gr.Dropdown([(label, key) for key, label in COMPARISONS.items()], value="kv-heads",
                                         label="Variants to compare", elem_id="train-compare-which")
+        with gr.Accordion("Watch an induction head form (about 2 minutes)", open=False, elem_id="train-watch-section"):
+            gr.Markdown(WATCH_EXPLAINED)
+            watch = gr.Button("Watch an induction head form", elem_id="train-watch")
         status = gr.Markdown("Press Start.", elem_id="train-status")
         with gr.Row():
             curves = gr.Plot(show_label=False, label="Loss and learning rate", elem_id="train-curves")
@@ -162,7 +166,18 @@ def build_train_tab(ckpt, key):
         api_name="compare_variants",
         concurrency_id="train", show_progress_on=[status])
     comparing.then(idle, None, [start, compare], queue=False, api_visibility="private")
+    buttons = [start, compare, watch]
+
+    def watch_after(trigger, **kwargs):
+        """Run "Watch an induction head form" after `trigger` (its button, or a demo click's `.then`)."""
+        return trigger(lambda: [gr.update(interactive=False)] * 3, None, buttons, queue=False,
+                       api_visibility="private").then(
+            run_watch, key, [curves, status, heatmap, ckpt, control], concurrency_limit=LIMITS["concurrent_trainings"],
+            concurrency_id="train", show_progress_on=[status], **kwargs).then(
+            lambda: [gr.update(interactive=True)] * 3, None, buttons, queue=False, api_visibility="private")
+
+    watch_after(watch.click, api_name="watch_induction")
     stop.click(stop_training, control, None, api_name="stop", concurrency_limit=None, cancels=[comparing])
     download.click(download_model, [ckpt, key], zip_file, api_name="download_model", concurrency_limit=2)
     return dict(source=source, task=task, preset=preset, start=start, status=status, curves=curves,
-                attention=heatmap, inputs=inputs)
+                attention=heatmap, inputs=inputs, watch_after=watch_after)

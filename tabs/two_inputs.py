@@ -7,7 +7,10 @@ import gradio as gr
 import visualize as viz
 from transformer.interpretability.two_inputs import differing_positions, head_divergence
 
-from .common import FAST, MAX_PROMPT_CHARS, UserError, browser_key, check_number, handler
+from .catalogue import browser_key
+from .checks import MAX_PROMPT_CHARS, UserError, check_number
+from .errors import handler
+from .ui import FAST
 from .inside import selected_pattern
 
 TWO_INPUTS_EXPLAINED = ("Type a second input that differs from the first in a word or two (a minimal pair such as "

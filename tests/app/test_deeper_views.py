@@ -65,3 +65,20 @@ def test_identical_inputs_change_no_head(client):
     assert "0.000 bits" in note
     with pytest.raises(AppError, match="second input"):
         client.predict("  ", api_name="/compare_inputs")
+
+
+def test_watch_an_induction_head_form_streams_and_stops_into_a_model(client):
+    """The Train tab's live run streams the loss and the two scores on one time axis; Stop ends it and keeps the
+    model in this browser's checkpoint list (the run to the end is tests/integration/test_induction_phase_change)."""
+    import time
+
+    job = client.submit(api_name="/watch_induction")
+    deadline = time.monotonic() + 120
+    while len(job.outputs()) < 3 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    client.predict(api_name="/stop")
+    outputs = list(job)
+    curves, status, attention, ckpt, _ = outputs[-1]
+    names = {trace.get("name") for trace in plot_json(curves)["data"]}
+    assert {"train loss", "best previous token score", "best induction score"} <= names
+    assert "Training stopped" in status and "my induction model #1" in [c[0] for c in ckpt["choices"]]

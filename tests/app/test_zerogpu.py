@@ -50,6 +50,7 @@ ENDPOINTS = [
     ("/model", ("reverse",)),
     ("/train", TINY_TRAIN),
     ("/compare_variants", ("task", "reverse", "", None, "", 1, 4, 32, 3e-3, 10, 8, "kv-heads")),
+    ("/watch_induction", ()),
     ("/stop", ()),
     ("/download_model", ("my reverse model #1",)),
 ]
@@ -61,6 +62,13 @@ def gpu_functions():
 
 
 def call(client, api, args):
+    if api == "/watch_induction":  # a run of minutes: stopped once it streams updates from its training
+        job = client.submit(*args, api_name=api)
+        deadline = time.monotonic() + 120
+        while len(job.outputs()) < 3 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        client.predict(api_name="/stop")
+        return list(job)[-1] if job.outputs() else None
     if api in ("/train", "/compare_variants", "/generate"):
         return list(client.submit(*args, api_name=api))[-1]
     return client.predict(*args, api_name=api)
@@ -80,7 +88,7 @@ def test_spaces_is_installed_pinned_and_a_no_op_here():
         "tabs.attention.record_on_gpu", "tabs.inside.qk_on_gpu", "tabs.inside.ablation_on_gpu",
         "tabs.inside.importance_on_gpu", "tabs.generate.generate_on_gpu", "tabs.generate.step_on_gpu",
         "tabs.train.train_on_gpu", "tabs.train.compare_on_gpu", "tabs.attention_views.norms_on_gpu",
-        "tabs.lens.lens_on_gpu"}
+        "tabs.lens.lens_on_gpu", "tabs.induction_watch.watch_on_gpu"}
     assert all(gpu_functions()[name] is fn for name, fn in GPU_FUNCTIONS.items())
     assert _capped(600) == GPU_SECONDS_LIMIT and _capped(lambda n: 2 * n)(7) == 14
     assert _capped(lambda n: 2 * n)(1000) == GPU_SECONDS_LIMIT
@@ -120,7 +128,7 @@ def test_every_model_forward_runs_inside_a_gpu_function(app_url, monkeypatch):
     assert outside == []
     made = set(forwards)
     assert {"/attention", "/draw_qk", "/ablate", "/head_importance", "/generate", "/inspect_step", "/train",
-            "/compare_variants", "/draw_attention", "/logit_lens"} <= made
+            "/compare_variants", "/draw_attention", "/logit_lens", "/watch_induction"} <= made
 
 
 def test_the_gpu_functions_give_what_the_library_gives():
