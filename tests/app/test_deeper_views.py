@@ -78,7 +78,7 @@ def test_watch_an_induction_head_form_streams_and_stops_into_a_model(client):
         time.sleep(0.05)
     client.predict(api_name="/stop")
     outputs = list(job)
-    curves, status, attention, ckpt, _ = outputs[-1]
+    curves, status, attention, ckpt = outputs[-1]
     names = {trace.get("name") for trace in plot_json(curves)["data"]}
     assert {"train loss", "best previous token score", "best induction score"} <= names
     assert "Training stopped" in status and "my induction model #1" in [c[0] for c in ckpt["choices"]]
