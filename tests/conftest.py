@@ -219,15 +219,17 @@ def tiny_gpt2_hub_cache(tiny_gpt2_dir, tmp_path_factory) -> Path:
     return cache
 
 
-SLOW_FOLDERS = ("app", "integration")  # every test there starts the app server or trains a model end to end
+SLOW_FOLDERS = ("app", "integration", "reliability")  # the app server, end-to-end training, processes, fuzzing
+SLOW_FIXTURES = {"reverse_run"}  # trains a model: every test that reads it waits for it
 
 
 def pytest_collection_modifyitems(config, items):
-    """Mark by folder: tests/browser/ `browser`, tests/app/ and tests/integration/ `slow` (pytest.ini)."""
+    """Mark by folder: tests/browser/ `browser`; tests/app/, tests/integration/ and tests/reliability/ `slow`, and
+    any test using a SLOW_FIXTURES fixture (pytest.ini). Elsewhere a slow test carries @pytest.mark.slow itself."""
     root = Path(__file__).resolve().parent
     for item in items:
         parts = Path(str(item.fspath)).resolve().relative_to(root).parts
         if parts[0] == "browser":
             item.add_marker(pytest.mark.browser)
-        elif parts[0] in SLOW_FOLDERS:
+        elif parts[0] in SLOW_FOLDERS or SLOW_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.slow)

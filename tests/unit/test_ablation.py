@@ -87,6 +87,7 @@ def test_reverse_breaks_without_its_anti_diagonal_cross_heads(reverse):
     assert evaluate(model, tok, eval_set, heads_off(model, anti)) < 0.5
 
 
+@pytest.mark.slow
 def test_head_importance_is_the_drop_of_one_head_at_a_time(reverse):
     """Oracle: each cell of the importance grid equals base exact match minus exact match with that head off."""
     model, tok, _ = reverse

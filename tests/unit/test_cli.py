@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.reliability.forking import run_forked
 from transformer.cli import main as cli_main
 from transformer.train import Trainer
@@ -32,6 +34,7 @@ print(repr((code, bodies.count("Trainer"))))
 """
 
 
+@pytest.mark.slow
 def test_python_m_transformer_train_runs_the_cli_and_defines_the_trainer_once():
     """Invariant: `python -m transformer.train --help` prints the CLI's usage and exits 0, and the Trainer class is
     defined once: the package's __main__.py hands over to the CLI, which imports the library once (until the

@@ -97,6 +97,7 @@ def runs(tmp_path_factory):
     return tmp
 
 
+@pytest.mark.slow
 def test_two_processes_train_the_weights_one_process_trains(runs):
     """Oracle: `torchrun --nproc_per_node=2` (gloo, CPU) trains, in K steps, the weights the same command trains in
     one process (to 1e-4; measured 1.2e-7), with the same loss and gradient norm at every step, though the batches
@@ -115,6 +116,7 @@ def test_two_processes_train_the_weights_one_process_trains(runs):
     assert moved > 0.01, moved
 
 
+@pytest.mark.slow
 def test_only_rank_0_writes_one_log_and_one_checkpoint(runs):
     """Invariant: rank 0 alone writes: one checkpoint directory and one JSONL log, whose records are each step
     once (1..K, then K+1..2K after the resume) and one evaluation at each run's last step, nothing else."""
@@ -124,6 +126,7 @@ def test_only_rank_0_writes_one_log_and_one_checkpoint(runs):
                        + [("step", s) for s in range(K + 1, 2 * K + 1)] + [("eval", 2 * K)])
 
 
+@pytest.mark.slow
 def test_resume_under_torchrun_equals_the_uninterrupted_run(runs):
     """Invariant (resume == uninterrupted, across processes): K steps under torchrun, then `--resume` to 2K under
     torchrun, gives the losses, gradient norms and weights of one process training 2K steps straight."""

@@ -282,6 +282,7 @@ def test_hub_repo_without_safetensors_is_refused_before_any_download(monkeypatch
         load_gpt2("someone/old-gpt2")
 
 
+@pytest.mark.slow
 def test_unreachable_hub_fails_with_a_clear_error_within_seconds(monkeypatch, tmp_path):
     """Invariant: when the Hub accepts the connection but never answers (the worst case: no quick refusal), a repo
     that is not cached fails in < 10 s with a CheckpointError that says so and gives the download command."""

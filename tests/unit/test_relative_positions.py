@@ -125,6 +125,7 @@ def _alternating(batch: int, length: int, generator: torch.Generator) -> torch.T
     return pair.repeat(1, length // 2 + 1)[:, :length]  # (batch, length)
 
 
+@pytest.mark.slow
 def test_alibi_model_trained_at_length_L_runs_at_2L():
     """Behaviour (Press et al.'s claim): an ALiBi decoder trained on 12-token sequences predicts as well at
     positions 12..23 of a 24-token input, which a model with a position table refuses to read at all."""

@@ -131,6 +131,7 @@ def losses(events) -> dict[int, float]:
     return {e.step: e.loss for e in events if isinstance(e, StepEvent)}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["task", "text"])
 def test_resume_reproduces_the_uninterrupted_loss_curve(tmp_path, kind):
     """Invariant: resume == uninterrupted. A run checkpointed at step 6 and killed at step 8, then resumed by a new
@@ -195,6 +196,7 @@ def test_a_non_finite_loss_raises_training_error_and_the_checkpoint_survives(tmp
         assert torch.equal(model.state_dict()[name], snapshots[4][name]), name
 
 
+@pytest.mark.slow
 def test_non_finite_loss_without_a_checkpoint_says_so(monkeypatch):
     """Invariant: with no checkpoint written yet, the TrainingError says that no checkpoint was written."""
     model, tok, data = setup("task")
