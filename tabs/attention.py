@@ -22,11 +22,13 @@ from .ui import ATTENTION_CAP, FAST
 from .exports import EXPORTS
 from .gpu import gpu
 from .attention_views import NORMS_EXPLAINED, SHOW, draw_caption, view_pattern, view_title
-from .inside import build_inside
+from .inside import build_inside, selected_pattern
+from .translation_view import GOLD_SCORE, gold_scores, with_gold
 from .lens import build_lens
 from .two_inputs import build_two_inputs
 
-SCORES = ["entropy", "mean distance", "diagonal", "anti-diagonal", "previous token", "duplicate token", "induction"]
+SCORES = ["entropy", "mean distance", "diagonal", "anti-diagonal", "previous token", "duplicate token", "induction",
+          GOLD_SCORE]  # the last: translation verses with gold links only (tabs.translation_view)
 
 
 @gpu(duration=10)
@@ -60,6 +62,9 @@ def focus_head(record, focus) -> tuple[str, int, int]:
     kind, score = focus if focus else (None, None)
     kind = kind if kind in record.patterns else ("cross" if "cross" in record.patterns else record.kinds[0])
     pattern = record.patterns[kind]
+    gold = gold_scores(pattern) if score == GOLD_SCORE else {}
+    if gold:  # the head that aligns this verse's words best (lowest AER against its gold links)
+        return (kind,) + divmod(int(gold[GOLD_SCORE].argmin()), gold[GOLD_SCORE].size(1))
     layer, head = pattern.best_head(score) if score in pattern.scores() else pattern.sharpest_head()
     return kind, layer, head
 
@@ -106,18 +111,22 @@ def draw_figures(record, kind, layer, head, score, parts=("one", "grid", "overvi
     kind = pattern.kind
     score = check_choice(score, "overview colour", SCORES)
     mask = pattern.mask if kind != "encoder self" else None
-    scores = pattern.scores()
+    tokens = selected_pattern(record, kind)  # the weights over tokens, whatever the view shows
+    scores = {**pattern.scores(), **gold_scores(tokens)}
     shown = score if score in scores else "entropy"
-    title = (f"{shown} of every head ({kind})" if shown == score else
-             f"{score} is a self-attention score on tokens; {shown} of every head ({kind})")
+    why = ("needs a held-out verse and its reference Spanish (translate-en-es)" if score == GOLD_SCORE
+           else "is a self-attention score on tokens")
+    title = f"{shown} of every head ({kind})" if shown == score else f"{score} {why}; {shown} of every head ({kind})"
+    low = LOW_IS_INTERESTING | {GOLD_SCORE}
     what = view_title(kind, view[0], view[1])
     build = {
-        "one": lambda: viz.head_heatmap(pattern.weights[layer, head], pattern.query_tokens, pattern.key_tokens,
-                                        title=f"{what}, layer {layer}, head {head}", mask=mask),
+        "one": lambda: with_gold(viz.head_heatmap(pattern.weights[layer, head], pattern.query_tokens,
+                                                  pattern.key_tokens, title=f"{what}, layer {layer}, head {head}",
+                                                  mask=mask), tokens, layer, head, bool(view[1])),
         "grid": lambda: viz.layer_grid(pattern.weights[layer], pattern.query_tokens, pattern.key_tokens,
                                        title=f"{what}, all heads of layer {layer}", mask=mask),
         "overview": lambda: viz.overview(scores[shown], shown, title=title,
-                                         low_is_interesting=shown in LOW_IS_INTERESTING),
+                                         low_is_interesting=shown in low),
         "table": lambda: viz.scores_table(scores)}
     return tuple(build[part]() for part in parts)
 
@@ -277,4 +286,5 @@ def build_attention_tab(demo, ckpt, key):
     export.click(export_attention, record, files, api_name="export_attention", concurrency_limit=2)
     return dict(text=text, target=target, record=record, focus=focus, kind=kind, layer=layer, head=head,
                 score=score, one=one, grid=grid, overview=overview, table=table, caption=caption, show=show,
+                words=words,
                 compute_after=compute_after)

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import gradio as gr
 
 from .catalogue import fixed_choices
+from .translation_view import GOLD_SCORE
 
 
 @dataclass(frozen=True)
@@ -19,6 +20,8 @@ class Demo:
     explain: str  # what to look for, and why
     ckpt: str | None = None
     text: str = ""
+    target: str = ""  # seq2seq: the target the decoder reads ("" = the model's own output)
+    words: bool = False  # open the heatmaps in words (subword tokens merged)
     kind: str | None = None  # attention kind to open
     score: str | None = None  # the overview colour, and the score that picks the head
     task: str | None = None  # Train tab: the task to train on
@@ -56,6 +59,12 @@ DEMOS = [
          "earlier copy of the current one: a stripe just right of the repeat's diagonal.", ckpt="gpt2 (pretrained)",
          text="The quick brown fox jumps over the lazy dog near the river bank. The quick brown fox jumps over the "
               "lazy dog near the river bank.", kind="decoder self", score="induction"),
+    Demo("Who reads whom: translation", "attention",
+         "**Cross-attention in words** of the translation model on a verse it never saw (Acts 13:52), on the head "
+         "that aligns it best (AER in the title); circles are the gold links (same Strong's number). Word order: "
+         "*Holy Spirit* becomes *Espíritu Santo*, so the weights cross, and *Spirit* is read by two Spanish words, "
+         "*del Espíritu*.",
+         ckpt="translate-en-es", text='The disciples were filled with joy and with the Holy Spirit.', target='Y los discípulos estaban llenos de gozo, y del Espíritu Santo.', kind="cross", score=GOLD_SCORE, words=True),
     Demo("Sinusoid waves", "positional",
          "Each position gets a vector of sines and cosines (section 3.5 of the paper). Low dimensions wave fast, "
          "high ones slowly, so every position has its own pattern; the dot product of two positions depends only "
@@ -77,7 +86,8 @@ def available_demos() -> list[Demo]:
 
 
 def apply_demo(label: str, ckpt: str):
-    """Updates for: tabs, checkpoint, attention input, target, focus, score, explanation, Train source and task, and
+    """Updates for: tabs, checkpoint, attention input, target, focus, score, explanation, Train source and task, the
+    words switch, and
     the Attention tab's record and figures. An attention demo clears the record and the figures in the same update
     that shows its explanation, so the previous input's heads are never seen under the new explanation (the
     Attention tab shows its progress on the empty heatmap until the demo's head is drawn)."""
@@ -88,9 +98,9 @@ def apply_demo(label: str, ckpt: str):
     focus = (ckpt, demo.kind, demo.score) if demo.kind else None
     keep = gr.update()
     cleared = (None,) * len(FIGURE_OUTPUTS) if demo.kind else (keep,) * len(FIGURE_OUTPUTS)
-    return (gr.Tabs(selected=demo.tab), ckpt, demo.text or keep, "" if demo.text else keep, focus,
+    return (gr.Tabs(selected=demo.tab), ckpt, demo.text or keep, demo.target if demo.text else keep, focus,
             demo.score or keep, f"**{demo.label}.** {demo.explain}",
-            "task" if demo.task else keep, demo.task or keep) + cleared
+            "task" if demo.task else keep, demo.task or keep, demo.words if demo.kind else keep) + cleared
 
 
 def demo_buttons():
@@ -106,7 +116,7 @@ def demo_buttons():
 def wire_demos(buttons, explain, tabs, ckpt, attention: dict, train: dict):
     """Each button sets the checkpoint, input and view of its demo; attention demos then compute the heatmap."""
     outputs = [tabs, ckpt, attention["text"], attention["target"], attention["focus"], attention["score"], explain,
-               train["source"], train["task"]] + [attention[name] for name in FIGURE_OUTPUTS]
+               train["source"], train["task"], attention["words"]] + [attention[name] for name in FIGURE_OUTPUTS]
     for button, d in zip(buttons, available_demos()):
         event = button.click(apply_demo, [gr.State(d.label), ckpt], outputs, api_visibility="private",
                              queue=False)

@@ -35,7 +35,7 @@ def with_gold(fig, token_pattern, layer: int, head: int, words: bool):
         return fig
     _, s = head_alignment(cross.weights[layer, head], gold)
     title = fig.layout.title.text or ""
-    fig.update_layout(title_text=f"{title} · AER {s.aer:.2f} against the gold links (1 = none found)")
+    fig.update_layout(title_text=f"{title} · AER {s.aer:.2f} vs gold links")
     if words:
         gold_link_marks(fig, sorted(gold))
     return fig

@@ -136,8 +136,15 @@ def main(argv=None) -> int:
     p.add_argument("--check", action="store_true", help="recompute greedy BLEU and the best head's AER and compare "
                    "them with the card's; write nothing")
     p.add_argument("--no-beam", action="store_true", help="skip the beam search (the slowest part)")
+    p.add_argument("--card-only", action="store_true", help="rewrite README.md from the metrics in config.json")
     args = p.parse_args(argv)
     model, tokenizer, info = load_checkpoint(args.checkpoint)
+    from .card import model_card
+
+    if args.card_only:
+        card = model_card(Path(args.checkpoint).name, {**info, "model": model.config.to_dict()})
+        (Path(args.checkpoint) / "README.md").write_text(card, encoding="utf-8")
+        return 0
     test, _ = held_out(DATA_DIR)
     metrics = measure(model, tokenizer, test, beam=not (args.no_beam or args.check))
     if args.check:
@@ -146,8 +153,6 @@ def main(argv=None) -> int:
                           "best_head_aer": [card.get("alignment", {}).get("best_head_aer"),
                                             metrics["alignment"]["best_head_aer"]]}))
         return 0
-    from .card import model_card
-
     info["metrics"] = {**info.get("metrics", {}), **metrics}
     card = model_card(Path(args.checkpoint).name, {**info, "model": model.config.to_dict()})
     save_checkpoint(args.checkpoint, model.cpu(), tokenizer, task=info["task"], training=info["training"],

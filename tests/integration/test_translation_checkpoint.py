@@ -1,0 +1,62 @@
+"""The shipped translation checkpoint: its card's numbers are what a fresh computation gives, it translates a held-out
+verse with beam search, it fits the size budget, and its best cross-attention head aligns words better than the
+diagonal."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from transformer import load_checkpoint
+from transformer.generate import generate_text
+from transformer.translation.corpus import held_out
+from transformer.translation.evaluate import alignment_table, bleu, translate_greedy
+
+CHECKPOINT = Path(__file__).resolve().parents[2] / "checkpoints" / "translate-en-es"
+
+
+@pytest.fixture(scope="module")
+def shipped():
+    return load_checkpoint(CHECKPOINT, device="cpu")
+
+
+def test_size_and_card(shipped):
+    model, tokenizer, info = shipped
+    size = sum(f.stat().st_size for f in CHECKPOINT.iterdir())
+    assert size <= 40 * 2**20
+    assert info["task"] == "translate-en-es" and model.config.is_encoder_decoder
+    m = info["metrics"]
+    assert m["bleu_beam4"] >= 20 and m["bleu_beam4"] > m["bleu_copy_source"] + 15
+    t = info["training"]
+    assert t.get("total_wall_time_s", t["wall_time_s"]) <= 2 * 3600  # both stages, when there are two
+    card = (CHECKPOINT / "README.md").read_text(encoding="utf-8")
+    assert f"| beam 4 | {m['bleu_beam4']} |" in card and info["training"]["command"] in card
+
+
+def test_beam_search_translates_a_held_out_verse(shipped):
+    """Acts 13:52 is a test verse (never trained on); the translation keeps its content words."""
+    model, tokenizer, _ = shipped
+    test, _ = held_out()
+    verse = next(p for p in test if p.verse == "Acts.13.52")
+    spanish = generate_text(model, tokenizer, verse.en, 120, strategy="beam", num_beams=4)
+    words = spanish.lower()
+    assert "discípulos" in words and "gozo" in words and "espíritu santo" in words, spanish
+
+
+@pytest.mark.slow
+def test_recomputed_greedy_bleu_equals_the_cards(shipped):
+    model, tokenizer, info = shipped
+    test, _ = held_out()
+    hypotheses = translate_greedy(model, tokenizer, [p.en for p in test])
+    assert abs(bleu(hypotheses, [p.es for p in test]) - info["metrics"]["bleu_greedy"]) <= 0.5
+
+
+@pytest.mark.slow
+def test_best_head_alignment_recomputed_and_beats_the_diagonal(shipped):
+    model, tokenizer, info = shipped
+    test, _ = held_out()
+    table = alignment_table(model, tokenizer, test)
+    card = info["metrics"]["alignment"]
+    assert table["best_head"] == card["best_head"]
+    assert table["best_head_aer"] == pytest.approx(card["best_head_aer"], abs=1e-3)
+    assert table["best_head_aer"] < table["diagonal"]["aer"] - 0.05
