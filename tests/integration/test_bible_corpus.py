@@ -78,4 +78,5 @@ def test_batches_group_similar_lengths_and_use_the_one_encoding_rule():
     assert src[0, first] == cfg.eos_id and (tgt_in[:, 0] == cfg.bos_id).all()
     ends = (tgt_out != cfg.pad_id).sum(1) - 1
     assert (tgt_out[torch.arange(len(ends)), ends] == cfg.eos_id).all()
-    assert torch.equal(tgt_in[:, 1:][tgt_out[:, :-1] != cfg.pad_id], tgt_out[:, :-1][tgt_out[:, :-1] != cfg.pad_id])
+    target = tgt_in[:, 1:] != cfg.pad_id  # the target tokens: the decoder reads them one step after it must predict
+    assert torch.equal(tgt_in[:, 1:][target], tgt_out[:, :-1][target])
