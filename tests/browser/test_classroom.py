@@ -62,7 +62,7 @@ def test_quick_layer_and_head_changes_never_leave_a_stale_heatmap(lab):
 
 
 def _click_demo(page, label: str) -> None:
-    page.locator("#demo-row button", has_text=label).click()
+    tour.click_demo(page, label)
     page.locator("#demo-explain", has_text=label).wait_for()
 
 

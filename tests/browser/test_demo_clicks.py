@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.browser import tour
 from tests.browser.conftest import MEASURED
 
 # Every 100 ms: the bold label the demo caption starts with, and the one-head heatmap's title ('' when blank).
@@ -49,7 +50,7 @@ def test_no_demo_click_shows_a_head_its_caption_does_not_name(lab):
     try:
         for i, label in enumerate(ORDER, 1):
             demo = demos[label]
-            page.locator("#demo-row button", has_text=label).click()
+            tour.click_demo(page, label)
             clicked = page.evaluate("() => performance.now()")
             page.locator("#demo-explain", has_text=label).wait_for()
             if demo.kind:

@@ -3,6 +3,7 @@ in words on a held-out verse, on the head that aligns it best, with its AER in t
 drawn as circles."""
 from __future__ import annotations
 
+from tests.browser import tour
 from tests.browser.conftest import MEASURED
 
 LABEL = "Who reads whom: translation"
@@ -22,7 +23,7 @@ def test_translation_demo_opens_the_best_aligning_head_with_the_gold_links(lab):
     gold = gold_links(verse, len(cross.en_words), len(cross.es_words))
 
     page = lab.page
-    page.locator("#demo-row button", has_text=LABEL).click()
+    tour.click_demo(page, LABEL)
     page.locator("#demo-explain", has_text=LABEL).wait_for()
     expected = f"{kind} attention in words, layer {layer}, head {head} · AER"
     page.wait_for_function("t => ((document.querySelector('#att-one .gtitle') || {}).textContent || '')"

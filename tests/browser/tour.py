@@ -431,3 +431,8 @@ def small_screenshot(page, path, colours: int = 256) -> Path:
         small = image.convert("RGB").quantize(colors=colours, method=Image.Quantize.MEDIANCUT)
     small.save(path, optimize=True)
     return path
+
+
+def click_demo(page, label: str) -> None:
+    """Click the demo button named exactly `label` ("Induction head" is also inside "Watch an induction head form")."""
+    page.locator("#demo-row").get_by_role("button", name=label, exact=True).click()
