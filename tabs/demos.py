@@ -73,10 +73,10 @@ DEMOS = [
          "Press **Start**: a tiny model learns to **reverse** letters from scratch. The attention map refreshes at "
          "every evaluation: noise first, then, within a minute or so, the anti-diagonal appears as the exact match "
          "climbs.", task="reverse"),
-    Demo("Watch an induction head form", "train",
-         "A 2-layer model learns random letters that repeat, live (about 2 minutes). The **loss** stays flat, then "
-         "falls by half within a few hundred steps, exactly when the **induction score** below jumps (the shaded "
-         "window): the previous-token and induction heads form together (Olsson et al. 2022).", watch=True),
+    Demo("Induction head forming", "train",
+         "A 2-layer model learns random letters that repeat, live (2-4 minutes on 2 CPU cores). The **loss** stays "
+         "flat, then falls by half within a few hundred steps, exactly when the **induction score** below jumps (the "
+         "shaded window): the previous-token and induction heads form together (Olsson et al. 2022).", watch=True),
 ]
 
 

@@ -20,7 +20,7 @@ from .gpu import GPU_SECONDS_MARGIN, for_the_app, gpu, wall_seconds
 from .stop_signal import StopSignal
 from .train_request import LIMITS
 
-WATCH = {"steps": 3500, "eval_every": 50}  # the score passes 0.5 at step 3300 with seed 0 (bench/RESULTS.md)
+WATCH = {"steps": 3500, "eval_every": 50}  # seed 0: the score passes 0.5 at step 3300 (bench/RESULTS.md)
 EXAMPLE = "kqwzjxtbhmfaKQWZJXTBHMFA" * 2  # 24 random distinct characters, then the same again
 WATCH_EXPLAINED = ("**Watch an induction head form.** A 2-layer attention-only model (the shipped `induction` "
                    "recipe) learns sequences of random characters that repeat. For a long while the loss stays flat "

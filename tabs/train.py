@@ -138,7 +138,7 @@ def build_train_tab(ckpt, key):
             compare = gr.Button("Compare variants (trains once per variant)", elem_id="train-compare")
             compare_which = gr.Dropdown([(label, key) for key, label in COMPARISONS.items()], value="kv-heads",
                                         label="Variants to compare", elem_id="train-compare-which")
-        with gr.Accordion("Watch an induction head form (about 2 minutes)", open=False, elem_id="train-watch-section"):
+        with gr.Accordion("Watch an induction head form (2-4 minutes)", open=False, elem_id="train-watch-section"):
             gr.Markdown(WATCH_EXPLAINED)
             watch = gr.Button("Watch an induction head form", elem_id="train-watch")
         status = gr.Markdown("Press Start.", elem_id="train-status")
