@@ -13,7 +13,7 @@ from transformer.interpretability.value_norms import ValueNorms, value_weighted_
 from transformer.interpretability.views import SHOW, displayed_pattern
 
 from .catalogue import ModelRef, browser_key, model_ref
-from .checks import UserError, check_choice, check_number
+from .checks import UserError, check_choice, check_index
 from .errors import handler
 from .gpu import gpu
 from .inside import selected_pattern
@@ -87,7 +87,7 @@ def draw_caption(record, kind, layer, head, show=SHOW[0], words=False, made_by=N
         return ""
     pattern = view_pattern(record, kind, show, words, made_by, key, request)
     L, H = pattern.shape
-    layer = min(check_number(layer, "layer", 0, 10_000, integer=True), L - 1)
-    head = min(check_number(head, "head", 0, 10_000, integer=True), H - 1)
+    layer = check_index(layer, "layer", L)
+    head = check_index(head, "head", H)
     caption = describe_head(pattern, layer, head)
     return f"**Layer {layer}, head {head}: {caption.sentence}.**"

@@ -10,7 +10,7 @@ from transformer.interpretability.logit_lens import LogitLens, logit_lens
 
 from .attention_views import RecordCache
 from .catalogue import ModelRef, browser_key, model_ref
-from .checks import UserError, check_number
+from .checks import UserError, check_index
 from .controls import Slider
 from .errors import handler
 from .ui import FAST
@@ -44,7 +44,7 @@ def draw_lens(made_by, key, record, position, shown=None, request: gr.Request = 
     source = model_ref(made_by, browser_key(key, request))
     lens = LENSES.get(record, "lens", lambda: lens_on_gpu(source, record))
     T = len(lens.position_tokens)
-    t = min(check_number(position, "position", 0, 10_000, integer=True), T - 1)
+    t = check_index(position, "position", T)
     grid = viz.logit_lens_grid(lens.top_tokens, lens.top_probs, lens.rows, lens.position_tokens,
                                title="Logit lens: each layer's top next token", chosen=t)
     token = lens.final_tokens[t]

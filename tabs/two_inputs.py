@@ -8,7 +8,7 @@ import visualize as viz
 from transformer.interpretability.two_inputs import differing_positions, head_divergence
 
 from .catalogue import browser_key
-from .checks import MAX_PROMPT_CHARS, UserError, check_number
+from .checks import MAX_PROMPT_CHARS, UserError, check_index
 from .errors import handler
 from .ui import FAST
 from .inside import selected_pattern
@@ -39,8 +39,8 @@ def draw_two(record, record_b, kind, layer, head):
         return None, None, None, ""
     a, b = selected_pattern(record, kind), selected_pattern(record_b, kind)
     L, H = a.shape
-    layer = min(check_number(layer, "layer", 0, 10_000, integer=True), L - 1)
-    head = min(check_number(head, "head", 0, 10_000, integer=True), H - 1)
+    layer = check_index(layer, "layer", L)
+    head = check_index(head, "head", H)
     mask_a = a.mask if a.kind != "encoder self" else None
     mask_b = b.mask if b.kind != "encoder self" else None
     fig_a = viz.head_heatmap(a.weights[layer, head], a.query_tokens, a.key_tokens,

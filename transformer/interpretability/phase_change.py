@@ -12,14 +12,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterator, Sequence
 
-import torch
-
-from ..config import TransformerConfig
-from ..data import INDUCTION_ALPHABET, INDUCTION_MIN_HALF, InductionData
+from ..data import InductionData
 from ..model import Transformer
+from ..run import build_run
 from ..tokenization import CharTokenizer
 from ..train import StepEvent, TrainConfig, Trainer
-from .analysis import repeated_sequence_scores
+from .analysis import best_head, repeated_sequence_scores
 
 # The shipped `induction` checkpoint's recipe (checkpoints/induction/README.md), cut to the steps a class waits for.
 INDUCTION_MODEL = dict(arch="decoder-only", n_decoder_layers=2, n_heads=4, d_model=64, d_ff=256, attention_only=True,
@@ -47,15 +45,10 @@ def induction_run(steps: int = 3000, eval_every: int = 50, seed: int = 0, max_se
     `eval_every` steps; `seed` decides the initial weights and the batches."""
     if steps < 1 or eval_every < 1:
         raise ValueError(f"steps and eval_every must be at least 1, got {steps} and {eval_every}")
-    tokenizer = CharTokenizer(INDUCTION_ALPHABET)
-    config = TransformerConfig(vocab_size=tokenizer.vocab_size, **INDUCTION_MODEL)
-    train_cfg = TrainConfig(steps=steps, eval_every=eval_every, block_size=config.max_len, eval_examples=64,
-                            max_seconds=max_seconds or 0.0, **{**INDUCTION_TRAINING, "seed": seed})
-    torch.manual_seed(seed)
-    model = Transformer(config)
-    data = InductionData(torch.tensor(tokenizer.encode(INDUCTION_ALPHABET)), INDUCTION_MIN_HALF, config.max_len,
-                         seed, train_cfg.eval_examples)
-    return model, tokenizer, data, train_cfg
+    train_cfg = TrainConfig(steps=steps, eval_every=eval_every, block_size=INDUCTION_MODEL["max_len"],
+                            eval_examples=64, max_seconds=max_seconds or 0.0, **{**INDUCTION_TRAINING, "seed": seed})
+    run = build_run(train_cfg, induction=True, **INDUCTION_MODEL)  # as `python -m transformer.train --induction`
+    return run.model, run.tokenizer, run.data, train_cfg
 
 
 def best_scores(model: Transformer, n_seqs: int = 8) -> tuple[str, float, str, float]:
@@ -67,9 +60,7 @@ def best_scores(model: Transformer, n_seqs: int = 8) -> tuple[str, float, str, f
     model.train(was_training)
     out = []
     for name in ("previous token", "induction"):
-        table = scores[name]
-        layer, head = divmod(int(table.argmax()), table.size(1))
-        out += [f"L{layer}H{head}", float(table[layer, head])]
+        out += list(best_head(scores[name], name))
     return tuple(out)
 
 
