@@ -1,13 +1,13 @@
 """The Train tab's "Compare variants": the requested model trained once per variant (transformer.compare), streamed
-as loss curves and a final table. No gradio here."""
+as loss curves and a final table; Stop ends it with the rows of the variants already trained. No gradio here."""
 from __future__ import annotations
 
 import time
 
-import pandas as pd
-
 import visualize as viz
 from transformer.compare import COMPARISONS, ComparisonSetup, compare_variants, comparison_variants, rewound
+from visualize.comparison_table import comparison_tables
+from visualize.live import LiveFigure
 
 from .train_request import LIMITS, TrainingRequest, build_run
 
@@ -15,13 +15,20 @@ from .train_request import LIMITS, TrainingRequest, build_run
 COMPARE_LIMITS = {"steps": 1500, "seconds": 300, "seconds_per_variant": 100}  # one request: at most ~5 minutes
 
 
+def _label(name: str, n_kv_heads: int | None) -> str:
+    """A variant's name on the plot and in the table: MHA, GQA and MQA say how many key/value heads they have."""
+    return f"{name} ({n_kv_heads} kv heads)" if name in ("MHA", "GQA", "MQA") else name
+
+
 def run_comparison_session(request: TrainingRequest, which: str = "kv-heads",
-                           seconds: float = COMPARE_LIMITS["seconds"]):
+                           seconds: float = COMPARE_LIMITS["seconds"], control=None):
     """A comparison of attention variants (transformer.compare: `which` names one of COMPARISONS): the requested
-    model trained once per variant, one after the other, same data, steps and seed; yields (figure of the loss
-    curves, status, table or None), a few times a second, and at the end the table of parameters, KV-cache bytes
-    per token, training and decoding speed, final quality and how far the heads look. The variants share
-    `seconds` of wall-clock time, each at most COMPARE_LIMITS["seconds_per_variant"]."""
+    model trained once per variant, one after the other, same data, steps and seed; yields (plotly JSON of the
+    loss curves, status, main table or None, details table or None), at most LIMITS["updates_per_second"] a second, and
+    at the end the tables (visualize.comparison_table) of parameters, KV-cache bytes per token, training and
+    decoding speed, final quality and how far the heads look. The variants share `seconds` of wall-clock time,
+    each at most COMPARE_LIMITS["seconds_per_variant"]. `control.is_set()` (the Stop button) ends it after the
+    current step: the variants trained before get their rows, every curve stays as far as it got."""
     request = request.validated()
     if which not in COMPARISONS:
         raise ValueError(f"Compare: choose one of {', '.join(COMPARISONS)}, got {which!r}")
@@ -36,24 +43,32 @@ def run_comparison_session(request: TrainingRequest, which: str = "kv-heads",
     setup = ComparisonSetup(config, run.tokenizer, train_cfg, rewound(run.data))
     del run  # each variant builds its own model
     title = f"{COMPARISONS[which]}: train loss"
-    curves, rows, note, last_yield, status = {}, [], "", 0.0, "Starting…"
-    label = lambda v: f"{v.name} ({v.n_kv_heads} kv heads)" if v.name in ("MHA", "GQA", "MQA") else v.name  # noqa: E731
-    for event in compare_variants(setup, variants, decode_tokens=32, speed_rounds=5):
+    curves, rows, note, last_yield, status, current = {}, [], "", 0.0, "Starting…", None
+    stop = control.is_set if control is not None else None
+    for event in compare_variants(setup, variants, decode_tokens=32, speed_rounds=5, stop=stop):
         if event.kind == "plan":
             note = (event.note + " ") if event.note else ""
-            curves = {label(v): ([], []) for v in event.variants}
+            curves = {_label(v.name, v.n_kv_heads): ([], []) for v in event.variants}
+            live = LiveFigure(viz.comparison_curves({name: ([0], [0.0]) for name in curves}, title=title))
             status = note + f"Training {', '.join(curves)} for {event.steps} steps each, one after the other…"
         elif event.kind == "train" and event.event.kind == "step":
-            steps, losses = curves[label(event.variant)]
+            current = _label(event.variant.name, event.variant.n_kv_heads)
+            steps, losses = curves[current]
             steps.append(event.event.step)
             losses.append(event.event.loss)
-            status = note + f"{label(event.variant)}: step {event.event.step}/{train_cfg.steps} · " \
+            status = note + f"**{current}**: step {event.event.step:,} / {train_cfg.steps:,} · " \
                             f"loss {event.event.loss:.3f}"
         elif event.kind == "row":
-            rows.append(event.to_dict())
+            rows.append({**event.to_dict(), "variant": _label(event.variant, event.n_kv_heads)})
             continue
-        if time.perf_counter() - last_yield > 1 / LIMITS["updates_per_second"]:
+        if time.perf_counter() - last_yield >= 1 / LIMITS["updates_per_second"]:
             last_yield = time.perf_counter()
-            yield viz.comparison_curves(curves, title=title), status, None
-    table = pd.DataFrame(rows)
-    yield viz.comparison_curves(curves, title=title), note + "**Done.** Same data, steps and seed for each.", table
+            yield live.to_json(list(curves.values())), status, None, None
+    main, details = comparison_tables(rows)
+    if len(rows) < len(variants):  # Stop
+        kept = (f"the table has the {len(rows)} variant{'s' * (len(rows) != 1)} trained before it"
+                if rows else "no variant had finished, so there is no table")
+        status = (f"**Comparison stopped** during {current}: {kept}; every curve shows how far its variant got.")
+    else:
+        status = "**Done.** Same data, steps and seed for each."
+    yield live.to_json(list(curves.values())), note + status, main, details

@@ -2,22 +2,28 @@
 from __future__ import annotations
 
 import gradio as gr
+import pandas as pd
+from gradio.components.plot import PlotData
 
 from transformer.data import TASKS
 
 from transformer.compare import COMPARISONS
 
+from visualize.comparison_table import comparison_tables
+
 from .catalogue import USER_MODELS, browser_key, checkpoint_choices
-from .checks import UserError, check_choice
-from .controls import Number
+from .checks import UserError, check_choice, check_number
+from .controls import Number, Slider
 from .errors import handler
 from .exports import EXPORTS
 from .gpu import GPU_SECONDS_MARGIN, gpu, wall_seconds
 from .comparison_session import COMPARE_LIMITS, run_comparison_session
 from .induction_watch import WATCH_EXPLAINED, run_watch
+from .live_heatmap import LiveHeatmap
 from .stop_signal import StopSignal
 from .train_request import LIMITS, PRESETS, TrainingRequest
-from .training_session import export_checkpoint, run_training_session, train_stream
+from .training_session import SAMPLE_COLUMNS, export_checkpoint, run_training_session, train_stream
+from .ui import FAST
 
 
 @gpu(duration=lambda request, text, control: wall_seconds(LIMITS["seconds"]) + GPU_SECONDS_MARGIN)
@@ -28,26 +34,49 @@ def train_on_gpu(request, text, control):
     yield from train_stream(request, text, control, max_seconds=wall_seconds(LIMITS["seconds"]))
 
 
-@gpu(duration=lambda request, which: COMPARE_LIMITS["seconds"] + GPU_SECONDS_MARGIN)
+@gpu(duration=lambda request, which, control=None: COMPARE_LIMITS["seconds"] + GPU_SECONDS_MARGIN)
 @handler
-def compare_on_gpu(request, which):
+def compare_on_gpu(request, which, control=None):
     """The trainings of a comparison (tabs.comparison_session.run_comparison_session), one after the other, within
-    the GPU time a call may ask for on ZeroGPU."""
-    yield from run_comparison_session(request, which, seconds=wall_seconds(COMPARE_LIMITS["seconds"]))
+    the GPU time a call may ask for on ZeroGPU; `control` (a StopSignal) is the Stop button."""
+    yield from run_comparison_session(request, which, seconds=wall_seconds(COMPARE_LIMITS["seconds"]),
+                                      control=control)
+
+
+def plotly_json(figure: str) -> PlotData:
+    """A figure the stream sent as plotly JSON (visualize.live.LiveFigure), as gr.Plot sends it to the page."""
+    return PlotData(type="plotly", plot=figure)
 
 
 @handler
 def run_train(source, task, text, upload, hub, layers, heads, d_model, lr, steps, batch, key, attention="mha",
-              positions="sinusoidal", request: gr.Request = None, progress=gr.Progress()):
-    """Stream the session's training run onto the Train tab (curves, status, samples, attention, checkpoint list)."""
+              positions="sinusoidal", request: gr.Request = None):
+    """Stream the session's training run onto the Train tab (curves, status, samples, attention, checkpoint list,
+    the live map's head control). The samples and the attention map are sent only when an evaluation brought new
+    ones, so the page redraws the small loss figure and the status line, and little else."""
     key = browser_key(key, request)
     request_ = TrainingRequest(source, task, text, upload, hub, layers, heads, d_model, lr, steps, batch, attention,
                                positions)
+    live, keep = LiveHeatmap(), gr.update()
     for update in run_training_session(request_, USER_MODELS, key, train=train_on_gpu):
-        ckpt = gr.update(choices=checkpoint_choices(key)) if update.done else gr.update()
-        yield update.curves, update.status, update.samples, update.attention, ckpt, update.control
-        if update.total and not update.done:
-            progress((update.step, update.total), desc="training")
+        ckpt = gr.update(choices=checkpoint_choices(key)) if update.done else keep
+        samples = update.samples if update.samples is not None else keep
+        if update.attention is not None:
+            heatmap = live.show(update.attention, update.step)
+            head = gr.update(maximum=max(live.n_heads - 1, 1), value=live.head, interactive=live.n_heads > 1)
+        elif update.first_evaluation:
+            heatmap, head = LiveHeatmap.waiting(update.first_evaluation), keep
+        else:
+            heatmap, head = keep, keep
+        yield plotly_json(update.curves), update.status, samples, heatmap, ckpt, update.control, live, head
+
+
+def choose_live_head(live, head):
+    """The user picks the live map's head: it is drawn now and kept at every later evaluation."""
+    if not isinstance(live, LiveHeatmap):
+        return gr.update()
+    figure = live.choose(check_number(head, "head", 0, LIMITS["heads"][1] - 1, integer=True))
+    return figure if figure is not None else gr.update()
 
 
 @handler
@@ -59,8 +88,14 @@ def run_compare(source, task, text, upload, hub, layers, heads, d_model, lr, ste
     check_choice(which, "Variants to compare", list(COMPARISONS))
     request_ = TrainingRequest(source, task, text, upload, hub, layers, heads, d_model, lr, steps, batch, attention,
                                positions).validated()
-    for figure, status, table in compare_on_gpu(request_, which):
-        yield figure, status, table if table is not None else gr.update()
+    control = StopSignal()
+    try:
+        for figure, status, table, details in compare_on_gpu(request_, which, control):
+            keep = gr.update()
+            yield (plotly_json(figure), status, table if table is not None else keep,
+                   details if details is not None else keep, control)
+    finally:
+        control.discard()
 
 
 def stop_training(control):
@@ -143,29 +178,40 @@ def build_train_tab(ckpt, key):
             watch = gr.Button("Watch an induction head form", elem_id="train-watch")
         status = gr.Markdown("Press Start.", elem_id="train-status")
         with gr.Row():
-            curves = gr.Plot(show_label=False, label="Loss and learning rate", elem_id="train-curves")
-            heatmap = gr.Plot(show_label=False, label="Attention of one example", elem_id="train-attention")
-        samples = gr.Dataframe(label="Samples at the last evaluation", max_height=250)
-        compare_table = gr.Dataframe(label="The variants side by side: same data, steps and seed (fewer cached numbers "
-                                           "per token: a smaller KV cache; mean attended distance: how far the heads "
-                                           "look)", elem_id="train-compare-table")
+            curves = gr.Plot(show_label=False, label="Loss and exact match", elem_id="train-curves")
+            with gr.Column():
+                heatmap = gr.Plot(show_label=False, label="Attention of one example", elem_id="train-attention")
+                live_head = Slider(0, 3, value=0, step=1, label="Head shown (kept at every evaluation)",
+                                   elem_id="train-head")
+        samples = gr.Dataframe(pd.DataFrame(columns=SAMPLE_COLUMNS), label="Samples at the last evaluation",
+                               max_height=250)
+        empty_table, empty_details = comparison_tables([])
+        compare_table = gr.Dataframe(empty_table, label="The variants side by side: same data, steps and seed (a "
+                                                        "smaller KV cache: fewer cached numbers per token; looks back: "
+                                                        "how far the heads attend)", elem_id="train-compare-table")
+        with gr.Accordion("Comparison details", open=False, elem_id="train-compare-details-section"):
+            compare_details = gr.Dataframe(empty_details, show_label=False, elem_id="train-compare-details")
         with gr.Row():
             download = gr.Button("Download the selected model (checkpoint zip)", elem_id="train-download", scale=1)
             zip_file = gr.File(label="Checkpoint zip", scale=3)
-        control = gr.State(None)
+        control, live = gr.State(None), gr.State(None)
     preset.change(lambda p: tuple(PRESETS[p][k] for k in ("layers", "heads", "d_model", "lr", "steps", "batch_size")),
                   preset, [layers, heads, d_model, lr, steps, batch], api_visibility="private")
     inputs = [source, task, text, upload, hub, layers, heads, d_model, lr, steps, batch, key]
     model_options = [attention, positions]
+    # show_progress "minimal": a queued run shows its place in the queue, and the status line stays readable while
+    # the run streams (the full overlay greyed it out)
     start.click(busy, None, [start, compare], queue=False, api_visibility="private").then(
-        run_train, inputs + model_options, [curves, status, samples, heatmap, ckpt, control], api_name="train",
-        concurrency_limit=LIMITS["concurrent_trainings"], concurrency_id="train", show_progress_on=[status]).then(
+        run_train, inputs + model_options, [curves, status, samples, heatmap, ckpt, control, live, live_head],
+        api_name="train", concurrency_limit=LIMITS["concurrent_trainings"], concurrency_id="train",
+        show_progress="minimal", show_progress_on=[status]).then(
         idle, None, [start, compare], queue=False, api_visibility="private")
-    comparing = compare.click(busy, None, [start, compare], queue=False, api_visibility="private").then(
-        run_compare, inputs + [compare_which] + model_options, [curves, status, compare_table],
-        api_name="compare_variants",
-        concurrency_id="train", show_progress_on=[status])
-    comparing.then(idle, None, [start, compare], queue=False, api_visibility="private")
+    live_head.input(choose_live_head, [live, live_head], heatmap, api_visibility="private", **FAST)
+    compare.click(busy, None, [start, compare], queue=False, api_visibility="private").then(
+        run_compare, inputs + [compare_which] + model_options, [curves, status, compare_table, compare_details,
+                                                                control],
+        api_name="compare_variants", concurrency_id="train", show_progress="minimal", show_progress_on=[status]).then(
+        idle, None, [start, compare], queue=False, api_visibility="private")
     buttons = [start, compare, watch]
 
     def watch_after(trigger, **kwargs):
@@ -177,7 +223,8 @@ def build_train_tab(ckpt, key):
             lambda: [gr.update(interactive=True)] * 3, None, buttons, queue=False, api_visibility="private")
 
     watch_after(watch.click, api_name="watch_induction")
-    stop.click(stop_training, control, None, api_name="stop", concurrency_limit=None, cancels=[comparing])
+    # Stop asks the run to end after its current step (a training or a comparison); each reports how it ended
+    stop.click(stop_training, control, None, api_name="stop", concurrency_limit=None)
     download.click(download_model, [ckpt, key], zip_file, api_name="download_model", concurrency_limit=2)
     return dict(source=source, task=task, preset=preset, start=start, status=status, curves=curves,
                 attention=heatmap, inputs=inputs, watch_after=watch_after)

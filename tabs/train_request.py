@@ -21,7 +21,7 @@ PRESETS = {
 }
 LIMITS = {"layers": (1, 4), "heads": (1, 8), "d_model": (16, 256), "lr": (1e-5, 1e-2), "steps": (10, 5000),
           "batch_size": (4, 256), "text_chars": 2_000_000, "min_text_chars": 2_000, "seconds": 300,
-          "concurrent_trainings": 2, "updates_per_second": 4}
+          "concurrent_trainings": 2, "updates_per_second": 2}
 TEXT_BLOCK = 64  # context of a text model trained here
 
 

@@ -7,6 +7,7 @@ run it on a ZeroGPU worker (tabs.gpu); the session around it keeps the store and
 """
 from __future__ import annotations
 
+import math
 import shutil
 import time
 from dataclasses import dataclass, field
@@ -16,52 +17,51 @@ import pandas as pd
 import torch
 
 import visualize as viz
+from visualize.live import LiveFigure
 from transformer import Transformer, TransformerConfig
 from transformer.checkpoint import save_checkpoint
-from transformer.train import Trainer, TrainingError
+from transformer.train import EvalEvent, StepEvent, Trainer, TrainingError
 
 from .gpu import for_the_app
 from .stop_signal import StopSignal
 from .train_request import LIMITS, TrainingRequest, build_run, training_config
 
 SAMPLE_COLUMNS = ["input", "expected", "model output"]
+LIVE_POINTS = 200  # points per curve of the live figure: a projector laptop redraws it twice a second
 
 
 @dataclass
 class SessionUpdate:
-    curves: object
+    curves: str  # plotly JSON of the loss figure
     status: str
-    samples: pd.DataFrame
-    attention: object
+    samples: pd.DataFrame | None  # None: unchanged since the previous update
+    attention: object  # the last evaluation's AttentionPattern, or None: unchanged since the previous update
     control: StopSignal
     step: int = 0
     total: int = 0
     name: str | None = None  # the name this run's model takes in the checkpoint list (reserved at the start)
     done: bool = False
+    first_evaluation: int = 0  # on the first update: the step of the first evaluation (when attention appears)
 
 
 @dataclass
 class _History:
+    task: bool  # a task's evaluations measure the exact match
     steps: list = field(default_factory=list)
     losses: list = field(default_factory=list)
-    lrs: list = field(default_factory=list)
     val_steps: list = field(default_factory=list)
     val_losses: list = field(default_factory=list)
+    exact: list = field(default_factory=list)  # exact match at each evaluation (tasks)
+    _live: LiveFigure | None = None
 
-    def figure(self):
-        return viz.training_curves(self.steps, self.losses, self.val_steps, self.val_losses, self.lrs,
-                                   title="Training loss")
-
-
-def _attention_figure(event):
-    """The sharpest head (lowest entropy) of the last layer for the evaluation example, titled by its kind."""
-    pattern = event.attention
-    if pattern is None:
-        return viz.empty_curves("No attention yet")
-    layer, head = pattern.sharpest_head(layer=pattern.shape[0] - 1)
-    mask = pattern.mask if pattern.kind != "encoder self" else None
-    return viz.head_heatmap(pattern.weights[layer, head], pattern.query_tokens, pattern.key_tokens,
-                            title=f"{pattern.kind} attention, last layer, head {head} (step {event.step})", mask=mask)
+    def figure(self) -> str:
+        """The live figure's plotly JSON, kept small (it is redrawn at every update): train and validation loss,
+        and a task's exact match on the right axis; the learning rate is in the status line."""
+        if self._live is None:
+            self._live = LiveFigure(viz.training_curves([0], [0.0], [0], [0.0], exact_match=[0.0] if self.task
+                                                        else None, title="Training loss"), LIVE_POINTS)
+        series = [(self.steps, self.losses), (self.val_steps, self.val_losses)]
+        return self._live.to_json(series + [(self.val_steps, [100 * e for e in self.exact])] * self.task)
 
 
 def export_checkpoint(model, tokenizer, info: dict, name: str, folder: Path) -> str:
@@ -76,12 +76,14 @@ def export_checkpoint(model, tokenizer, info: dict, name: str, folder: Path) -> 
 
 @dataclass
 class TrainingProgress:
-    """One update of a run (picklable: it may come from a ZeroGPU worker). The last one has `outcome` and carries
-    the trained model (weights only: no gradients, no optimiser), its tokenizer and info."""
+    """One update of a run (picklable: it may come from a ZeroGPU worker). `samples` and `attention` (the
+    evaluation example's AttentionPattern) come only with the first update after an evaluation, else None: the
+    page redraws them only then. The last update has `outcome` and carries the trained model (weights only: no
+    gradients, no optimiser), its tokenizer and info."""
 
-    curves: object
+    curves: str  # plotly JSON of the loss figure (visualize.live.LiveFigure)
     status: str
-    samples: pd.DataFrame
+    samples: pd.DataFrame | None
     attention: object
     step: int
     total: int
@@ -91,63 +93,94 @@ class TrainingProgress:
     info: dict | None = None
 
 
+def _status(step: StepEvent | None, evaluation: EvalEvent | None, total: int) -> str:
+    """The live status line: where the run is, then what the last evaluation measured."""
+    if step is None:
+        return "Starting…"
+    parts = [f"**step {step.step:,} / {total:,}**", f"loss {step.loss:.3f}"]
+    if evaluation is not None:
+        parts.append(f"validation loss {evaluation.val_loss:.3f}")
+        if evaluation.exact_match is not None:
+            parts.append(f"**exact match {evaluation.exact_match:.0%}**")
+    parts += [f"lr {step.lr:.1e}", f"{step.tokens_per_sec:,.0f} tokens/s", f"{step.elapsed:.0f} s"]
+    return " · ".join(parts)
+
+
+def final_metrics(evaluation: EvalEvent | None, task: str | None, eval_examples: int) -> dict:
+    """What the Model tab shows of a model trained here: the last evaluation's numbers, and on what they were
+    measured (a few validation examples, not the shipped checkpoints' full evaluation)."""
+    if evaluation is None:
+        return {}
+    metrics = {"val_loss": round(evaluation.val_loss, 4),
+               "measured_on": f"{eval_examples} validation examples at step {evaluation.step}"}
+    if evaluation.exact_match is not None:
+        metrics["exact_match"] = round(evaluation.exact_match, 4)
+    if task is None:  # a character model: nats per token are nats per character
+        metrics["val_nats_per_char"] = metrics["val_loss"]
+        metrics["val_bpc"] = round(evaluation.val_loss / math.log(2), 4)
+    return metrics
+
+
 def train_stream(request: TrainingRequest, text: str | None, control, max_seconds: float = LIMITS["seconds"]):
-    """Train a validated request (on `text` for a text run) and yield TrainingProgresses: at most a few a second,
-    one at every evaluation, and the last with the model. `control.is_set()` stops it after the current step."""
+    """Train a validated request (on `text` for a text run) and yield TrainingProgresses: at most
+    LIMITS["updates_per_second"] a second (an evaluation waits for the next one), and the last with the model.
+    `control.is_set()` stops it after the current step."""
     run = build_run(request, text, max_seconds)
     model, tokenizer, train_cfg, task = run.model, run.tokenizer, run.train_cfg, run.task
     trainer = Trainer(model, tokenizer, run.data, train_cfg)
-    history, samples = _History(), pd.DataFrame(columns=SAMPLE_COLUMNS)
-    attention = viz.empty_curves(f"Attention appears at the first evaluation (step {train_cfg.eval_every})")
-    status, last_yield, event, outcome = "", 0.0, None, "finished"
+    history = _History(task=task is not None)
+    samples = attention = None  # of an evaluation not yet sent
+    last_step = last_eval = None
+    last_yield, outcome = time.perf_counter(), "finished"
     try:
         for event in trainer.run():
             if event.kind == "step":
                 history.steps.append(event.step)
                 history.losses.append(event.loss)
-                history.lrs.append(event.lr)
-                status = (f"step {event.step}/{train_cfg.steps} · loss {event.loss:.3f} · "
-                          f"{event.tokens_per_sec:,.0f} tokens/s · {event.elapsed:.0f} s")
+                last_step = event
             else:
                 history.val_steps.append(event.step)
                 history.val_losses.append(event.val_loss)
-                extra = f" · exact match {event.exact_match:.0%}" if event.exact_match is not None else ""
-                status += f" · validation loss {event.val_loss:.3f}{extra}"
-                samples = pd.DataFrame(event.samples, columns=SAMPLE_COLUMNS)
-                attention = _attention_figure(event)
+                if event.exact_match is not None:
+                    history.exact.append(event.exact_match)
+                samples, attention, last_eval = pd.DataFrame(event.samples, columns=SAMPLE_COLUMNS), event.attention, \
+                    event
             if control.is_set():
                 outcome = "stopped"
                 break
-            if event.kind == "eval" or time.perf_counter() - last_yield > 1 / LIMITS["updates_per_second"]:
+            if time.perf_counter() - last_yield >= 1 / LIMITS["updates_per_second"]:
                 last_yield = time.perf_counter()
-                yield TrainingProgress(history.figure(), status, samples, attention, trainer.step, train_cfg.steps)
+                yield TrainingProgress(history.figure(), _status(last_step, last_eval, train_cfg.steps), samples,
+                                       attention, trainer.step, train_cfg.steps)
+                samples = attention = None
     except TrainingError as e:
         outcome = f"stopped: {e}"
-    info = {"task": task, "metrics": {}, "training": trainer.training_info()}
+    info = {"task": task, "metrics": final_metrics(last_eval, task, train_cfg.eval_examples),
+            "training": trainer.training_info()}
     del trainer  # the optimiser's state goes with it: only the weights are kept
     model.zero_grad(set_to_none=True)
-    yield TrainingProgress(history.figure(), status if event is not None else "", samples, attention,
+    yield TrainingProgress(history.figure(), _status(last_step, last_eval, train_cfg.steps), samples, attention,
                            info["training"]["steps"], train_cfg.steps, outcome, for_the_app(model), tokenizer, info)
 
 
 def run_training_session(request: TrainingRequest, store, key: str, train=train_stream):
-    """Train as requested and yield SessionUpdates: at most a few a second, and one at every evaluation.
+    """Train as requested and yield SessionUpdates, at most LIMITS["updates_per_second"] a second.
 
     The model's name is reserved in `store` (tabs.user_models.UserModels) for browser `key` before training
     starts. Setting the yielded `control` (a StopSignal) stops training after the current step; the model trained
     so far then joins the store, kept for inference only (no gradients, no optimiser). `train` is the training
-    generator: train_stream, or the Train tab's @gpu copy of it.
+    generator: train_stream, or the Train tab's @gpu copy of it. An update's `samples` and `attention` are None when
+    no evaluation came since the previous update.
     """
     request = request.validated()
     text = request.corpus() if request.source == "text" else None
     train_cfg = training_config(request)
     name = store.reserve(key, request.task if request.source == "task" else None)
     control, finished = StopSignal(), False
-    samples = pd.DataFrame(columns=SAMPLE_COLUMNS)
-    attention = viz.empty_curves(f"Attention appears at the first evaluation (step {train_cfg.eval_every})")
     try:
-        yield SessionUpdate(viz.empty_curves("Starting…"), f"Starting “{name}”…", samples, attention, control, 0,
-                            train_cfg.steps, name)
+        yield SessionUpdate(viz.empty_curves("Starting…").to_json(), f"Starting “{name}”…",
+                            pd.DataFrame(columns=SAMPLE_COLUMNS), None, control, 0, train_cfg.steps, name,
+                            first_evaluation=train_cfg.eval_every)
         for part in train(request, text, control):
             if part.outcome is None:
                 yield SessionUpdate(part.curves, part.status, part.samples, part.attention, control, part.step,

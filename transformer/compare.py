@@ -286,13 +286,15 @@ def build_variant(setup: ComparisonSetup, variant: Variant, device: str | torch.
 
 
 def compare_variants(setup: ComparisonSetup, variants: list[Variant] | None = None, *,
-                     decode_tokens: int = 64, speed_rounds: int = 15, device: str | torch.device = "cpu"
-                     ) -> Iterator[ComparisonEvent]:
+                     decode_tokens: int = 64, speed_rounds: int = 15, device: str | torch.device = "cpu",
+                     stop: Callable[[], bool] | None = None) -> Iterator[ComparisonEvent]:
     """Train `variants` (default `kv_head_variants(setup.config.n_heads)`) one after the other and compare them.
 
     Yields a ComparisonPlan, then every VariantEvent of every run, then one ComparisonRow per variant. Decoding
     speed is measured once all variants are trained, interleaved (see `decode_speeds`). Closing the generator stops
     at once. A Trainer's `max_seconds` applies to each run; a run it cuts short shows fewer `steps` in its row.
+    `stop()`, asked after every training step, ends the comparison early: the variant in training is dropped
+    (its events were yielded; it gets no row) and the variants trained before it are measured and get their rows.
     """
     n_heads = setup.config.n_heads
     variants = list(variants) if variants is not None else kv_head_variants(n_heads)
@@ -305,16 +307,26 @@ def compare_variants(setup: ComparisonSetup, variants: list[Variant] | None = No
     note = None if "GQA" in names or not kv_comparison else gqa_skip_note(n_heads)
     yield ComparisonPlan(variants, setup.train_cfg.steps, note)
     trained = []  # (variant, model, its last StepEvent, its last EvalEvent, median training tokens/s)
+    stopped = False
     for variant in variants:
         model, data = build_variant(setup, variant, device)
         last, rates = {}, []
-        for event in Trainer(model, setup.tokenizer, data, setup.train_cfg).run():
+        run = Trainer(model, setup.tokenizer, data, setup.train_cfg).run()
+        for event in run:
             last[event.kind] = event
             if event.kind == "step":
                 rates.append(event.tokens_per_sec)
             yield VariantEvent(variant, event)
+            if stop is not None and stop():
+                stopped = True
+                run.close()
+                break
+        if stopped:
+            break
         # the Trainer evaluates at its last step; the median step rate leaves evaluation pauses out
         trained.append((variant, model, last["step"], last["eval"], statistics.median(rates)))
+    if not trained:
+        return
     prompt = decode_prompt(data, setup.tokenizer, setup.config)  # every variant's data has the same validation set
     speeds = decode_speeds([t[1] for t in trained], prompt, decode_tokens, speed_rounds)
     for (variant, model, last_step, last_eval, train_rate), speed in zip(trained, speeds):

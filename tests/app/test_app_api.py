@@ -222,13 +222,16 @@ def test_mha_gqa_mqa_comparison_streams_three_curves_and_a_table(client):
     job = client.submit(*{**TRAIN_DEFAULTS, "steps": 20, "d_model": 32}.values(), "kv-heads",
                         api_name="/compare_variants")
     updates = list(job)
-    figure, status, table = updates[-1]
+    figure, status, table, details = updates[-1]
     names = [t["name"] for t in plot_json(figure)["data"]]
     assert names == ["MHA (4 kv heads)", "GQA (2 kv heads)", "MQA (1 kv heads)"] and "Done" in status
     rows = {row[0]: dict(zip(table["headers"], row)) for row in table["data"]}
-    kv = [rows[v]["kv_cache_bytes_per_token"] for v in ("MHA", "GQA", "MQA")]
+    assert list(rows) == names, "the table names the variants as the plot's legend does"
+    kv = [rows[v]["KV cache (bytes/token)"] for v in names]
     assert kv[0] == 2 * kv[1] == 4 * kv[2]
-    assert rows["MHA"]["parameters"] > rows["GQA"]["parameters"] > rows["MQA"]["parameters"]
+    assert rows[names[0]]["Parameters"] > rows[names[1]]["Parameters"] > rows[names[2]]["Parameters"]
+    assert 0 <= rows[names[0]]["Exact match (%)"] <= 100
+    assert [row[2] for row in details["data"]] == [4, 2, 1] and details["headers"][2] == "KV heads"
 
 
 def test_comparison_of_every_variant_reports_mla_and_position_rows(client):
@@ -239,17 +242,19 @@ def test_comparison_of_every_variant_reports_mla_and_position_rows(client):
     from transformer.generate import cache_bytes_per_token
 
     job = client.submit(*{**TRAIN_DEFAULTS, "steps": 10, "d_model": 32}.values(), "all", api_name="/compare_variants")
-    figure, status, table = list(job)[-1]
+    figure, status, table, details = list(job)[-1]
     assert [t["name"] for t in plot_json(figure)["data"]] == [
         "MHA (4 kv heads)", "GQA (2 kv heads)", "MQA (1 kv heads)", "MLA", "learned", "RoPE", "ALiBi"]
     rows = {row[0]: dict(zip(table["headers"], row)) for row in table["data"]}
     layers = TRAIN_DEFAULTS["layers"]
     mla = TransformerConfig(vocab_size=20, d_model=32, n_heads=4, n_decoder_layers=layers, attention="mla")
-    assert rows["MLA"]["kv_cache_bytes_per_token"] == cache_bytes_per_token(mla) == layers * 4 * 8 * 4
-    assert [rows[v]["pos_encoding"] for v in ("learned", "RoPE", "ALiBi")] == ["learned", "rope", "alibi"]
+    assert rows["MLA"]["KV cache (bytes/token)"] == cache_bytes_per_token(mla) == layers * 4 * 8 * 4
+    positions = {row[0]: dict(zip(details["headers"], row))["Positions"] for row in details["data"]}
+    assert [positions[v] for v in ("learned", "RoPE", "ALiBi")] == ["learned", "rope", "alibi"]
+    assert len(table["headers"]) <= 8 and "Val nats/char" not in table["headers"], "no empty column for a task"
     # decoder self-attention is causal: text query t (after <s>) looks at most t back, so the mean distance over a
     # target of m letters is at most (m + 1) / 2, and above 0 (softmax leaves weight on <s>, t positions back)
     longest = TASKS[TRAIN_DEFAULTS["task"]].max_target_len
-    assert all(0 < rows[v]["mean_attended_distance"] <= (longest + 1) / 2 for v in rows)
+    assert all(0 < rows[v]["Looks back (tokens, mean)"] <= (longest + 1) / 2 for v in rows)
     with pytest.raises(AppError, match="not in the list of choices"):
         client.predict(*TRAIN_DEFAULTS.values(), "everything", api_name="/compare_variants")

@@ -284,3 +284,31 @@ def test_mean_attended_distance_is_the_hand_computed_mean_over_text_queries():
         per_example.append(total / count)
     assert mean_attended_distance(model, data, TOKENIZER, n_examples=4) == pytest.approx(
         sum(per_example) / len(per_example), rel=1e-5)
+
+
+def test_stop_ends_the_comparison_with_rows_for_the_variants_already_trained(recorded):
+    """Stop in the middle of the second variant: its events up to the stop were yielded and it gets no row; the
+    first variant gets its row, and that row equals the uninterrupted comparison's (same data, steps and seed)."""
+    setup, full, _ = recorded
+    seen = []
+
+    def stop():
+        return len(seen) >= 1 and seen[-1].variant.name == "GQA" and seen[-1].event.step == 5
+
+    events = []
+    for event in compare_variants(setup, decode_tokens=6, speed_rounds=1, stop=stop):
+        events.append(event)
+        if event.kind == "train" and event.event.kind == "step":
+            seen.append(event)
+    trained = [(e.variant.name, e.event.step) for e in events if e.kind == "train" and e.event.kind == "step"]
+    assert trained == [("MHA", s) for s in range(1, STEPS + 1)] + [("GQA", s) for s in range(1, 6)]
+    (row,) = rows_of(events)
+    reference = rows_of(full)[0]
+    assert (row.variant, row.steps, row.final_train_loss, row.val_loss, row.parameters) == \
+        (reference.variant, reference.steps, reference.final_train_loss, reference.val_loss, reference.parameters)
+
+
+def test_stop_during_the_first_variant_yields_no_row():
+    setup = task_setup()
+    events = list(compare_variants(setup, decode_tokens=6, speed_rounds=1, stop=lambda: True))
+    assert [e.kind for e in events] == ["plan", "train"] and not rows_of(events)

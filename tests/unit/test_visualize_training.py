@@ -75,3 +75,42 @@ def test_parameter_breakdown_labels_are_never_cut_off():
     bar = fig.data[0]
     assert bar.textposition == "auto" and bar.textangle == 0 and bar.cliponaxis is False
     assert fig.layout.xaxis.range[1] >= 1.3 * 1000
+
+
+def test_exact_match_is_drawn_in_percent_on_the_right_axis_at_the_evaluations():
+    """The live figure of a task: the exact match of each evaluation, as given x 100, on the right axis."""
+    fig = training_curves([1, 2, 3, 4], [3.0, 2.0, 1.0, 0.5], val_steps=[2, 4], val_losses=[2.5, 0.7],
+                          exact_match=[0.125, 1.0])
+    exact = fig.data[2]
+    assert exact.name == "exact match (%)" and exact.yaxis == "y2"
+    assert list(exact.x) == [2, 4] and list(exact.y) == [12.5, 100.0]
+    assert fig.layout.yaxis2.title.text == "exact match (%)"
+    with pytest.raises(ValueError, match="one right axis"):
+        training_curves([1], [1.0], val_steps=[1], val_losses=[1.0], lrs=[0.1], exact_match=[0.5])
+
+
+def test_a_compact_figure_keeps_at_most_max_points():
+    fig = training_curves(np.arange(3000), np.ones(3000), max_points=150)
+    assert len(fig.data[0].x) <= 150 and fig.data[0].x[-1] == 2999
+
+
+def test_a_live_figure_is_the_figure_built_in_full_with_the_new_points():
+    """Oracle: the JSON a LiveFigure writes for new points equals, trace by trace and in its layout, the JSON of the
+    same figure built from scratch with those points by training_curves."""
+    import json
+
+    from visualize.live import LiveFigure
+
+    steps, losses = np.arange(1, 1001), 5.0 / np.arange(1, 1001)
+    full = training_curves(steps, losses, [500, 1000], [1.0, 0.5], exact_match=[0.25, 0.75], title="t",
+                           max_points=100)
+    live = LiveFigure(training_curves([0], [0.0], [0], [0.0], exact_match=[0.0], title="t"), max_points=100)
+    fast = json.loads(live.to_json([(steps, losses), ([500, 1000], [1.0, 0.5]), ([500, 1000], [25.0, 75.0])]))
+    slow = json.loads(full.to_json())
+    for mine, theirs in zip(fast["data"], full.data):
+        np.testing.assert_allclose(mine["x"], theirs.x)
+        np.testing.assert_allclose(mine["y"], theirs.y)
+        assert mine["name"] == theirs.name and mine.get("yaxis") == theirs.yaxis
+    assert fast["layout"] == slow["layout"]
+    with pytest.raises(ValueError, match="3 traces"):
+        live.to_json([(steps, losses)])

@@ -1,0 +1,131 @@
+"""The Train tab's stream stays light, and a comparison can be stopped (issue 19), without a browser.
+
+- a run sends at most LIMITS["updates_per_second"] updates a second, the samples and the attention only after an
+  evaluation, and the trained model carries its last evaluation's metrics (the Model tab shows them);
+- Stop during a comparison ends it with "stopped", the rows of the variants trained before, and every curve as far
+  as it got;
+- the comparison tables: at most 8 columns, human headers with units, no empty column, real headers when empty.
+"""
+from __future__ import annotations
+
+import json
+import time
+
+import pandas as pd
+import pytest
+
+from tabs.live_heatmap import LiveHeatmap
+from tabs.comparison_session import run_comparison_session
+from tabs.stop_signal import StopSignal
+from tabs.train_request import LIMITS, TrainingRequest
+from tabs.training_session import run_training_session
+from tabs.user_models import UserModels
+from visualize.comparison_table import MAX_MAIN_COLUMNS, comparison_tables
+
+
+def request(**kw):
+    base = dict(source="task", task="reverse", text=None, upload=None, hub=None, layers=1, heads=4, d_model=32,
+                lr=3e-3, steps=100, batch_size=16)
+    return TrainingRequest(**{**base, **kw})
+
+
+def test_updates_are_spaced_and_evaluations_are_sent_once():
+    """Invariant of the throttle: between the first training update and the last (which ends the run) there are at
+    most updates_per_second updates a second; samples and attention come only with an update after an evaluation,
+    each evaluation's once; the last update says "finished" and the model has the last evaluation's exact match."""
+    store, times, updates = UserModels(), [], []
+    for update in run_training_session(request(), store, "k"):
+        times.append(time.perf_counter())
+        updates.append(update)
+    streamed = len(updates) - 3  # updates after the first training update, the last left out
+    assert streamed <= LIMITS["updates_per_second"] * (times[-2] - times[1]) + 1, (len(updates), times)
+    evaluations = 100 // 25  # eval_every = max(25, steps // 30)
+    with_attention = [u for u in updates if u.attention is not None]
+    assert 1 <= len(with_attention) <= evaluations
+    assert all((u.samples is None) == (u.attention is None) for u in updates[1:])
+    last = updates[-1]
+    assert last.done and "**Training finished**" in last.status
+    _, _, info = store.get("k", last.name)
+    assert 0.0 <= info["metrics"]["exact_match"] <= 1.0 and info["metrics"]["val_loss"] > 0
+    assert f"exact match {info['metrics']['exact_match']:.0%}" in last.status
+
+
+def test_the_live_map_keeps_its_head_across_evaluations():
+    """Regression: the map switched head at every evaluation (0 -> 2 -> 3 -> 0). The first evaluation picks the
+    sharpest head, later ones keep it; a head the user picks is kept too."""
+    patterns = [u.attention for u in run_training_session(request(steps=100), UserModels(), "k")
+                if u.attention is not None]
+    assert len(patterns) >= 2
+    live = LiveHeatmap()
+    first = live.show(patterns[0], 25)
+    head = live.head
+    assert head == patterns[0].sharpest_head(layer=0)[1]
+    for step, pattern in enumerate(patterns[1:], 2):
+        assert live.show(pattern, 25 * step).layout.title.text.endswith(f"head {head} (step {25 * step})")
+    other = (head + 1) % 4
+    live.choose(other)
+    assert live.show(patterns[0], 999).layout.title.text.endswith(f"head {other} (step 999)")
+    assert first.layout.title.text.replace("<br>", "").startswith("cross attention, last layer")
+
+
+STEPS = 200  # per variant: long enough that Stop lands inside the second one
+
+
+def _stopped_comparison(stop_when):
+    control = StopSignal()
+    updates = []
+    for update in run_comparison_session(request(steps=STEPS, d_model=16), "kv-heads", control=control):
+        updates.append(update)
+        if stop_when(update[0]):
+            control.set()
+    return updates
+
+
+def test_stop_during_a_comparison_keeps_the_finished_rows_and_the_partial_curves():
+    """Stop while GQA trains: the status says stopped, the table has MHA's row only, the plot keeps MHA's whole
+    curve and GQA's partial one; no exception reaches the page."""
+    def gqa_started(figure):
+        return any(t["name"].startswith("GQA") and len(t["x"]) > 0 for t in json.loads(figure)["data"])
+
+    updates = _stopped_comparison(gqa_started)
+    figure, status, table, details = updates[-1]
+    assert "**Comparison stopped** during GQA (2 kv heads)" in status and "the 1 variant" in status
+    assert list(table["Variant"]) == ["MHA (4 kv heads)"] and list(details["KV heads"]) == [4]
+    curves = {t["name"]: t["x"] for t in json.loads(figure)["data"]}
+    assert curves["MHA (4 kv heads)"][-1] == STEPS
+    assert 0 < len(curves["GQA (2 kv heads)"]) and curves["GQA (2 kv heads)"][-1] < STEPS
+    assert curves["MQA (1 kv heads)"] == []
+
+
+def test_stop_before_any_variant_finished_says_there_is_no_table():
+    updates = _stopped_comparison(lambda figure: any(len(t["x"]) > 0 for t in json.loads(figure)["data"]))
+    figure, status, table, details = updates[-1]
+    assert "no variant had finished" in status and table.empty and "Variant" in table.columns
+
+
+ROW = dict(variant="MHA (4 kv heads)", n_heads=4, n_kv_heads=4, parameters=1000, kv_cache_bytes_per_token=256,
+           decode_tokens_per_sec=812.3, steps=10, train_seconds=1.23, final_train_loss=1.5, val_loss=1.6,
+           exact_match=0.046875, nats_per_char=None, attention="mha", pos_encoding="sinusoidal",
+           train_tokens_per_sec=5000.0, mean_attended_distance=1.234)
+
+
+@pytest.mark.parametrize("row, absent", [(ROW, "Val nats/char"),
+                                         ({**ROW, "exact_match": None, "nats_per_char": 1.9}, "Exact match (%)")])
+def test_comparison_table_has_units_percent_and_no_empty_column(row, absent):
+    """Regression: raw headers (kv_cache_bytes_per_token), 16 columns, exact match as 0.046875, an empty
+    nats_per_char column for a task. Every header is words with its unit; exact match is in percent."""
+    main, details = comparison_tables([row])
+    assert len(main.columns) <= MAX_MAIN_COLUMNS and absent not in main.columns
+    assert all(not h.islower() or " " in h for h in main.columns), "no raw field names"
+    assert not any("_" in h for h in list(main.columns) + list(details.columns))
+    if row["exact_match"] is not None:
+        assert main["Exact match (%)"][0] == 4.7
+    assert main["KV cache (bytes/token)"][0] == 256 and details["Positions"][0] == "sinusoidal"
+    assert not main.isna().all().any(), "no empty column"
+
+
+def test_an_empty_comparison_table_has_its_headers():
+    """Regression: before any comparison the table showed gradio's placeholder headers "1 2 3"."""
+    main, details = comparison_tables([])
+    assert isinstance(main, pd.DataFrame) and main.empty and main.columns[0] == "Variant"
+    assert "KV cache (bytes/token)" in main.columns and "KV heads" in details.columns

@@ -1,0 +1,50 @@
+"""The comparison of attention variants as tables a room can read: a short main table and the details.
+
+Rows are the plain dicts of transformer.compare.ComparisonRow.to_dict(). The main table has at most 8 columns,
+each header a name and its unit; columns no row has a value for (exact match of a language model, nats per
+character of a task) are left out. The details table holds the rest.
+"""
+from __future__ import annotations
+
+import pandas as pd
+
+# (row key, header, how a value is written); None values stay empty cells
+MAIN = [
+    ("variant", "Variant", str),
+    ("kv_cache_bytes_per_token", "KV cache (bytes/token)", int),
+    ("parameters", "Parameters", int),
+    ("val_loss", "Val loss (nats/token)", lambda v: round(v, 3)),
+    ("exact_match", "Exact match (%)", lambda v: round(100 * v, 1)),
+    ("nats_per_char", "Val nats/char", lambda v: round(v, 3)),
+    ("train_seconds", "Train time (s)", lambda v: round(v, 1)),
+    ("decode_tokens_per_sec", "Decoding (tokens/s)", lambda v: round(v)),
+    ("mean_attended_distance", "Looks back (tokens, mean)", lambda v: round(v, 2)),
+]
+DETAILS = [
+    ("variant", "Variant", str),
+    ("n_heads", "Query heads", int),
+    ("n_kv_heads", "KV heads", int),
+    ("attention", "Attention", str),
+    ("pos_encoding", "Positions", str),
+    ("steps", "Steps", int),
+    ("final_train_loss", "Final train loss (nats/token)", lambda v: round(v, 3)),
+    ("train_tokens_per_sec", "Training (tokens/s)", lambda v: round(v)),
+]
+MAX_MAIN_COLUMNS = 8
+
+
+def _table(rows: list[dict], columns) -> pd.DataFrame:
+    present = [(key, header, fmt) for key, header, fmt in columns if any(r.get(key) is not None for r in rows)]
+    if not rows:  # the headers a table of these columns will have (never gradio's "1 2 3")
+        present = [c for c in columns if c[0] not in ("exact_match", "nats_per_char")]
+    data = [[None if r.get(key) is None else fmt(r[key]) for key, _, fmt in present] for r in rows]
+    return pd.DataFrame(data, columns=[header for _, header, _ in present])
+
+
+def comparison_tables(rows: list[dict]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(main table, details) of a comparison's rows; with no rows, two empty tables with their headers."""
+    main = _table(rows, MAIN)
+    if len(main.columns) > MAX_MAIN_COLUMNS:  # a task and a language model in one table: never the case here
+        raise ValueError(f"the main comparison table would have {len(main.columns)} columns; at most "
+                         f"{MAX_MAIN_COLUMNS} fit a projector")
+    return main, _table(rows, DETAILS)
