@@ -56,13 +56,15 @@ PRETRAINED_NOTE = ("<small>Real GPT-2 weights join this list when they are in th
 def build_demo() -> gr.Blocks:
     # Gradio's own cache (files it serves) is cleaned every 10 minutes of anything older than 30 minutes.
     with gr.Blocks(title="Attention Lab", delete_cache=(600, 1800)) as demo:
-        gr.Markdown("# Attention Lab\nA Transformer from *Attention Is All You Need*, written from scratch: "
-                    "generate with it, look inside its attention, and train one yourself.")
         stored, key = gr.Textbox(visible=False), gr.State("")
         default = "reverse" if "reverse" in SHIPPED else (SHIPPED[0] if SHIPPED else None)
-        ckpt = gr.Dropdown(fixed_choices(), value=default, label="Checkpoint (used by every tab)", elem_id="ckpt")
-        if not pretrained():
-            gr.Markdown(PRETRAINED_NOTE, elem_id="pretrained-note")
+        # One compact header row (title beside the checkpoint), so the demo row, its explanation and the heatmap
+        # it opens fit the first screen of a projector (tests/browser/test_layout.py)
+        with gr.Row(elem_id="header", equal_height=True):
+            gr.Markdown("# Attention Lab\nA Transformer from *Attention Is All You Need*, written from scratch: "
+                        "generate with it, look inside its attention, and train one yourself.", elem_id="title")
+            ckpt = gr.Dropdown(fixed_choices(), value=default, label="Checkpoint (used by every tab)",
+                               elem_id="ckpt")
         buttons, explain = demo_buttons()
         with gr.Tabs(elem_id="tabs") as tabs:
             build_generate_tab(ckpt, key)
@@ -70,6 +72,8 @@ def build_demo() -> gr.Blocks:
             build_positional_tab(demo, ckpt, key)
             train = build_train_tab(ckpt, key)
             build_model_tab(demo, ckpt, key)
+        if not pretrained():
+            gr.Markdown(PRETRAINED_NOTE, elem_id="pretrained-note")
         wire_demos(buttons, explain, tabs, ckpt, attention, train)
         demo.load(adopt_browser_key, stored, key, js=BROWSER_KEY_JS, api_visibility="private", queue=False).then(
             restore_models, key, ckpt, api_visibility="private", queue=False)
@@ -91,7 +95,16 @@ CSS = """
 .tabs > .tabitem:is([style*="display: none"], [style*="display:none"]) {
   display: flex !important; visibility: hidden; position: absolute; left: 0; right: 0; height: 0;
   overflow: hidden; pointer-events: none}
+#title h1 {margin: 0 0 var(--size-1) 0}
+#title p {margin: 0}
+/* "Demos:" stays one word; on a phone the demo buttons scroll sideways in one line instead of taking 5 lines */
+#demo-label {flex: 0 0 auto !important; width: auto !important; min-width: 0 !important}
+#demo-label p {white-space: nowrap}
 @media (max-width: 640px) {
+  #header {flex-direction: column !important}
+  #header > * {width: 100% !important; min-width: 100% !important}
+  #demo-row {flex-wrap: nowrap !important; overflow-x: auto}
+  #demo-row > button {flex: 0 0 auto !important; min-width: max-content !important}
   .tab-container[role=tablist] > button {padding: 0 var(--size-3)}
   /* On a phone, plots that share a row go one under the other, each the full width. */
   .row:has(.js-plotly-plot, [data-testid=plotly]) {flex-direction: column !important; flex-wrap: nowrap !important}

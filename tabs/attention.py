@@ -218,20 +218,23 @@ def export_attention(record) -> list[str]:
 def build_attention_tab(demo, ckpt, key):
     """The tab's components; returns the handles the demo buttons drive."""
     with gr.Tab("Attention", id="attention"):
-        with gr.Row(equal_height=True):
-            text = gr.Textbox(label="Input", value="attention", max_length=MAX_PROMPT_CHARS, scale=3,
-                              elem_id="att-text")
-            target = gr.Textbox(label="Target (seq2seq; empty = model output)", max_length=MAX_PROMPT_CHARS,
-                                scale=2, elem_id="att-target")
-            show = gr.Button("Show attention", variant="primary", scale=1, elem_id="att-show")
-        notice = gr.Markdown(elem_id="att-notice")
         record, made_by, focus = gr.State(None), gr.State(None), gr.State(None)  # made_by: the record's checkpoint
         view = gr.State(None)  # (kind, layer, head) the computation chose to open on
+        # The heatmap first: on a projector it starts right under the tab bar (above the fold after a demo click),
+        # on a phone right after the demo's explanation; the input and the controls sit beside it, or under it.
         with gr.Row():
             with gr.Column(scale=3):
                 one = gr.Plot(show_label=False, label="One head", elem_id="att-one")
                 caption = gr.Markdown(elem_id="att-caption")
             with gr.Column(scale=2):
+                with gr.Row(equal_height=True):
+                    text = gr.Textbox(label="Input", value="attention", max_length=MAX_PROMPT_CHARS, scale=3,
+                                      elem_id="att-text")
+                    show = gr.Button("Show attention", variant="primary", scale=1, min_width=100,
+                                     elem_id="att-show")
+                target = gr.Textbox(label="Target (seq2seq; empty = model output)", max_length=MAX_PROMPT_CHARS,
+                                    elem_id="att-target")
+                notice = gr.Markdown(elem_id="att-notice")
                 kind = Radio(list(KINDS), value="cross", label="Attention", elem_id="att-kind")
                 with gr.Row():
                     cells = Radio(list(SHOW), value=SHOW[0], label="Cells show", elem_id="att-cells")

@@ -115,3 +115,39 @@ def test_no_text_of_any_figure_overlaps(open_at, width):
             problems += [f"{key} tab, {figure['id'] or figure['title']!r}: {p}" for p in tour.text_overlaps(figure)]
     assert checked >= sum(FIGURES.values()), f"only {checked} figures were drawn"
     assert not problems, f"{len(problems)} text problems at {width} px:\n" + "\n".join(problems[:40])
+
+
+ATTENTION_DEMOS = ["Reading backwards", "The causal mask", "Previous-token head", "Induction head"]
+
+
+def _after_demo(page, label: str) -> dict:
+    """Click a demo, wait for its head, scroll to the top; the boxes of the caption and the heatmap's plot area."""
+    page.locator("#demo-row button", has_text=label).click()
+    page.locator("#demo-explain", has_text=label).wait_for()
+    page.locator("#att-one .nsewdrag").first.wait_for()
+    page.evaluate("() => window.scrollTo(0, 0)")
+    return {"caption": page.locator("#demo-explain").bounding_box(),
+            "heatmap": page.locator("#att-one .nsewdrag").first.bounding_box()}
+
+
+def test_after_any_demo_click_the_heatmap_starts_above_400_px_on_a_projector(open_at):
+    """Regression: after a demo click the heatmap's top was at y ~ 650 at 1280x800 (150 of its 450 px in view): the
+    demo row, its caption and the GPT-2 note pushed it down. Now its plot area starts above y = 400."""
+    page = open_at(1280)
+    for label in ATTENTION_DEMOS:
+        if not page.locator("#demo-row button", has_text=label).count():
+            continue  # its checkpoint is not here (GPT-2)
+        top = _after_demo(page, label)["heatmap"]["y"]
+        assert top < 400, f"after {label!r} the heatmap starts at y = {top:.0f} px"
+    tour.small_screenshot(page, SHOTS / "demo-attention-1280.png")
+
+
+def test_on_a_phone_the_heatmap_comes_right_after_the_demo_caption(open_at):
+    """At 390x844 nothing but the tab bar sits between a demo's caption and the heatmap it opens (was ~400 px of
+    input boxes and buttons: the heatmap started at y ~ 1047)."""
+    page = open_at(390)
+    boxes = _after_demo(page, "Reading backwards")
+    gap = boxes["heatmap"]["y"] - (boxes["caption"]["y"] + boxes["caption"]["height"])
+    bar = page.locator(".tab-container[role=tablist]").first.bounding_box()["height"]
+    assert gap < bar + 120, f"{gap:.0f} px between the caption and the heatmap (tab bar {bar:.0f} px)"
+    tour.small_screenshot(page, SHOTS / "demo-attention-390.png")
