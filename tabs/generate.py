@@ -76,7 +76,24 @@ def run_generate(ckpt, prompt, strategy, temperature, top_k, top_p, num_beams, m
                                                                 decoding):
         picker = gr.update() if n_steps is None else \
             gr.update(maximum=max(n_steps - 1, 1), value=0, interactive=n_steps > 1)  # a slider needs max > min
+        if state is not None and decoding["strategy"] != "sample" and repeats_itself(state["output"]):
+            notice = (notice.removesuffix("Done.") + REPEAT_NOTE).strip()
         yield text, table, state, picker, notice
+
+
+REPEAT_NOTE = ("The output repeats itself: greedy and beam decoding always take the likeliest continuation, and a "
+               "language model then often falls into a loop. Choose **sample** (temperature 0.8) for varied text.")
+
+
+def repeats_itself(ids: list[int], n: int = 8, times: int = 3) -> bool:
+    """Whether some run of `n` tokens occurs at least `times` times in `ids` (a decoding loop)."""
+    counts: dict[tuple, int] = {}
+    for i in range(len(ids) - n + 1):
+        gram = tuple(ids[i:i + n])
+        counts[gram] = counts.get(gram, 0) + 1
+        if counts[gram] >= times:
+            return True
+    return False
 
 
 @gpu(duration=30)
@@ -115,8 +132,9 @@ def inspect_step(gen_state, step):
     probs = viz.token_probabilities(chosen, gen_state["top"][step], title=f"step {step}: the model's top choices")
     weights = pattern.weights[-1, :, query].mean(0)  # (S,): last layer, mean of heads
     shown = slice(max(0, len(weights) - ATTENTION_CAP), None)  # the most recent keys when there are many
+    cut = f"; its last {ATTENTION_CAP} of {len(weights)} tokens" if len(weights) > ATTENTION_CAP else ""
     where = viz.attended_bar(weights[shown], pattern.key_tokens[shown],
-                             title=f"where {chosen!r} looked (last layer, mean of heads)")
+                             title=f"where {chosen!r} looked (last layer, mean of heads{cut})")
     return probs, where
 
 
