@@ -180,7 +180,8 @@ def build_positional_tab(demo, ckpt, key):
                                         "along the diagonal), and the similarity depends only on the distance "
                                         "between them.")
             compare = captioned_plot("Learned vs sinusoidal", "A learned table starts as noise and is shaped by "
-                                     "training; look for smooth stripes that echo the sinusoids' waves.")
+                                     "training. Small models trained briefly keep most of that noise: compare its "
+                                     "rows with the sinusoids' regular waves rather than expecting the same stripes.")
         compare_note = gr.Markdown(elem_id="pe-note")
         rope_section, d_k, rope_length, rope_plot, distance_plot, rope_note = build_rope_section()
         alibi_section, n_heads, alibi_length, causal, alibi_plot, alibi_note = build_alibi_section()
