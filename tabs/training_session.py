@@ -93,8 +93,18 @@ class TrainingProgress:
     info: dict | None = None
 
 
-def _status(step: StepEvent | None, evaluation: EvalEvent | None, total: int) -> str:
-    """The live status line: where the run is, then what the last evaluation measured."""
+OVERFIT_NOTE = (" · *validation loss rising while the training loss falls: the model is memorising its text "
+                "(overfitting); more text, a smaller model or fewer steps help*")
+
+
+def overfitting(val_losses: list[float], rise: float = 0.05) -> bool:
+    """Whether the last of at least three validation losses is `rise` (5 %) above the lowest one before it."""
+    return len(val_losses) >= 3 and val_losses[-1] > (1 + rise) * min(val_losses[:-1])
+
+
+def _status(step: StepEvent | None, evaluation: EvalEvent | None, total: int, history=None) -> str:
+    """The live status line: where the run is, then what the last evaluation measured (and a note when the
+    validation loss climbs back up)."""
     if step is None:
         return "Starting…"
     parts = [f"**step {step.step:,} / {total:,}**", f"loss {step.loss:.3f}"]
@@ -103,7 +113,7 @@ def _status(step: StepEvent | None, evaluation: EvalEvent | None, total: int) ->
         if evaluation.exact_match is not None:
             parts.append(f"**exact match {evaluation.exact_match:.0%}**")
     parts += [f"lr {step.lr:.1e}", f"{step.tokens_per_sec:,.0f} tokens/s", f"{step.elapsed:.0f} s"]
-    return " · ".join(parts)
+    return " · ".join(parts) + (OVERFIT_NOTE if history is not None and overfitting(history.val_losses) else "")
 
 
 def final_metrics(evaluation: EvalEvent | None, task: str | None, eval_examples: int) -> dict:
@@ -150,7 +160,7 @@ def train_stream(request: TrainingRequest, text: str | None, control, max_second
                 break
             if time.perf_counter() - last_yield >= 1 / LIMITS["updates_per_second"]:
                 last_yield = time.perf_counter()
-                yield TrainingProgress(history.figure(), _status(last_step, last_eval, train_cfg.steps), samples,
+                yield TrainingProgress(history.figure(), _status(last_step, last_eval, train_cfg.steps, history), samples,
                                        attention, trainer.step, train_cfg.steps)
                 samples = attention = None
     except TrainingError as e:
@@ -159,7 +169,7 @@ def train_stream(request: TrainingRequest, text: str | None, control, max_second
             "training": trainer.training_info()}
     del trainer  # the optimiser's state goes with it: only the weights are kept
     model.zero_grad(set_to_none=True)
-    yield TrainingProgress(history.figure(), _status(last_step, last_eval, train_cfg.steps), samples, attention,
+    yield TrainingProgress(history.figure(), _status(last_step, last_eval, train_cfg.steps, history), samples, attention,
                            info["training"]["steps"], train_cfg.steps, outcome, for_the_app(model), tokenizer, info)
 
 

@@ -129,3 +129,11 @@ def test_an_empty_comparison_table_has_its_headers():
     main, details = comparison_tables([])
     assert isinstance(main, pd.DataFrame) and main.empty and main.columns[0] == "Variant"
     assert "KV cache (bytes/token)" in main.columns and "KV heads" in details.columns
+
+
+def test_a_validation_loss_climbing_back_is_called_overfitting():
+    """Regression (issue 19): overfitting on pasted text got no hint. A validation loss 5 % above its best is."""
+    from tabs.training_session import overfitting
+
+    assert overfitting([2.0, 1.5, 1.6]) and overfitting([3.0, 1.2, 1.3, 1.4])
+    assert not overfitting([2.0, 1.5, 1.55]) and not overfitting([2.0, 1.5, 1.4]) and not overfitting([1.0, 2.0])
