@@ -99,7 +99,7 @@ def test_train_streams_curves_and_stops_into_a_checkpoint(lab, trained, tmp_path
     seen = trained
     assert seen["first_points"] >= 1
     assert seen["points_before_stop"] > seen["first_points"], seen
-    steps = [s for s in seen["statuses"] if re.match(r"step \d+/\d+ · loss", s)]
+    steps = [s for s in seen["statuses"] if re.match(r"step [\d,]+ / [\d,]+ · loss", s)]
     assert len(steps) >= 3, seen["statuses"]  # the first point, then at least two more changes
     stopped = [s for s in seen["statuses"] if s.startswith("Training stopped after")]
     assert stopped, seen["statuses"]
