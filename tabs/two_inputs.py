@@ -48,7 +48,7 @@ def draw_two(record, record_b, kind, layer, head):
     fig_b = viz.head_heatmap(b.weights[layer, head], b.query_tokens, b.key_tokens,
                              title=f"input B, layer {layer}, head {head}", mask=mask_b)
     divergence = head_divergence(a, b)
-    grid = viz.overview(divergence, "JS divergence (bits)", title=f"How much each head changed ({a.kind})")
+    grid = viz.overview(divergence, "change in bits", title=f"Change per head ({a.kind})")
     changed = differing_positions(a.key_tokens, b.key_tokens)
     value = float(divergence[layer, head])
     note = (f"Head {layer}.{head} changed by **{value:.3f} bits**; the inputs differ at "

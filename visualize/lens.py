@@ -45,6 +45,8 @@ def final_token_curve(probs, row_labels, token: str, title="") -> go.Figure:
     fig = go.Figure(go.Scatter(x=list(range(len(p))), y=p, mode="lines+markers", line=dict(color=BAR_COLOR, width=3),
                                marker=dict(size=10), name=axis_labels([token])[0],
                                hovertemplate="%{y:.3f}<extra></extra>"))
-    fig.update_xaxes(title_text="after", tickmode="array", tickvals=list(range(len(p))), ticktext=list(row_labels))
+    short = [label.replace("embedding", "emb").replace("layer ", "") for label in row_labels]  # fits a phone
+    fig.update_xaxes(title_text="after layer (emb: embedding)", tickmode="array", tickvals=list(range(len(p))),
+                     ticktext=short, range=[-0.5, len(p) - 0.5])
     fig.update_yaxes(title_text=f"p({axis_labels([token])[0]})", range=[0, 1.02])
     return style_figure(fig, title, height=320)

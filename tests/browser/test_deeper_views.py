@@ -36,6 +36,6 @@ def test_logit_lens_and_two_inputs_draw_when_asked(lab):
     page.locator("#att-two-section > button").first.click()
     page.locator("#two-text textarea").fill("attentive")
     page.locator("#two-compare").click()
-    _wait_title(page, "#two-grid", "How much each head changed")
+    _wait_title(page, "#two-grid", "Change per head")
     _wait_title(page, "#two-b", "input B")
     assert lab.guard.blocked == []  # offline: nothing outside 127.0.0.1 was asked for

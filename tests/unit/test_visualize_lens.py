@@ -25,4 +25,4 @@ def test_grid_refuses_mismatched_shapes():
 def test_curve_draws_one_point_per_row():
     """Invariant: one point per row label, the probabilities given."""
     fig = final_token_curve([0.1, 0.5, 0.9], ["embedding", "layer 0", "layer 1"], " the")
-    assert list(fig.data[0].y) == [0.1, 0.5, 0.9] and list(fig.layout.xaxis.ticktext)[-1] == "layer 1"
+    assert list(fig.data[0].y) == [0.1, 0.5, 0.9] and list(fig.layout.xaxis.ticktext)[-1] == "1"
