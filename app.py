@@ -12,6 +12,9 @@ import os
 # machine unless a user asks for a Hub resource (tests/reliability/test_no_outside_sockets.py proves it).
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
+# gradio's cache (uploads, served files, the app's exports) in a folder of the app's own, which tabs.guard keeps
+# under its disk budget (the machine's shared /tmp/gradio may hold other apps' files).
+os.environ.setdefault("GRADIO_TEMP_DIR", os.path.join(__import__("tempfile").gettempdir(), "attention-lab"))
 
 import ctypes  # noqa: E402
 import re  # noqa: E402
@@ -24,6 +27,7 @@ from tabs.attention import build_attention_tab  # noqa: E402
 from tabs.catalogue import SHIPPED, fixed_choices, load_at_start, pretrained  # noqa: E402
 from tabs.demos import demo_buttons, wire_demos  # noqa: E402
 from tabs.generate import build_generate_tab  # noqa: E402
+from tabs.guard import protect  # noqa: E402
 from tabs.model import build_model_tab  # noqa: E402
 from tabs.positional import build_positional_tab  # noqa: E402
 from tabs.train import build_train_tab, restore_models  # noqa: E402
@@ -77,7 +81,9 @@ def build_demo() -> gr.Blocks:
         wire_demos(buttons, explain, tabs, ckpt, attention, train)
         demo.load(adopt_browser_key, stored, key, js=BROWSER_KEY_JS, api_visibility="private", queue=False).then(
             restore_models, key, ckpt, api_visibility="private", queue=False)
-    demo.queue(max_size=256, default_concurrency_limit=4)  # generous: training is limited per event instead
+    # Every group of events waits in a line of its own (tabs.admission: trainings 8, others 64); `max_size` only
+    # caps the sum. api_open=False: a queued event cannot be called directly, skipping its line and limits.
+    demo.queue(max_size=2048, default_concurrency_limit=4, api_open=False)
     return demo
 
 
@@ -132,7 +138,7 @@ def launch(**overrides):
     demo = build_demo()
     settings = dict(server_name=os.environ.get("GRADIO_SERVER_NAME", "127.0.0.1"),
                     server_port=int(os.environ.get("GRADIO_SERVER_PORT", 7860)), ssr_mode=False, theme=THEME,
-                    css=CSS, footer_links=["gradio", "settings"])
+                    css=CSS, footer_links=["gradio", "settings"], **protect(demo))
     return demo, demo.launch(**{**settings, **overrides})
 
 

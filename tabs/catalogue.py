@@ -14,11 +14,12 @@ from transformer.pretrained import cached_gpt2_models, load_gpt2
 
 from .checks import UserError
 from .gpu import DEVICE, onto_device
+from .limits import STORED_MODELS
 from .user_models import UserModels
 
 CHECKPOINTS = Path(__file__).resolve().parents[1] / "checkpoints"
 SHIPPED = sorted(p.parent.name for p in CHECKPOINTS.glob("*/config.json"))
-USER_MODELS = UserModels(per_browser=3, browsers=64)  # what the Train tab says: "your last 3 models are kept"
+USER_MODELS = UserModels(per_browser=3, max_models=STORED_MODELS)  # the Train tab says: "your last 3 models are kept"
 
 
 @functools.lru_cache(maxsize=None)
@@ -66,6 +67,9 @@ def resolve(name, key: str):
     entry = USER_MODELS.get(key, name)
     if entry is not None:
         return entry
+    why = USER_MODELS.why_gone(key, name)
+    if why:
+        raise UserError(why)
     raise UserError(f"unknown checkpoint {name[:80]!r}: pick one from the list (a model trained here is kept for "
                     f"the browser that trained it, its last {USER_MODELS.per_browser} models)")
 

@@ -36,7 +36,10 @@ class Number(gr.Number):
     """gr.Number with the same clear error as Slider for text, NaN, infinities or a list (None stays None)."""
 
     def preprocess(self, payload):
-        return super().preprocess(_checked_number(self, payload))
+        value = _checked_number(self, payload)
+        if value is not None and self.precision == 0 and value != int(value):  # gradio would round 1.5 to 2
+            raise gr.Error(f"{self.label} must be a whole number, got {value:g}")
+        return super().preprocess(value)
 
 
 class Radio(gr.Radio):

@@ -113,7 +113,10 @@ def ablation_on_gpu(source: ModelRef, record, heads: list, label: str) -> list[d
 
 @handler
 def run_importance(made_by, key, record, kind, request: gr.Request = None, progress=gr.Progress()):
-    """Each head switched off alone: how much worse the model gets, as a layers x heads grid of the selected kind."""
+    """Each head switched off alone: how much worse the model gets, as a layers x heads grid of the selected kind
+    (checked before the minute of computing, not after)."""
+    if record is not None and kind not in record.patterns:
+        raise UserError(f"kind must be one of {', '.join(record.kinds)}; got {str(kind)[:40]!r}")
     selected_pattern(record, kind)
     for done, result in importance_on_gpu(model_ref(made_by, browser_key(key, request)), record):
         if result is None:

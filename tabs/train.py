@@ -15,8 +15,11 @@ from .catalogue import USER_MODELS, browser_key, checkpoint_choices
 from .checks import UserError, check_choice, check_number
 from .controls import Number, Slider
 from .errors import handler
+from .admission import client_address
 from .exports import EXPORTS
 from .gpu import GPU_SECONDS_MARGIN, gpu, wall_seconds
+from .limits import CHAR_VOCAB, UPLOAD_BYTES
+from .memory import return_freed_memory
 from .comparison_session import COMPARE_LIMITS, run_comparison_session
 from .induction_watch import WATCH_EXPLAINED, run_watch
 from .live_heatmap import LiveHeatmap
@@ -58,17 +61,21 @@ def run_train(source, task, text, upload, hub, layers, heads, d_model, lr, steps
     request_ = TrainingRequest(source, task, text, upload, hub, layers, heads, d_model, lr, steps, batch, attention,
                                positions)
     live, keep = LiveHeatmap(), gr.update()
-    for update in run_training_session(request_, USER_MODELS, key, train=train_on_gpu):
-        ckpt = gr.update(choices=checkpoint_choices(key)) if update.done else keep
-        samples = update.samples if update.samples is not None else keep
-        if update.attention is not None:
-            heatmap = live.show(update.attention, update.step)
-            head = gr.update(maximum=max(live.n_heads - 1, 1), value=live.head, interactive=live.n_heads > 1)
-        elif update.first_evaluation:
-            heatmap, head = LiveHeatmap.waiting(update.first_evaluation), keep
-        else:
-            heatmap, head = keep, keep
-        yield plotly_json(update.curves), update.status, samples, heatmap, ckpt, update.control, live, head
+    try:
+        for update in run_training_session(request_, USER_MODELS, key, train=train_on_gpu,
+                                           client=client_address(request)):
+            ckpt = gr.update(choices=checkpoint_choices(key)) if update.done else keep
+            samples = update.samples if update.samples is not None else keep
+            if update.attention is not None:
+                heatmap = live.show(update.attention, update.step)
+                head = gr.update(maximum=max(live.n_heads - 1, 1), value=live.head, interactive=live.n_heads > 1)
+            elif update.first_evaluation:
+                heatmap, head = LiveHeatmap.waiting(update.first_evaluation), keep
+            else:
+                heatmap, head = keep, keep
+            yield plotly_json(update.curves), update.status, samples, heatmap, ckpt, update.control, live, head
+    finally:
+        return_freed_memory()  # the run's activations and optimiser state, back to the system
 
 
 def choose_live_head(live, head):
@@ -96,14 +103,15 @@ def run_compare(source, task, text, upload, hub, layers, heads, d_model, lr, ste
                    details if details is not None else keep, control)
     finally:
         control.discard()
+        return_freed_memory()
 
 
 def stop_training(control):
     """Ask this session's run to stop after its current step; the run itself reports the final status."""
     if not isinstance(control, StopSignal) or control.is_set():
-        raise gr.Error("Nothing is training in this tab: press Start first")
+        raise gr.Error("Nothing is training in this tab: press Start first", print_exception=False)
     control.set()
-    gr.Info("Stopping after the current step…")
+    return "Stopping after the current step…"  # in the status line (Stop runs outside the queue: no toast there)
 
 
 @handler
@@ -114,8 +122,9 @@ def download_model(ckpt, key, request: gr.Request = None) -> str:
     if entry is None:
         raise UserError("select a model you trained here in the checkpoint list first (the shipped ones are in "
                         "the project's checkpoints/ folder)")
-    model, tokenizer, info = entry
-    return export_checkpoint(model, tokenizer, info, ckpt, EXPORTS.new("checkpoint"))
+    model, tokenizer, info = entry  # the same model's zip again is the same file (no new copy on disk)
+    return EXPORTS.reuse(f"{key}\n{ckpt}\n{id(model)}",
+                         lambda folder: export_checkpoint(model, tokenizer, info, ckpt, folder))
 
 
 def restore_models(key, request: gr.Request = None):
@@ -150,8 +159,12 @@ def build_train_tab(ckpt, key):
             task = gr.Dropdown(sorted(TASKS), value="reverse", label="Task", elem_id="train-task")
             preset = gr.Radio(list(PRESETS), value="tiny", label="Model size")
         with gr.Accordion("Text (for “text”): paste, upload a .txt, or name a Hub dataset", open=False):
+            gr.Markdown(f"A text model reads one character per token: the {CHAR_VOCAB - 4} most frequent characters "
+                        f"of the text get a token each, rarer ones become `<unk>`. At most "
+                        f"{LIMITS['text_chars']:,} characters are used.", elem_id="train-text-limits")
             text = gr.Textbox(label="Paste text", lines=4, max_length=LIMITS["text_chars"])
-            upload = gr.File(label="Upload a .txt file", file_types=[".txt"], type="filepath")
+            upload = gr.File(label=f"Upload a .txt file (at most {UPLOAD_BYTES >> 20} MB)", file_types=[".txt"],
+                             type="filepath")
             hub = gr.Textbox(label="Hugging Face Hub dataset name (needs internet)", max_length=200,
                              placeholder="e.g. owner/dataset")
         with gr.Accordion("Hyper-parameters (the preset fills these)", open=False):
@@ -224,7 +237,8 @@ def build_train_tab(ckpt, key):
 
     watch_after(watch.click, api_name="watch_induction")
     # Stop asks the run to end after its current step (a training or a comparison); each reports how it ended
-    stop.click(stop_training, control, None, api_name="stop", concurrency_limit=None)
+    # outside the queue: Stop never waits in a line, however full (tabs.admission)
+    stop.click(stop_training, control, status, api_name="stop", queue=False)
     download.click(download_model, [ckpt, key], zip_file, api_name="download_model", concurrency_limit=2)
     return dict(source=source, task=task, preset=preset, start=start, status=status, curves=curves,
                 attention=heatmap, inputs=inputs, watch_after=watch_after)

@@ -14,6 +14,7 @@ from transformer.run import build_run as build_run_of
 from transformer.train import TrainConfig
 
 from .checks import check_number
+from .limits import CHAR_VOCAB, TRAINING_BYTES
 
 PRESETS = {
     "tiny": {"layers": 1, "heads": 4, "d_model": 64, "lr": 3e-3, "steps": 1500, "batch_size": 64},
@@ -66,6 +67,8 @@ class TrainingRequest:
         for name in ("text", "upload", "hub"):
             if getattr(self, name) is not None and not isinstance(getattr(self, name), str):
                 raise ValueError(f"{name}: expected text, got {type(getattr(self, name)).__name__}")
+        if self.text is not None and len(self.text) > LIMITS["text_chars"]:
+            raise ValueError(f"the text is {len(self.text):,} characters long; the limit is {LIMITS['text_chars']:,}")
         return self
 
     def corpus(self) -> str:
@@ -75,7 +78,7 @@ class TrainingRequest:
         elif self.text and self.text.strip():
             text = self.text
         elif self.hub and self.hub.strip():
-            text = load_hub_text(self.hub.strip())
+            text = load_hub_text(self.hub.strip(), max_chars=LIMITS["text_chars"])  # streamed, read that far
         else:
             raise ValueError("paste some text, upload a .txt file or name a Hub dataset to train on text")
         if len(text) < LIMITS["min_text_chars"]:
@@ -108,14 +111,17 @@ def training_config(request: TrainingRequest, max_seconds: float = LIMITS["secon
 def build_run(request: TrainingRequest, text: str | None = None, max_seconds: float = LIMITS["seconds"]) -> Run:
     """The library's run (transformer.run.build_run, as the CLI builds one) of a validated request: an
     encoder-decoder of `layers` + `layers` layers for a task; a pre-norm decoder-only model of TEXT_BLOCK tokens
-    for a text, trained on `text` when given (the corpus its session already read), else on request.corpus()."""
+    for a text (its CHAR_VOCAB most frequent characters), trained on `text` when given (the corpus its session
+    already read), else on request.corpus(). A run over the memory budget TRAINING_BYTES is refused before it is
+    built."""
     r = request
     common = dict(d_model=r.d_model, n_heads=r.heads, d_ff=4 * r.d_model, dropout=0.0, attention=r.attention,
                   pos_encoding=r.positions)
     train_cfg = training_config(r, max_seconds)
+    bounds = dict(device=resolve_device(), memory_limit=TRAINING_BYTES)  # refused before allocating if over it
     if r.source == "task":
-        return build_run_of(train_cfg, task=r.task, device=resolve_device(), arch="encoder-decoder",
-                            n_encoder_layers=r.layers, n_decoder_layers=r.layers, **common)
+        return build_run_of(train_cfg, task=r.task, arch="encoder-decoder", n_encoder_layers=r.layers,
+                            n_decoder_layers=r.layers, **bounds, **common)
     corpus = text if text is not None else r.corpus()
-    return build_run_of(train_cfg, text=split_text(corpus), device=resolve_device(), n_decoder_layers=r.layers,
-                        max_len=TEXT_BLOCK, norm_first=True, **common)
+    return build_run_of(train_cfg, text=split_text(corpus), max_vocab=CHAR_VOCAB, n_decoder_layers=r.layers,
+                        max_len=TEXT_BLOCK, norm_first=True, **bounds, **common)

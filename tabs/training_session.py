@@ -173,19 +173,20 @@ def train_stream(request: TrainingRequest, text: str | None, control, max_second
                            info["training"]["steps"], train_cfg.steps, outcome, for_the_app(model), tokenizer, info)
 
 
-def run_training_session(request: TrainingRequest, store, key: str, train=train_stream):
+def run_training_session(request: TrainingRequest, store, key: str, train=train_stream, client: str | None = None):
     """Train as requested and yield SessionUpdates, at most LIMITS["updates_per_second"] a second.
 
     The model's name is reserved in `store` (tabs.user_models.UserModels) for browser `key` before training
     starts. Setting the yielded `control` (a StopSignal) stops training after the current step; the model trained
     so far then joins the store, kept for inference only (no gradients, no optimiser). `train` is the training
     generator: train_stream, or the Train tab's @gpu copy of it. An update's `samples` and `attention` are None when
-    no evaluation came since the previous update.
+    no evaluation came since the previous update. `client` is the browser's address when known (the store makes
+    room from the client holding the most models).
     """
     request = request.validated()
     text = request.corpus() if request.source == "text" else None
     train_cfg = training_config(request)
-    name = store.reserve(key, request.task if request.source == "task" else None)
+    name = store.reserve(key, request.task if request.source == "task" else None, client)
     control, finished = StopSignal(), False
     try:
         yield SessionUpdate(viz.empty_curves("Starting…").to_json(), f"Starting “{name}”…",

@@ -138,10 +138,12 @@ class TaskData:
 # --- text corpora ---------------------------------------------------------------------------------------------
 
 
-def load_text(source: str | Path, hub_only: bool = False) -> str:
+def load_text(source: str | Path, hub_only: bool = False, max_chars: int | None = None) -> str:
     """A whole text corpus as one string: a local file read through `datasets`' "text" loader, or else the name of
     a Hub dataset with a "text" column. A Hub name that cannot be reached raises ValueError saying so.
-    `hub_only` skips the local file (use `load_hub_text`, which checks the name first)."""
+    `hub_only` skips the local file (use `load_hub_text`, which checks the name first). With `max_chars`, a Hub
+    dataset is streamed and the read stops once that many characters have come: a dataset of any size costs at
+    most about that much download, disk and memory (the result may run one row past it)."""
     import datasets  # imported here: `datasets` takes a second to import
 
     datasets.disable_progress_bars()  # library code does not print
@@ -155,7 +157,11 @@ def load_text(source: str | Path, hub_only: bool = False) -> str:
         raise ValueError(f"could not load {source!r}: it is not a local file, and the Hugging Face Hub cannot be "
                          f"reached from this machine (offline, or HF_HUB_OFFLINE / HF_DATASETS_OFFLINE is set)")
     try:
+        if max_chars is not None:
+            return _streamed_text(load_dataset(str(source), split="train", streaming=True), max_chars)
         ds = load_dataset(str(source), split="train")
+    except NoTextColumn:
+        raise
     except Exception as e:  # offline, unknown name, gated: all are "cannot load this"
         raise ValueError(f"could not load {source!r}: not a local file, and the Hugging Face Hub dataset failed to "
                          f"load ({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''})") from None
@@ -164,19 +170,37 @@ def load_text(source: str | Path, hub_only: bool = False) -> str:
     return "\n".join(ds["text"])
 
 
+class NoTextColumn(ValueError):
+    """A dataset without the "text" column a text corpus is read from."""
+
+
+def _streamed_text(rows, max_chars: int) -> str:
+    """The "text" column of a streamed dataset, rows joined by newlines, read until max_chars characters."""
+    parts, total = [], 0
+    for row in rows:
+        if "text" not in row:
+            raise NoTextColumn(f"the dataset has no 'text' column (columns: {sorted(row)[:10]})")
+        text = row["text"] if isinstance(row["text"], str) else ""
+        parts.append(text)
+        total += len(text) + 1
+        if total >= max_chars:
+            break
+    return "\n".join(parts)[:max_chars]
+
+
 HUB_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,95}(/[A-Za-z0-9][A-Za-z0-9_.-]{0,95})?")
 
 
-def load_hub_text(name: str) -> str:
+def load_hub_text(name: str, max_chars: int | None = None) -> str:
     """A Hub dataset's "text" column as one string, for callers that must never read a local file (the app): `name`
     must look like `owner/dataset` or `dataset`, never a path, and is checked before anything touches the disk or
-    the network."""
+    the network. With `max_chars`, the dataset is streamed and read only that far (load_text)."""
     if not isinstance(name, str) or not HUB_NAME.fullmatch(name) or ".." in name or name.endswith((".", "-")):
         raise ValueError(f"the Hub dataset must be a name like 'owner/dataset' or 'dataset' (letters, digits, "
                          f"'-', '_', '.'; at most 96 characters each), got {str(name)[:60]!r}")
     if Path(name).exists() or name.split("/")[0] in _packaged_builders():
         raise ValueError(f"{name!r} is not a Hub dataset name here (it names a local folder or a file format)")
-    return load_text(name, hub_only=True)
+    return load_text(name, hub_only=True, max_chars=max_chars)
 
 
 def _packaged_builders() -> set[str]:

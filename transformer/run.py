@@ -10,6 +10,7 @@ import torch
 
 from .config import TransformerConfig
 from .data import INDUCTION_ALPHABET, INDUCTION_MIN_HALF, TASKS, InductionData, TaskData, TextData
+from .memory import check_training_memory
 from .model import Transformer
 from .tokenization import CharTokenizer
 from .train import TrainConfig
@@ -36,12 +37,14 @@ def seeded_model(config: TransformerConfig, seed: int, device: str | torch.devic
 
 def build_run(train_cfg: TrainConfig, *, task: str | None = None, induction: bool = False,
               text: tuple[str, str] | None = None, tokenizer=None, device: str | torch.device = "cpu",
-              **model_fields) -> Run:
+              max_vocab: int | None = None, memory_limit: int | None = None, **model_fields) -> Run:
     """The run of one of: a synthetic `task` (an encoder-decoder by default, on the task's characters), the
     `induction` task (decoder-only), or a language model on `text` = (training text, validation text) (decoder-only;
     a character tokenizer of the training text unless `tokenizer` is given). `model_fields` are TransformerConfig
     fields; the vocabulary comes from the tokenizer and max_len, unless given, from the task or the block size.
-    A ValueError names what does not fit."""
+    A ValueError names what does not fit. `max_vocab` caps the character tokenizer of a text (its rarer characters
+    become <unk>); with `memory_limit` (bytes), a run whose estimated training peak (transformer.memory) is over it
+    is refused before the model is built."""
     if sum((task is not None, induction, text is not None)) != 1:
         raise ValueError("a run trains on one of: a task, the induction task, or a text")
     fields = dict(model_fields)
@@ -54,13 +57,15 @@ def build_run(train_cfg: TrainConfig, *, task: str | None = None, induction: boo
         if induction:
             tokenizer = tokenizer or CharTokenizer(INDUCTION_ALPHABET)
         else:
-            tokenizer = tokenizer or CharTokenizer.from_text(text[0])  # the tokenizer sees the training text only
+            tokenizer = tokenizer or CharTokenizer.from_text(text[0], max_vocab)  # it sees the training text only
         fields.setdefault("arch", "decoder-only")
         fields.setdefault("max_len", train_cfg.block_size)
     config = TransformerConfig(vocab_size=tokenizer.vocab_size, **fields)
     if (induction or text is not None) and config.is_encoder_decoder:
         raise ValueError(f"{'the induction task' if induction else 'a language model'} trains a decoder-only model: "
                          f"drop arch=encoder-decoder")
+    if memory_limit is not None:
+        check_training_memory(config, train_cfg.batch_size, memory_limit)
     model = seeded_model(config, train_cfg.seed, device)
     seed, n_val = train_cfg.seed, train_cfg.eval_examples
     if task is not None:

@@ -7,6 +7,7 @@ GPT2BPETokenizer reads GPT-2's own byte-level BPE (transformer/pretrained.py): n
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path
 from typing import Iterable
 
@@ -26,8 +27,16 @@ class CharTokenizer:
         self.stoi = {s: i for i, s in enumerate(self.itos)}
 
     @classmethod
-    def from_text(cls, text: str) -> "CharTokenizer":
-        return cls(set(text))
+    def from_text(cls, text: str, max_size: int | None = None) -> "CharTokenizer":
+        """One id per distinct character of `text`; with `max_size`, the vocabulary (special tokens included) holds
+        at most max_size ids: the most frequent characters (ties: the lower code point), the rarer ones become
+        <unk>. A text of a million distinct code points then cannot make a million-row embedding."""
+        if max_size is None:
+            return cls(set(text))
+        if max_size <= len(SPECIAL_TOKENS):
+            raise ValueError(f"max_size must be more than the {len(SPECIAL_TOKENS)} special tokens, got {max_size}")
+        counts = Counter(text)
+        return cls(sorted(counts, key=lambda c: (-counts[c], c))[: max_size - len(SPECIAL_TOKENS)])
 
     @property
     def vocab_size(self) -> int:

@@ -62,13 +62,15 @@ def test_numbering_counts_per_task_and_the_store_keeps_the_last_three():
     assert store.names("other") == ["my reverse model #1"]
 
 
-def test_store_forgets_the_least_recently_used_browser():
-    """The store is bounded in browsers too."""
-    store = UserModels(per_browser=1, browsers=2)
+def test_store_is_bounded_in_models_and_the_first_browser_keeps_its_model():
+    """The store is bounded in models of every browser together; the room is made from the newest browser (a flood
+    is many new ones), not the first, and never by dropping the model just put."""
+    store = UserModels(per_browser=1, max_models=2)
     model = torch.nn.Linear(2, 2)
     for key in ("a", "b", "c"):
         store.put(key, store.reserve(key, "copy"), model, None, {})
-    assert store.names("a") == [] and store.names("c") == ["my copy model #1"] and len(store) == 2
+    assert store.names("a") == ["my copy model #1"] and store.names("b") == [] and len(store) == 2
+    assert store.names("c") == ["my copy model #1"] and "no longer kept" in store.why_gone("b", "my copy model #1")
 
 
 def test_a_refused_request_reserves_no_name():

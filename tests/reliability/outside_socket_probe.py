@@ -43,6 +43,7 @@ def main() -> int:
 
     torch.set_num_threads(1)
     import app
+    import httpx
     from gradio_client import Client
 
     demo, (_, url, _) = app.launch(server_name="127.0.0.1", server_port=None, prevent_thread_lock=True, quiet=True)
@@ -67,6 +68,18 @@ def main() -> int:
             client.predict(api_name="/stop")
         except Exception:  # noqa: BLE001
             pass
+        # A file reference whose path is a URL (gradio would download it, resolving the host first), as the upload
+        # of /train and inside a Textbox of /attention; and the URL routes that make gradio fetch.
+        for host in ("attacker.example", "169.254.169.254", "dns.google"):
+            url_file = {"path": f"http://{host}/corpus.txt", "meta": {"_type": "gradio.FileData"}}
+            for args, api in ((("text", "reverse", "", url_file, "", 1, 4, 32, 3e-3, 20, 8), "/train"),
+                              (("reverse", url_file, ""), "/attention")):
+                try:
+                    client.predict(*args, api_name=api)
+                except Exception:  # noqa: BLE001
+                    pass
+            for route in (f"gradio_api/file=http://{host}/x.txt", f"gradio_api/proxy=http://{host}/x"):
+                httpx.get(url + route, timeout=30)
         client.predict("my reverse model #1", api_name="/download_model")
     finally:
         demo.close()

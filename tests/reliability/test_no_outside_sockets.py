@@ -1,6 +1,8 @@
 """The app opens no socket outside the machine: not at start (gradio's analytics and version check), not while
-every tab is used, and not for a refused Hub dataset value. Regression: at startup the app looked up two outside
-hosts, and a Train-tab call whose Hub field held a file path looked up a cloud storage host."""
+every tab is used, and not for a refused Hub dataset value or a file "upload" that names a URL. Regressions: at
+startup the app looked up two outside hosts; a Train-tab call whose Hub field held a file path looked up a cloud
+storage host; an upload whose FileData path was a URL (or a GET of /file=<URL>) made the server resolve an
+attacker-chosen host, 169.254.169.254 and a DNS-over-HTTPS host (issue 18, item 6)."""
 from __future__ import annotations
 
 import json

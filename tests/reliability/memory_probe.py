@@ -1,0 +1,35 @@
+"""Train once through the Train tab's handler in a fresh process set up as the app sets itself up (glibc told to
+keep freed memory), and print the resident size before, at the peak and after, in MB, as JSON (run by
+test_memory_returned.py)."""
+from __future__ import annotations
+
+import json
+import os
+import resource
+import sys
+
+
+def rss_mb() -> float:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+def main() -> int:
+    import torch
+
+    torch.set_num_threads(1)
+    import app
+    from tabs.train import run_train
+
+    app.keep_freed_memory()
+    app.warm_up()
+    start = rss_mb()
+    for _ in run_train("task", "reverse", "", None, "", 4, 4, 256, 1e-3, 10, 256, "probe-key"):
+        pass
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print("MEMORY=" + json.dumps({"start": start, "peak": peak, "end": rss_mb()}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,106 @@
+"""Fair queues: one client's flood of training requests cannot make Stop or the views answer "Queue is full" for
+everyone, and a client has at most one training queued or running; a waiting training sees its place in line.
+
+Regression (issue 18, item 2): gradio's queue limit counted every endpoint together, so two trainings plus 256
+cheap training requests made every endpoint, Stop included, answer 503 "Queue is full" to everyone for minutes;
+owners could not stop their own runs. Bounded: the trainings are stopped at the end, the flood's requests are
+invalid (they fail at once when they run), and everything talks to 127.0.0.1."""
+from __future__ import annotations
+
+import time
+import uuid
+
+import httpx
+import pytest
+from gradio_client import Client
+from gradio_client.utils import Status
+
+FLOOD = 300  # more than gradio's old shared limit (256)
+LONG = ("task", "reverse", "", None, "", 1, 4, 32, 3e-3, 5000, 8)  # minutes, unless stopped
+
+
+@pytest.fixture(scope="module")
+def app_url():
+    from tests.app_server import serve_app
+
+    with serve_app() as url:
+        yield url
+
+
+def fn_index(url: str, api_name: str) -> int:
+    config = httpx.get(url + "config", timeout=30).json()
+    return next(d["id"] for d in config["dependencies"] if d.get("api_name") == api_name.lstrip("/"))
+
+
+def join(url: str, index: int, data: list, session: str) -> int:
+    """Ask to join the queue as a raw client would; the HTTP status (200 queued, 422 refused, 503 full)."""
+    body = {"data": data, "fn_index": index, "session_hash": session, "event_data": None, "trigger_id": None}
+    return httpx.post(url + "gradio_api/queue/join", json=body, timeout=30).status_code
+
+
+def wait_running(job, seconds: float = 60) -> None:
+    deadline = time.monotonic() + seconds
+    while job.status().code not in (Status.ITERATING, Status.FINISHED) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert job.status().code == Status.ITERATING, job.status()
+
+
+def test_a_flood_of_training_requests_leaves_stop_and_views_answering(app_url):
+    owners = [Client(app_url, verbose=False) for _ in range(2)]
+    jobs = [owner.submit(*LONG, api_name="/train") for owner in owners]
+    try:
+        for job in jobs:
+            wait_running(job)
+        index = fn_index(app_url, "/train")
+        bad = ["task", "reverse", "", None, "", 1, 3, 32, 3e-3, 10, 8, None, "mha", "sinusoidal"]  # 3 heads: invalid
+        codes = [join(app_url, index, bad, uuid.uuid4().hex[:10]) for _ in range(FLOOD)]
+        print({c: codes.count(c) for c in set(codes)})
+        other = Client(app_url, verbose=False)
+        start = time.perf_counter()
+        with pytest.raises(Exception, match="Nothing is training"):  # answered at once, not "Queue is full"
+            other.predict(api_name="/stop")
+        stop_seconds = time.perf_counter() - start
+        assert other.predict("reverse", "attention", "", api_name="/attention") is not None
+        owners[0].predict(api_name="/stop")  # an owner stops their own run while the flood waits
+        assert "stopped" in jobs[0].result()[1]
+        assert stop_seconds < 5, f"Stop took {stop_seconds:.1f} s behind the flood"
+        assert codes.count(503) == 0 and codes.count(200) <= 8, "the flood filled the queue"
+    finally:
+        for owner, job in zip(owners, jobs):
+            if not job.done():
+                try:
+                    owner.predict(api_name="/stop")
+                except Exception:  # noqa: BLE001  (already stopped)
+                    pass
+        for job in jobs:
+            job.result(timeout=120)
+
+
+def test_one_training_per_client_and_a_waiting_one_sees_its_place(app_url):
+    """A second training from the same client is refused with a message while its first runs; a training from
+    another client, waiting behind two, sees its rank in the queue."""
+    clients = [Client(app_url, verbose=False) for _ in range(3)]
+    jobs = [c.submit(*LONG, api_name="/train") for c in clients[:2]]
+    waiting = None
+    try:
+        for job in jobs:
+            wait_running(job)
+        second = clients[0].submit(*LONG, api_name="/train")
+        with pytest.raises(ValueError, match="already have a training"):
+            second.result(timeout=60)
+        waiting = clients[2].submit(*LONG, api_name="/train")
+        deadline = time.monotonic() + 30
+        while waiting.status().code != Status.IN_QUEUE and time.monotonic() < deadline:
+            time.sleep(0.1)
+        status = waiting.status()
+        assert status.code == Status.IN_QUEUE and status.rank is not None and status.queue_size >= 1
+    finally:
+        if waiting is not None:
+            waiting.cancel()
+        for c in clients[:2]:
+            try:
+                c.predict(api_name="/stop")
+            except Exception:  # noqa: BLE001
+                pass
+        for job in jobs:
+            job.result(timeout=120)
