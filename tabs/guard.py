@@ -2,6 +2,7 @@
 launch (tabs.admission, tabs.http_gate, tabs.disk, tabs.limits say what each part does)."""
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import gradio as gr
@@ -19,11 +20,12 @@ _BUDGETS: dict[str, DiskBudget] = {}
 
 def disk_budget(demo: gr.Blocks) -> DiskBudget:
     """The budget of the folder gradio keeps its files in (uploads, served files, and the app's exports inside
-    it), one per folder and process, swept on a daemon thread that also returns freed memory."""
+    it): DISK_BYTES, or ATTENTION_LAB_DISK_BYTES when set; one per folder and process, swept on a daemon thread
+    that also returns freed memory."""
     root = str(Path(demo.GRADIO_CACHE))
     if root not in _BUDGETS:
         Path(root).mkdir(parents=True, exist_ok=True)
-        budget = _BUDGETS[root] = DiskBudget(Path(root), DISK_BYTES)
+        budget = _BUDGETS[root] = DiskBudget(Path(root), int(os.environ.get("ATTENTION_LAB_DISK_BYTES", DISK_BYTES)))
         budget.start(DISK_SWEEP_SECONDS, also=return_freed_memory)
     return _BUDGETS[root]
 

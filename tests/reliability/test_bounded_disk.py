@@ -24,9 +24,7 @@ def app(tmp_path_factory, monkeypatch_module):
     """The app with gradio's cache in a folder of this module's own and a disk budget of 24 MB."""
     cache = tmp_path_factory.mktemp("gradio-cache")
     monkeypatch_module.setenv("GRADIO_TEMP_DIR", str(cache))
-    import tabs.guard
-
-    monkeypatch_module.setattr(tabs.guard, "DISK_BYTES", 24 << 20)
+    monkeypatch_module.setenv("ATTENTION_LAB_DISK_BYTES", str(24 << 20))
     from tabs.exports import EXPORTS
 
     monkeypatch_module.setattr(EXPORTS, "root", None)
