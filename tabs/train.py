@@ -6,6 +6,7 @@ import pandas as pd
 from gradio.components.plot import PlotData
 
 from transformer.data import TASKS
+from transformer.tokenization import SPECIAL_TOKENS
 
 from transformer.compare import COMPARISONS
 
@@ -159,7 +160,8 @@ def build_train_tab(ckpt, key):
             task = gr.Dropdown(sorted(TASKS), value="reverse", label="Task", elem_id="train-task")
             preset = gr.Radio(list(PRESETS), value="tiny", label="Model size")
         with gr.Accordion("Text (for “text”): paste, upload a .txt, or name a Hub dataset", open=False):
-            gr.Markdown(f"A text model reads one character per token: the {CHAR_VOCAB - 4} most frequent characters "
+            gr.Markdown(f"A text model reads one character per token: the {CHAR_VOCAB - len(SPECIAL_TOKENS)} most "
+                        f"frequent characters "
                         f"of the text get a token each, rarer ones become `<unk>`. At most "
                         f"{LIMITS['text_chars']:,} characters are used.", elem_id="train-text-limits")
             text = gr.Textbox(label="Paste text", lines=4, max_length=LIMITS["text_chars"])
