@@ -161,8 +161,7 @@ def build_train_tab(ckpt, key):
             preset = gr.Radio(list(PRESETS), value="tiny", label="Model size")
         with gr.Accordion("Text (for “text”): paste, upload a .txt, or name a Hub dataset", open=False):
             gr.Markdown(f"A text model reads one character per token: the {CHAR_VOCAB - len(SPECIAL_TOKENS)} most "
-                        f"frequent characters "
-                        f"of the text get a token each, rarer ones become `<unk>`. At most "
+                        f"frequent characters of the text get a token each, rarer ones become `<unk>`. At most "
                         f"{LIMITS['text_chars']:,} characters are used.", elem_id="train-text-limits")
             text = gr.Textbox(label="Paste text", lines=4, max_length=LIMITS["text_chars"])
             upload = gr.File(label=f"Upload a .txt file (at most {UPLOAD_BYTES >> 20} MB)", file_types=[".txt"],
