@@ -79,7 +79,7 @@ def test_training_memory_estimate_is_an_upper_bound_of_the_measured_peak(layers,
     cfg = TransformerConfig(arch=arch, vocab_size=vocab, d_model=d_model, n_heads=4, d_ff=4 * d_model, dropout=0.0,
                             n_encoder_layers=enc, n_decoder_layers=layers, max_len=64)
     out = subprocess.run([sys.executable, "-c", PEAK, json.dumps(cfg.to_dict()), str(batch)], cwd=ROOT,
-                         capture_output=True, text=True, timeout=120, env={"PYTHONPATH": str(ROOT), "PATH": ""})
+                         capture_output=True, text=True, timeout=600, env={"PYTHONPATH": str(ROOT), "PATH": ""})
     assert out.returncode == 0, out.stderr[-2000:]
     measured, estimate = int(out.stdout.split()[-1]), training_bytes(cfg, batch)
     print(f"measured {measured / 2**20:.0f} MB, estimate {estimate / 2**20:.0f} MB")
