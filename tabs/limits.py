@@ -1,6 +1,6 @@
 """The app's limits that keep one client from taking the server down (README, "Safety and limits", states each).
 
-The Train tab's own limits (model size, steps, text length, seconds) are LIMITS in tabs.training_session; these are
+The Train tab's own limits (model size, steps, text length, seconds) are LIMITS in tabs.train_request; these are
 the ones around every request: what a request may carry, how many may wait, what a run may allocate, and how much
 disk and memory the app keeps for everyone.
 """
