@@ -3,6 +3,7 @@ gets a clear error, and the next request still works."""
 import json
 import math
 import shutil
+import time
 
 import pytest
 from gradio_client.exceptions import AppError
@@ -260,3 +261,19 @@ def test_comparison_of_every_variant_reports_mla_and_position_rows(client):
     assert all(0 < rows[v]["Looks back (tokens, mean)"] <= (longest + 1) / 2 for v in rows)
     with pytest.raises(AppError, match="not in the list of choices"):
         client.predict(*TRAIN_DEFAULTS.values(), "everything", api_name="/compare_variants")
+
+
+def test_stop_during_a_comparison_stops_it_without_an_error(client):
+    """Regression (issue 19): Stop during "Compare variants" answered "Nothing is training in this tab", the
+    status froze, the table kept nothing and the server logged a traceback. Now Stop is accepted and the
+    comparison ends with "Comparison stopped" and the curves as far as they got."""
+    job = client.submit(*{**TRAIN_DEFAULTS, "steps": 1500, "d_model": 32}.values(), "kv-heads",
+                        api_name="/compare_variants")
+    for _ in range(200):
+        if len(job.outputs()) >= 2:
+            break
+        time.sleep(0.25)
+    client.predict(api_name="/stop")  # no AppError: the comparison's own Stop signal is set
+    figure, status, table, details = job.result()  # the last update, once the comparison has ended
+    assert "Comparison stopped" in status, status
+    assert any(len(decode(t["x"])) for t in plot_json(figure)["data"]), "the partial curve is kept"
