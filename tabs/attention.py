@@ -11,7 +11,7 @@ import pandas as pd
 import torch
 
 import visualize as viz
-from transformer.interpretability.analysis import LOW_IS_INTERESTING
+from transformer.interpretability.analysis import LOW_IS_INTERESTING, top_head
 from transformer.interpretability.probe import KINDS, record_attention
 
 from .catalogue import SHIPPED, ModelRef, browser_key, model_ref
@@ -64,7 +64,7 @@ def focus_head(record, focus) -> tuple[str, int, int]:
     pattern = record.patterns[kind]
     gold = gold_scores(pattern) if score == GOLD_SCORE else {}
     if gold:  # the head that aligns this verse's words best (lowest AER against its gold links)
-        return (kind,) + divmod(int(gold[GOLD_SCORE].argmin()), gold[GOLD_SCORE].size(1))
+        return (kind,) + top_head(-gold[GOLD_SCORE])  # the lowest AER
     layer, head = pattern.best_head(score) if score in pattern.scores() else pattern.sharpest_head()
     return kind, layer, head
 

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
+from ..interpretability.analysis import top_head
+
 Link = tuple[int, int]
 
 
@@ -77,5 +79,4 @@ def heads_alignments(word_weights: Tensor, targets: list[int]) -> list[list[set[
 def best_head(table: dict[str, list[list[float]]]) -> tuple[int, int]:
     """(layer, head) with the lowest AER in a table {"aer": [layer][head]} (the per-layer mean column excluded)."""
     aer = torch.tensor(table["aer"])[:, :-1]  # (layers, heads)
-    flat = int(aer.argmin())
-    return divmod(flat, aer.size(1))
+    return top_head(-aer)  # the one best-head rule, on -AER (lower is better)

@@ -23,7 +23,7 @@ from tqdm import tqdm
 from ..checkpoint import load_checkpoint, save_checkpoint
 from ..cli import hardware
 from ..config import TransformerConfig
-from ..model import Transformer
+from ..run import seeded_model
 from ..tokenization import BPETokenizer
 from ..train import TrainConfig, Trainer
 from . import TASK
@@ -90,8 +90,7 @@ def main(argv=None) -> int:
     train_cfg = TrainConfig(steps=args.steps, batch_size=args.batch_size, schedule="cosine", lr=args.lr,
                             warmup=args.warmup, label_smoothing=0.1, eval_every=args.eval_every, eval_examples=300,
                             max_seconds=args.max_minutes * 60, seed=args.seed)
-    torch.manual_seed(args.seed)  # the initial weights and dropout masks
-    model = Transformer(config)
+    model = seeded_model(config, args.seed)  # the initial weights and dropout masks
     if previous is not None:
         if start.config != config:
             raise SystemExit(f"--init-from {args.init_from}: its config differs from the flags: {start.config}")
