@@ -53,7 +53,7 @@ def test_updates_are_spaced_and_evaluations_are_sent_once():
 def test_the_live_map_keeps_its_head_across_evaluations():
     """Regression: the map switched head at every evaluation (0 -> 2 -> 3 -> 0). The first evaluation picks the
     sharpest head, later ones keep it; a head the user picks is kept too."""
-    patterns = [u.attention for u in run_training_session(request(steps=100), UserModels(), "k")
+    patterns = [u.attention for u in run_training_session(request(steps=300), UserModels(), "k")
                 if u.attention is not None]
     assert len(patterns) >= 2
     live = LiveHeatmap()
