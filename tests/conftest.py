@@ -39,14 +39,15 @@ def seeded_model(config: TransformerConfig, seed: int = 0) -> Transformer:
 
 
 def copy_mha_from_torch(ours, ref: nn.MultiheadAttention) -> None:
-    """Copy torch's packed in_proj (rows: q, k, v) and out_proj into our q_proj, k_proj, v_proj, out_proj."""
-    wq, wk, wv = ref.in_proj_weight.detach().chunk(3)
-    bq, bk, bv = ref.in_proj_bias.detach().chunk(3)
+    """Copy torch's packed in_proj (rows: q, k, v) and out_proj into ours: the same layout, [W^Q; W^K; W^V] as rows
+    of in_proj. Both have biases or neither has."""
+    assert (ref.in_proj_bias is None) == (ours.in_proj.bias is None), "one has biases, the other not"
     with torch.no_grad():
-        for proj, w, b in ((ours.q_proj, wq, bq), (ours.k_proj, wk, bk), (ours.v_proj, wv, bv),
-                           (ours.out_proj, ref.out_proj.weight, ref.out_proj.bias)):
-            proj.weight.copy_(w)
-            proj.bias.copy_(b)
+        ours.in_proj.weight.copy_(ref.in_proj_weight)
+        ours.out_proj.weight.copy_(ref.out_proj.weight)
+        if ref.in_proj_bias is not None:
+            ours.in_proj.bias.copy_(ref.in_proj_bias)
+            ours.out_proj.bias.copy_(ref.out_proj.bias)
 
 
 @pytest.fixture

@@ -12,6 +12,7 @@ import math
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
+from typing import Callable
 
 import torch
 import torch.nn.functional as F
@@ -203,21 +204,79 @@ class MultiHeadAttention(nn.Module):
     grouped-query attention (GQA), or multi-query attention (MQA) for n_kv_heads = 1.
     `position` (self-attention only): a RotaryEmbedding rotates q and k by their positions, an ALiBi adds its
     distance penalty to the scores.
+
+    W^Q, W^K and W^V are stored as one matrix, `in_proj` (as in torch.nn.MultiheadAttention and GPT-2's c_attn):
+    its rows are W^Q's H d_k outputs, then W^K's G d_k, then W^V's G d_k. Self-attention (query, key and value
+    the same tensor) then projects with one matrix product instead of three; cross-attention uses the W^Q rows on
+    the decoder and the W^K, W^V rows on the encoder output. `W_Q`, `W_K`, `W_V`, `W_O` give the paper's
+    matrices as views (d_model x H d_k and so on), `head_weights(i)` head i's W_i^Q, W_i^K, W_i^V.
     """
 
     def __init__(self, d_model: int, n_heads: int, n_kv_heads: int | None = None, dropout: float = 0.0,
-                 bias: bool = True, position: RelativePosition = None):
+                 bias: bool = False, position: RelativePosition = None):
         super().__init__()
         n_kv_heads = n_heads if n_kv_heads is None else n_kv_heads
         if d_model % n_heads or n_heads % n_kv_heads:
             raise ValueError(f"d_model={d_model}, n_heads={n_heads}, n_kv_heads={n_kv_heads} do not divide evenly")
         self.n_heads, self.n_kv_heads, self.d_k = n_heads, n_kv_heads, d_model // n_heads
         self.dropout = dropout
-        self.q_proj = nn.Linear(d_model, n_heads * self.d_k, bias=bias)
-        self.k_proj = nn.Linear(d_model, n_kv_heads * self.d_k, bias=bias)
-        self.v_proj = nn.Linear(d_model, n_kv_heads * self.d_k, bias=bias)
-        self.out_proj = nn.Linear(n_heads * self.d_k, d_model, bias=bias)
+        self.sizes = (n_heads * self.d_k, n_kv_heads * self.d_k, n_kv_heads * self.d_k)  # rows of W^Q, W^K, W^V
+        self.in_proj = nn.Linear(d_model, sum(self.sizes), bias=bias)  # [W^Q; W^K; W^V] as rows
+        self.out_proj = nn.Linear(n_heads * self.d_k, d_model, bias=bias)  # W^O
         self.position = position  # shared by the layers; its buffers are not saved (they are recomputed)
+        self._register_load_state_dict_pre_hook(_fuse_legacy_hook)
+
+    def projection_blocks(self) -> tuple[Tensor, Tensor, Tensor]:
+        """W^Q, W^K, W^V as nn.Linear stores them, (out, d_model) each: row views of `in_proj.weight`."""
+        return self.in_proj.weight.split(self.sizes, dim=0)
+
+    @property
+    def W_Q(self) -> Tensor:
+        """The paper's W^Q for all heads, (d_model, H d_k); columns i d_k .. (i+1) d_k are W_i^Q. A view."""
+        return self.projection_blocks()[0].t()
+
+    @property
+    def W_K(self) -> Tensor:
+        """W^K, (d_model, G d_k): one block of d_k columns per key/value head. A view."""
+        return self.projection_blocks()[1].t()
+
+    @property
+    def W_V(self) -> Tensor:
+        """W^V, (d_model, G d_k): one block of d_k columns per key/value head. A view."""
+        return self.projection_blocks()[2].t()
+
+    @property
+    def W_O(self) -> Tensor:
+        """W^O, (H d_k, d_model): rows i d_k .. (i+1) d_k take head i's output. A view."""
+        return self.out_proj.weight.t()
+
+    def head_weights(self, i: int) -> dict[str, Tensor]:
+        """Head i's W_i^Q, W_i^K, W_i^V (d_model, d_k) and its rows of W^O (d_k, d_model); with GQA/MQA, W_i^K and
+        W_i^V are those of the key/value head that query head i reads."""
+        g = i // (self.n_heads // self.n_kv_heads)  # the key/value head of query head i
+        cols = lambda w, j: w[:, j * self.d_k:(j + 1) * self.d_k]  # noqa: E731
+        return {"W_Q": cols(self.W_Q, i), "W_K": cols(self.W_K, g), "W_V": cols(self.W_V, g),
+                "W_O": self.W_O[i * self.d_k:(i + 1) * self.d_k]}
+
+    def project(self, query: Tensor, key: Tensor | None, value: Tensor | None
+                ) -> tuple[Tensor, Tensor | None, Tensor | None]:
+        """Q = query W^Q, K = key W^K, V = value W^V (with their biases if any): (B, T, H d_k), (B, S, G d_k) x 2.
+        One matrix product when query, key and value are one tensor (self-attention); key=None skips K and V
+        (cross-attention keys already in the cache)."""
+        w, b = self.in_proj.weight, self.in_proj.bias
+        if key is None:
+            return F.linear(query, w[:self.sizes[0]], None if b is None else b[:self.sizes[0]]), None, None
+        if query is key and key is value:
+            return F.linear(query, w, b).split(self.sizes, dim=-1)  # one GEMM: (B, T, (H + 2G) d_k)
+        n_q = self.sizes[0]
+        q = F.linear(query, w[:n_q], None if b is None else b[:n_q])
+        if key is value:
+            k, v = F.linear(key, w[n_q:], None if b is None else b[n_q:]).split(self.sizes[1:], dim=-1)
+        else:
+            n_k = n_q + self.sizes[1]
+            k = F.linear(key, w[n_q:n_k], None if b is None else b[n_q:n_k])
+            v = F.linear(value, w[n_k:], None if b is None else b[n_k:])
+        return q, k, v
 
     def forward(self, query: Tensor, key: Tensor, value: Tensor, mask: Tensor | None = None,
                 need_weights: bool = False, *, is_causal: bool = False, cache: KVCache | None = None,
@@ -231,12 +290,14 @@ class MultiHeadAttention(nn.Module):
         """
         B, T, _ = query.shape
         start = len(cache) if cache is not None and not cache.static else 0  # position of the first new query
-        q = split_heads(self.q_proj(query), self.n_heads)  # (B, H, T, d_k)
-        if cache is not None and cache.static and len(cache):
+        cached = cache is not None and cache.static and len(cache) > 0  # cross-attention keys already projected
+        q, k, v = self.project(query, None if cached else key, None if cached else value)
+        q = split_heads(q, self.n_heads)  # (B, H, T, d_k)
+        if cached:
             k, v = cache.k, cache.v  # (B, G, S, d_k): cross-attention keys, projected at the first step
         else:
-            k = split_heads(self.k_proj(key), self.n_kv_heads)  # (B, G, S, d_k)
-            v = split_heads(self.v_proj(value), self.n_kv_heads)  # (B, G, S, d_k)
+            k = split_heads(k, self.n_kv_heads)  # (B, G, S, d_k)
+            v = split_heads(v, self.n_kv_heads)  # (B, G, S, d_k)
             if isinstance(self.position, RotaryEmbedding):  # self-attention: keys sit at the queries' positions
                 q, k = self.position(q, start), self.position(k, start)  # rotated, same shapes
             if cache is not None:
@@ -248,3 +309,35 @@ class MultiHeadAttention(nn.Module):
             out = out * head_mask.to(out.dtype).view(1, -1, 1, 1)  # (B, H, T, d_k): ablated heads give 0
         out = out.transpose(1, 2).reshape(B, T, self.n_heads * self.d_k)  # (B, T, d_model)
         return self.out_proj(out), weights
+
+
+LEGACY_PROJECTIONS = ("q_proj", "k_proj", "v_proj")  # the separate W^Q, W^K, W^V of checkpoints before in_proj
+
+
+def fuse_legacy_projections(state: dict, combine: Callable[[list], object]) -> dict:
+    """Rename a state dict (or a safetensors header) written when W^Q, W^K, W^V were three modules: every
+    `<prefix>.q_proj.<p>`, `k_proj.<p>`, `v_proj.<p>` triple becomes one `<prefix>.in_proj.<p>`, built by
+    `combine([q, k, v])` (torch.cat of the tensors, or the fused shape of header entries). MLA's q_proj has no
+    k_proj beside it and is left alone. The one rule both loading paths use."""
+    out = dict(state)
+    for name in state:
+        prefix, _, param = name.rpartition(".")
+        if not prefix.endswith(".q_proj") and prefix != "q_proj":
+            continue
+        base = prefix[: -len("q_proj")]
+        triple = [f"{base}{proj}.{param}" for proj in LEGACY_PROJECTIONS]
+        if all(n in state for n in triple):
+            out[f"{base}in_proj.{param}"] = combine([state[n] for n in triple])
+            for n in triple:
+                del out[n]
+    return out
+
+
+def _fuse_legacy_hook(state_dict, prefix, *args, **kwargs):
+    """load_state_dict pre-hook: an old state dict's q_proj/k_proj/v_proj become this module's in_proj."""
+    own = {k: v for k, v in state_dict.items() if k.startswith(prefix) and k[len(prefix):].split(".")[0]
+           in LEGACY_PROJECTIONS}
+    if own:
+        for k in own:
+            del state_dict[k]
+        state_dict.update(fuse_legacy_projections(own, torch.cat))

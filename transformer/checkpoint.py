@@ -20,6 +20,7 @@ from typing import BinaryIO, Callable
 import torch
 from safetensors.torch import save_model
 
+from .attention import fuse_legacy_projections
 from .config import TransformerConfig
 from .model import Transformer
 from .safetensors_reader import read_header, read_tensors
@@ -281,11 +282,19 @@ def _read_weights(path: Path, config: TransformerConfig) -> dict[str, torch.Tens
             header, start = read_header(f, size, MAX_HEADER_BYTES)
         except ValueError as e:
             raise CheckpointError(f"{file} is not a valid safetensors file: {e}") from None
-        _match_config(file, header, *_expected_tensors(path, config))
+        _match_config(file, fuse_legacy_projections(header, _fused_entry), *_expected_tensors(path, config))
         try:
             return read_tensors(f, size, header, start)
         except ValueError as e:
             raise CheckpointError(f"{file}: {e}") from None
+
+
+def _fused_entry(entries: list[dict]) -> dict:
+    """The header entry one in_proj tensor would have: an old file's q_proj, k_proj, v_proj entries stacked."""
+    shapes = [e.get("shape") if isinstance(e, dict) else None for e in entries]
+    if not all(isinstance(s, list) and s for s in shapes) or len({tuple(s[1:]) for s in shapes}) != 1:
+        return {"shape": ["q_proj, k_proj, v_proj of different shapes: " + repr(shapes)[:80]]}
+    return {"shape": [sum(s[0] for s in shapes), *shapes[0][1:]]}
 
 
 def _expected_tensors(path: Path, config: TransformerConfig) -> tuple[dict[str, tuple[int, ...]], list[set[str]]]:

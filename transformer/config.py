@@ -33,6 +33,7 @@ class TransformerConfig:
     n_decoder_layers: int = 6
     d_ff: int = 2048
     attention_only: bool = False  # True: layers without the feed-forward sub-layer (Olsson et al. 2022)
+    attention_bias: bool = False  # biases on W^Q, W^K, W^V, W^O: the paper has none; GPT-2 has them
     dropout: float = 0.1
     max_len: int = 512
     pos_encoding: str = "sinusoidal"
@@ -92,8 +93,9 @@ class TransformerConfig:
                              f", got d_k={self.d_k}")
         if self.activation not in ACTIVATIONS:
             raise ValueError(f"activation: must be one of {ACTIVATIONS}, got {self.activation!r}")
-        if not isinstance(self.attention_only, bool):
-            raise ValueError(f"attention_only: must be true or false, got {self.attention_only!r}")
+        for name in ("attention_only", "attention_bias"):
+            if not isinstance(getattr(self, name), bool):
+                raise ValueError(f"{name}: must be true or false, got {getattr(self, name)!r}")
         if not isinstance(self.layer_norm_eps, (int, float)) or isinstance(self.layer_norm_eps, bool) \
                 or not math.isfinite(self.layer_norm_eps) or self.layer_norm_eps <= 0:
             raise ValueError(f"layer_norm_eps: must be a finite number > 0, got {self.layer_norm_eps!r}")
@@ -130,8 +132,10 @@ class TransformerConfig:
 
     @classmethod
     def from_dict(cls, data: dict) -> "TransformerConfig":
+        """A stored config. One written before `attention_bias` existed describes a model with biases on its
+        attention projections (every model had them then), so a missing key means True."""
         known = {f.name for f in fields(cls)}
         unknown = sorted(set(data) - known)
         if unknown:
             raise ValueError(f"unknown config keys: {', '.join(unknown)}")
-        return cls(**data)
+        return cls(**{"attention_bias": True, **data})

@@ -31,7 +31,7 @@ class MultiHeadLatentAttention(nn.Module):
     (built for d_R = its size) it adds the decoupled rotary query and key. The same interface as
     MultiHeadAttention; keys and values both come from `key` (the latent is one vector for both)."""
 
-    def __init__(self, d_model: int, n_heads: int, kv_latent_dim: int, dropout: float = 0.0, bias: bool = True,
+    def __init__(self, d_model: int, n_heads: int, kv_latent_dim: int, dropout: float = 0.0, bias: bool = False,
                  position: RelativePosition = None):
         super().__init__()
         if d_model % n_heads:

@@ -57,8 +57,9 @@ def _attention(cfg: TransformerConfig, position: RelativePosition = None
     """The attention sub-layer `cfg.attention` names; `position` (RoPE or ALiBi) only for self-attention."""
     if cfg.attention == "mla":
         return MultiHeadLatentAttention(cfg.d_model, cfg.n_heads, cfg.kv_latent_dim, dropout=cfg.dropout,
-                                        position=position)
-    return MultiHeadAttention(cfg.d_model, cfg.n_heads, cfg.n_kv_heads, dropout=cfg.dropout, position=position)
+                                        bias=cfg.attention_bias, position=position)
+    return MultiHeadAttention(cfg.d_model, cfg.n_heads, cfg.n_kv_heads, dropout=cfg.dropout,
+                              bias=cfg.attention_bias, position=position)
 
 
 def _feed_forward(cfg: TransformerConfig) -> FeedForward | None:

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 import torch
 from torch import Tensor, nn
 
-from .attention import KVCache, padding_mask
+from .attention import KVCache, MultiHeadAttention, padding_mask
 from .config import TransformerConfig
 from .dropout import Dropout
 from .embeddings import TokenEmbedding
@@ -96,6 +96,10 @@ class Transformer(nn.Module):
         for p in self.parameters():
             if p.dim() > 1:
                 nn.init.xavier_uniform_(p)
+        for module in self.modules():  # W^Q, W^K, W^V share one tensor, but each is its own matrix with its own fans
+            if isinstance(module, MultiHeadAttention):
+                for block in module.projection_blocks():
+                    nn.init.xavier_uniform_(block)
         if self.config.pos_encoding == "learned":
             nn.init.normal_(self.pos_encoding.table, std=0.02)
 

@@ -84,6 +84,7 @@ def convert_gpt2(hf: dict, tensors: dict[str, Tensor]) -> tuple[TransformerConfi
         activation=GPT2_ACTIVATIONS[hf.get("activation_function", "gelu_new")],  # "gelu_new" = tanh-approximate GELU
         layer_norm_eps=float(hf.get("layer_norm_epsilon", 1e-5)),  # every LayerNorm's eps, from the config
         tie_embeddings=True,  # the output layer is wte itself
+        attention_bias=True,  # c_attn and c_proj have biases
         # <|endoftext|> is GPT-2's only special token: BOS and EOS; pad_id = eos_id means "no padding token"
         bos_id=hf.get("bos_token_id", 50256), eos_id=hf.get("eos_token_id", 50256),
         pad_id=hf.get("eos_token_id", 50256),
@@ -107,12 +108,9 @@ def convert_gpt2(hf: dict, tensors: dict[str, Tensor]) -> tuple[TransformerConfi
     sd["lm_head.weight"] = sd["embed.weight"]  # tied head: logits = x wte^T
     for i in range(config.n_decoder_layers):
         h, ours = f"h.{i}.", f"decoder.{i}."
-        # fused c_attn: one (d, 3d) Conv1D whose output columns are [q | k | v]; split into our three projections
-        q, k, v = conv1d(h + "attn.c_attn.weight").chunk(3, dim=0)
-        bq, bk, bv = take(h + "attn.c_attn.bias").chunk(3)
-        for proj, w, b in (("q_proj", q, bq), ("k_proj", k, bk), ("v_proj", v, bv)):
-            # clone: each projection owns its storage (safetensors refuses to save views of one tensor)
-            sd[f"{ours}self_attn.{proj}.weight"], sd[f"{ours}self_attn.{proj}.bias"] = w.clone(), b.clone()
+        # c_attn: one (d, 3d) Conv1D whose output columns are [q | k | v]: exactly our in_proj rows [W^Q; W^K; W^V]
+        sd[ours + "self_attn.in_proj.weight"] = conv1d(h + "attn.c_attn.weight")
+        sd[ours + "self_attn.in_proj.bias"] = take(h + "attn.c_attn.bias")
         sd[ours + "self_attn.out_proj.weight"] = conv1d(h + "attn.c_proj.weight")  # attention output projection
         sd[ours + "self_attn.out_proj.bias"] = take(h + "attn.c_proj.bias")
         sd[ours + "ffn.w_1.weight"] = conv1d(h + "mlp.c_fc.weight")  # MLP: c_fc = W_1, c_proj = W_2

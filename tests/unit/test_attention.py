@@ -13,14 +13,16 @@ from transformer.attention import KVCache, MultiHeadAttention, causal_mask, padd
 D, H = 32, 4
 
 
-@pytest.fixture
-def pair():
+@pytest.fixture(params=[True, False], ids=["bias", "no-bias"])
+def pair(request):
+    """Ours and torch's, with biases on the projections (GPT-2, torch's default) or without (the paper)."""
     torch.manual_seed(0)
-    ref = nn.MultiheadAttention(D, H, batch_first=True).eval()
-    with torch.no_grad():  # torch initialises the biases to 0; random ones make the comparison stricter
-        ref.in_proj_bias.normal_()
-        ref.out_proj.bias.normal_()
-    ours = MultiHeadAttention(D, H).eval()
+    ref = nn.MultiheadAttention(D, H, batch_first=True, bias=request.param).eval()
+    if request.param:
+        with torch.no_grad():  # torch initialises the biases to 0; random ones make the comparison stricter
+            ref.in_proj_bias.normal_()
+            ref.out_proj.bias.normal_()
+    ours = MultiHeadAttention(D, H, bias=request.param).eval()
     copy_from_torch(ours, ref)
     return ours, ref
 
@@ -106,7 +108,7 @@ def test_masked_weights_are_exactly_zero_and_fully_masked_rows_are_zero_not_nan(
 
 def test_mha_fully_masked_rows_give_no_nan_on_either_path(pair):
     """Invariant: a batch row whose keys are all masked gives a finite output on the fused and explicit paths,
-    and both paths agree on it (attention contributes nothing, so the output is out_proj's bias)."""
+    and both paths agree on it (attention contributes nothing, so the output is out_proj's bias, or 0 without)."""
     ours, _ = pair
     x = torch.randn(2, 5, D, generator=torch.Generator().manual_seed(5))
     mask = torch.tensor([[True] * 5, [False] * 5])[:, None, None, :]
@@ -115,7 +117,8 @@ def test_mha_fully_masked_rows_give_no_nan_on_either_path(pair):
         fused, _ = ours(x, x, x, mask, need_weights=False)
     assert torch.isfinite(explicit).all() and torch.isfinite(fused).all()
     torch.testing.assert_close(fused, explicit, atol=1e-5, rtol=0)
-    torch.testing.assert_close(explicit[1], ours.out_proj.bias.detach().expand(5, D))
+    bias = ours.out_proj.bias.detach() if ours.out_proj.bias is not None else torch.zeros(D)
+    torch.testing.assert_close(explicit[1], bias.expand(5, D))
 
 
 @pytest.mark.parametrize("n_kv_heads", [2, 1])
@@ -124,15 +127,18 @@ def test_grouped_query_attention_equals_mha_with_shared_kv_heads(n_kv_heads, nee
     """Oracle: GQA/MQA equals plain MHA whose key/value projections repeat each kv head for its group of
     n_heads / n_kv_heads query heads (Ainslie et al. 2023)."""
     torch.manual_seed(6)
-    gqa = MultiHeadAttention(D, H, n_kv_heads).eval()
-    mha = MultiHeadAttention(D, H).eval()
+    gqa = MultiHeadAttention(D, H, n_kv_heads, bias=True).eval()
+    mha = MultiHeadAttention(D, H, bias=True).eval()
     d_k, group = D // H, H // n_kv_heads
     with torch.no_grad():
-        mha.q_proj.load_state_dict(gqa.q_proj.state_dict())
         mha.out_proj.load_state_dict(gqa.out_proj.state_dict())
-        for src, dst in ((gqa.k_proj, mha.k_proj), (gqa.v_proj, mha.v_proj)):
-            dst.weight.copy_(src.weight.view(n_kv_heads, d_k, D).repeat_interleave(group, 0).reshape(D, D))
-            dst.bias.copy_(src.bias.view(n_kv_heads, d_k).repeat_interleave(group, 0).reshape(D))
+        src_w, dst_w = gqa.projection_blocks(), mha.projection_blocks()  # W^Q, W^K, W^V (rows of in_proj)
+        src_b, dst_b = gqa.in_proj.bias.split(gqa.sizes), mha.in_proj.bias.split(mha.sizes)
+        dst_w[0].copy_(src_w[0])
+        dst_b[0].copy_(src_b[0])
+        for i in (1, 2):  # W^K and W^V: each kv head repeated for its group of query heads
+            dst_w[i].copy_(src_w[i].view(n_kv_heads, d_k, D).repeat_interleave(group, 0).reshape(D, D))
+            dst_b[i].copy_(src_b[i].view(n_kv_heads, d_k).repeat_interleave(group, 0).reshape(D))
     g = torch.Generator().manual_seed(7)
     x, mem = torch.randn(2, 5, D, generator=g), torch.randn(2, 8, D, generator=g)
     mask = (torch.arange(8)[None, :] < torch.tensor([[8], [4]]))[:, None, None, :]

@@ -122,11 +122,11 @@ def test_kv_cache_bytes_per_token_are_in_ratio_h_g_1(recorded):
 
 
 def test_parameters_fall_by_exactly_the_key_and_value_projections(recorded):
-    """Oracle (by hand): every attention module (1 encoder self, 2 decoder self, 2 cross) has k_proj and v_proj of
-    d_model x (G d_k) weights + G d_k biases, so each key/value head fewer removes 5 x 2 x (16 + 1) x 4 = 680
-    parameters: MHA > GQA by 2 x 680, GQA > MQA by 1 x 680."""
+    """Oracle (by hand): every attention module (1 encoder self, 2 decoder self, 2 cross) has W^K and W^V of
+    d_model x (G d_k) weights (no biases, as in the paper), so each key/value head fewer removes 5 x 2 x 16 x 4 =
+    640 parameters: MHA > GQA by 2 x 640, GQA > MQA by 1 x 640."""
     mha, gqa, mqa = (r.parameters for r in rows_of(recorded[1]))
-    assert mha - gqa == 2 * 680 and gqa - mqa == 1 * 680
+    assert mha - gqa == 2 * 640 and gqa - mqa == 1 * 640
 
 
 def test_every_row_has_finite_metrics(recorded):

@@ -156,15 +156,9 @@ def test_kv_cache_stores_only_kv_heads_and_matches_the_formula(make_model, arch,
         assert all(x is None for _, x in cache)
 
 
-@pytest.mark.parametrize("seed", [6, 27])
-def test_beam_search_is_exhaustive_when_the_beam_holds_every_hypothesis(make_model, seed):
-    """Oracle: brute force. With 3 emittable tokens, 3 steps and 27 beams nothing is ever pruned, so beam search must
-    return the sequence with the best length-normalised log-probability over every possible output: a finished
-    one scores log P(tokens, eos) / (len + 1), an unfinished one of length 3 scores log P(tokens) / 3.
-    The seeds are models where that best sequence is not greedy's, so the search has to find it."""
-    model = make_model("encoder-decoder", vocab_size=6, seed=seed)  # pad bos eos unk + 2 letters: 3-5 emittable
-    src = [4, 5, 3, EOS]
-
+def brute_force_best(model, src: list[int]) -> list[int]:
+    """The output of at most 3 tokens (from 3, 4, 5) with the best length-normalised log-probability: a finished one
+    scores log P(tokens, eos) / (len + 1), an unfinished one of length 3 scores log P(tokens) / 3."""
     def logp(out):
         return full_logits(model, src, out).log_softmax(-1)
 
@@ -179,9 +173,25 @@ def test_beam_search_is_exhaustive_when_the_beam_holds_every_hypothesis(make_mod
             for score in candidates:
                 if score > best_score:
                     best, best_score = out, score
-    assert ids_of(run(model, src, 3)) != best, "precondition: greedy misses the best sequence"
-    for use_cache in (True, False):
-        assert ids_of(run(model, src, 3, strategy="beam", num_beams=27, use_cache=use_cache)) == best
+    return best
+
+
+def test_beam_search_is_exhaustive_when_the_beam_holds_every_hypothesis(make_model):
+    """Oracle: brute force. With 3 emittable tokens, 3 steps and 27 beams nothing is ever pruned, so beam search must
+    return the sequence with the best length-normalised log-probability over every possible output.
+    Checked on the first two seeded models where that best sequence is not greedy's, so the search has to find it."""
+    src, checked = [4, 5, 3, EOS], 0
+    for seed in range(200):
+        model = make_model("encoder-decoder", vocab_size=6, seed=seed)  # pad bos eos unk + 2 letters: 3-5 emittable
+        best = brute_force_best(model, src)
+        if ids_of(run(model, src, 3)) == best:
+            continue  # greedy finds it already: no test of the search
+        for use_cache in (True, False):
+            assert ids_of(run(model, src, 3, strategy="beam", num_beams=27, use_cache=use_cache)) == best, seed
+        checked += 1
+        if checked == 2:
+            return
+    pytest.fail(f"only {checked} of 200 seeded models have a best sequence greedy misses")
 
 
 @pytest.mark.parametrize("temperature", [0.0, 1e-4])

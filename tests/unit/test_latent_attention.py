@@ -17,14 +17,16 @@ def test_full_rank_latent_with_identity_down_projection_equals_mha():
     """Oracle: with d_c = d_model, W^DKV = I, W^UK = W^K and W^UV = W^V (and the same W^Q, W^O), MLA is MHA on
     the same weights: same output and the same weights for every head, with and without a causal mask."""
     torch.manual_seed(0)
-    mha = MultiHeadAttention(D, H).eval()
-    mla = MultiHeadLatentAttention(D, H, kv_latent_dim=D).eval()
+    mha = MultiHeadAttention(D, H, bias=True).eval()
+    mla = MultiHeadLatentAttention(D, H, kv_latent_dim=D, bias=True).eval()
     with torch.no_grad():
         mla.kv_down.weight.copy_(torch.eye(D))
-        for ours, theirs in ((mla.q_proj, mha.q_proj), (mla.k_up, mha.k_proj), (mla.v_up, mha.v_proj),
-                             (mla.out_proj, mha.out_proj)):
-            ours.weight.copy_(theirs.weight)
-            ours.bias.copy_(theirs.bias)
+        w_q, w_k, w_v = mha.projection_blocks()
+        b_q, b_k, b_v = mha.in_proj.bias.split(mha.sizes)
+        for ours, w, b in ((mla.q_proj, w_q, b_q), (mla.k_up, w_k, b_k), (mla.v_up, w_v, b_v),
+                           (mla.out_proj, mha.out_proj.weight, mha.out_proj.bias)):
+            ours.weight.copy_(w)
+            ours.bias.copy_(b)
     x = torch.randn(2, 7, D, generator=torch.Generator().manual_seed(1))
     memory = torch.randn(2, 5, D, generator=torch.Generator().manual_seed(2))
     with torch.no_grad():

@@ -32,7 +32,8 @@ def test_encoder_layer_matches_torch(norm_first, activation):
     torch.manual_seed(0)
     ref = nn.TransformerEncoderLayer(D, H, D_FF, dropout=0.0, activation=activation, batch_first=True,
                                      norm_first=norm_first)
-    ours = EncoderLayer(tiny_config(d_model=D, n_heads=H, d_ff=D_FF, norm_first=norm_first, activation=activation))
+    ours = EncoderLayer(tiny_config(d_model=D, n_heads=H, d_ff=D_FF, norm_first=norm_first, activation=activation,
+                                    attention_bias=True))  # torch's layers have projection biases
     copy_from_torch(ours.self_attn, ref.self_attn)
     copy_ffn_and_norms(ours, ref, 2)
     x = torch.randn(2, 6, D)
@@ -51,7 +52,7 @@ def test_decoder_layer_matches_torch(norm_first):
     cross-attention over a padded memory, then the FFN, each in its residual sub-layer."""
     torch.manual_seed(1)
     ref = nn.TransformerDecoderLayer(D, H, D_FF, dropout=0.0, batch_first=True, norm_first=norm_first)
-    ours = DecoderLayer(tiny_config(d_model=D, n_heads=H, d_ff=D_FF, norm_first=norm_first))
+    ours = DecoderLayer(tiny_config(d_model=D, n_heads=H, d_ff=D_FF, norm_first=norm_first, attention_bias=True))
     copy_from_torch(ours.self_attn, ref.self_attn)
     copy_from_torch(ours.cross_attn, ref.multihead_attn)
     copy_ffn_and_norms(ours, ref, 3)
@@ -70,7 +71,8 @@ def test_decoder_only_layer_is_the_decoder_layer_without_cross_attention():
     torch.nn.TransformerEncoderLayer with a causal mask (self-attention + FFN)."""
     torch.manual_seed(2)
     ref = nn.TransformerEncoderLayer(D, H, D_FF, dropout=0.0, batch_first=True)
-    ours = DecoderLayer(tiny_config("decoder-only", d_model=D, n_heads=H, d_ff=D_FF), cross_attention=False)
+    ours = DecoderLayer(tiny_config("decoder-only", d_model=D, n_heads=H, d_ff=D_FF, attention_bias=True),
+                        cross_attention=False)
     assert ours.cross_attn is None and len(ours.sublayers) == 2
     copy_from_torch(ours.self_attn, ref.self_attn)
     copy_ffn_and_norms(ours, ref, 2)

@@ -185,35 +185,41 @@ BASE = dict(vocab_size=37000, d_model=512, n_heads=8, n_encoder_layers=6, n_deco
 def test_parameter_count_of_the_papers_base_model():
     """Oracle: the count derived by hand for d=512, h=8, N=6, d_ff=2048, vocab 37000, tied embeddings:
 
-    MHA       = 4 (d^2 + d)            = 4 * (262,144 + 512)            = 1,050,624
+    MHA       = 4 d^2 (W^Q, W^K, W^V, W^O; the paper's projections have no biases) = 1,048,576
     FFN       = 2 d d_ff + d_ff + d    = 2,097,152 + 2,048 + 512        = 2,099,712
     LayerNorm = 2 d                                                     = 1,024
-    encoder layer = MHA + FFN + 2 LN   = 3,152,384;  x 6 = 18,914,304
-    decoder layer = 2 MHA + FFN + 3 LN = 4,204,032;  x 6 = 25,224,192
+    encoder layer = MHA + FFN + 2 LN   = 3,150,336;  x 6 = 18,902,016
+    decoder layer = 2 MHA + FFN + 3 LN = 4,199,936;  x 6 = 25,199,616
     embedding = vocab d = 37,000 * 512 = 18,944,000, shared with the output projection (no bias);
     sinusoidal positions have no parameters; post-norm stacks add no final LayerNorm.
-    total = 18,914,304 + 25,224,192 + 18,944,000 = 63,082,496  (~63M; the paper's Table 3 says 65M)
+    total = 18,902,016 + 25,199,616 + 18,944,000 = 63,045,632  (~63M; the paper's Table 3 says 65M)
     """
     d, d_ff, vocab = 512, 2048, 37000
-    mha, ffn, ln = 4 * (d * d + d), 2 * d * d_ff + d_ff + d, 2 * d
-    assert (mha, ffn, ln) == (1_050_624, 2_099_712, 1_024)
+    mha, ffn, ln = 4 * d * d, 2 * d * d_ff + d_ff + d, 2 * d
+    assert (mha, ffn, ln) == (1_048_576, 2_099_712, 1_024)
     by_hand = 6 * (mha + ffn + 2 * ln) + 6 * (2 * mha + ffn + 3 * ln) + vocab * d
-    assert by_hand == 63_082_496
+    assert by_hand == 63_045_632
     model = meta_model(**BASE)
     assert model.lm_head.weight is model.embed.weight
     assert count(model) == by_hand
     assert count(model.encoder[0]) == mha + ffn + 2 * ln and count(model.decoder[0]) == 2 * mha + ffn + 3 * ln
 
 
+def test_attention_bias_adds_four_bias_vectors_per_attention_block():
+    """Oracle: attention_bias=True (GPT-2's projections) adds b^Q, b^K, b^V, b^O, 4 d numbers, to each of the 18
+    attention blocks of the base model: 18 * 4 * 512 = 36,864."""
+    assert count(meta_model(**BASE, attention_bias=True)) - count(meta_model(**BASE)) == 36_864
+
+
 @pytest.mark.parametrize("n_kv_heads", [4, 2, 1])
 def test_gqa_and_mqa_shrink_key_value_projections_exactly(n_kv_heads):
-    """Oracle: with G kv heads, k_proj and v_proj map d -> G d_k (weights d G d_k + bias G d_k) instead of d -> d, so
-    each of the 18 attention blocks (6 encoder self, 6 decoder self, 6 cross) saves 2 (d - G d_k)(d + 1)."""
+    """Oracle: with G kv heads, W^K and W^V map d -> G d_k (d G d_k weights each) instead of d -> d, so each of the
+    18 attention blocks (6 encoder self, 6 decoder self, 6 cross) saves 2 (d - G d_k) d."""
     d, d_k = 512, 64
-    saved_per_block = 2 * (d - n_kv_heads * d_k) * (d + 1)
+    saved_per_block = 2 * (d - n_kv_heads * d_k) * d
     full, grouped = count(meta_model(**BASE)), count(meta_model(**BASE, n_kv_heads=n_kv_heads))
     assert full - grouped == 18 * saved_per_block
-    assert n_kv_heads != 1 or full - grouped == 18 * 2 * 448 * 513  # MQA by hand: 8,273,664
+    assert n_kv_heads != 1 or full - grouped == 18 * 2 * 448 * 512  # MQA by hand: 8,257,536
 
 
 def test_untied_embeddings_add_exactly_one_vocab_by_d_matrix():
@@ -225,7 +231,7 @@ def test_decoder_only_and_pre_norm_parameter_counts():
     """Oracle: a decoder-only layer is MHA + FFN + 2 LN (no cross-attention); pre-norm adds one final LayerNorm
     (2 d) per stack; learned positions add max_len x d."""
     d, d_ff, vocab, max_len = 64, 256, 100, 128
-    mha, ffn, ln = 4 * (d * d + d), 2 * d * d_ff + d_ff + d, 2 * d
+    mha, ffn, ln = 4 * d * d, 2 * d * d_ff + d_ff + d, 2 * d
     kw = dict(vocab_size=vocab, d_model=d, n_heads=4, d_ff=d_ff, max_len=max_len)
     assert count(meta_model(arch="decoder-only", n_decoder_layers=3, **kw)) == 3 * (mha + ffn + 2 * ln) + vocab * d
     assert count(meta_model(arch="decoder-only", n_decoder_layers=3, norm_first=True, pos_encoding="learned", **kw)) \
@@ -241,7 +247,7 @@ def test_attention_only_layers_have_no_feed_forward_parameters():
     """Oracle: by hand, an attention-only decoder-only layer is MHA + 1 LN, an encoder layer MHA + 1 LN and an
     encoder-decoder decoder layer 2 MHA + 2 LN; no parameter belongs to a feed-forward network (absent, not zero)."""
     d, vocab, max_len = 64, 100, 128
-    mha, ln = 4 * (d * d + d), 2 * d
+    mha, ln = 4 * d * d, 2 * d
     kw = dict(vocab_size=vocab, d_model=d, n_heads=4, d_ff=256, max_len=max_len, attention_only=True)
     dec_only = meta_model(arch="decoder-only", n_decoder_layers=3, **kw)
     enc_dec = meta_model(n_encoder_layers=2, n_decoder_layers=2, **kw)

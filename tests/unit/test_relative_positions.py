@@ -111,8 +111,8 @@ def test_alibi_attention_equals_softmax_of_scores_plus_bias():
     with torch.no_grad():
         out, weights = mha(x, x, x, need_weights=True, is_causal=True)
         fused, _ = mha(x, x, x, is_causal=True)
-        q = mha.q_proj(x).view(2, 6, H, D // H).transpose(1, 2)
-        k = mha.k_proj(x).view(2, 6, H, D // H).transpose(1, 2)
+        q = (x @ mha.W_Q).view(2, 6, H, D // H).transpose(1, 2)  # no biases: the paper's projections
+        k = (x @ mha.W_K).view(2, 6, H, D // H).transpose(1, 2)
     scores = q @ k.transpose(-2, -1) / math.sqrt(D // H) + alibi_bias(alibi_slopes(H), torch.arange(6), torch.arange(6))
     scores = scores.masked_fill(~torch.ones(6, 6, dtype=torch.bool).tril(), float("-inf"))
     torch.testing.assert_close(weights, scores.softmax(-1), atol=1e-6, rtol=0)

@@ -20,6 +20,7 @@ def tiny(arch="decoder-only", n_kv_heads=None, pos="sinusoidal", attention="mha"
     cfg = TransformerConfig(arch=arch, vocab_size=TOK.vocab_size, d_model=16, n_heads=4, n_kv_heads=n_kv_heads,
                             d_ff=32, dropout=0.0, max_len=32, n_decoder_layers=2, pos_encoding=pos,
                             attention=attention, kv_latent_dim=8 if attention == "mla" else None,
+                            attention_bias=True,
                             n_encoder_layers=2 if arch == "encoder-decoder" else 0)
     model = Transformer(cfg).eval()
     with torch.no_grad():  # non-zero biases, so the value bias's share is tested too
@@ -74,7 +75,8 @@ def test_norms_equal_brute_force(arch, n_kv, pos, attention, kind):
         x = key_in[0]  # (S, d_model): what the values are made from
         for h in range(H):
             g = h // (H // G)
-            w_v, b_v = module.v_proj.weight[g * d_k:(g + 1) * d_k], module.v_proj.bias[g * d_k:(g + 1) * d_k]
+            w_v = module.W_V[:, g * d_k:(g + 1) * d_k].t()  # (d_k, d_model): W_V^g as Linear rows
+            b_v = module.in_proj.bias.split(module.sizes)[2][g * d_k:(g + 1) * d_k]
             w_o = module.out_proj.weight[:, h * d_k:(h + 1) * d_k]
             alpha = result.weights[layer, h]
             for i in range(alpha.size(0)):
