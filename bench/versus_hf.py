@@ -37,7 +37,7 @@ import torch
 from transformer.generate import generate
 from transformer.pretrained import gpt2_model
 
-TARGET_GPT2_SMALL = 1.0  # issue 10: ours must not be slower, time(transformers) / time(ours) >= 1
+TARGETS_GPT2_SMALL = {"forward": 1.1, "cached greedy generation": 1.2}  # issue 21 (issue 10 asked >= 1.0)
 TARGET_P3 = 1.5  # issue 11, P3: ours >= 1.5x the tokens/s of transformers
 PROMPT_LEN = 16
 P3_DIMS = dict(n_layer=4, n_embd=256, n_head=8, n_positions=1024)
@@ -187,8 +187,9 @@ def gpt2_small_part(args) -> None:
     print()
     for label, res in (("forward", fwd), ("cached greedy generation", gen)):
         stats: RatioStats = res.ratio("transformers", "ours")
-        print(f"{label + ', time(transformers) / time(ours)':54s} {stats}  target >= {TARGET_GPT2_SMALL}: "
-              f"{verdict(stats.median, TARGET_GPT2_SMALL)}")
+        target = TARGETS_GPT2_SMALL[label]
+        print(f"{label + ', time(transformers) / time(ours)':54s} {stats}  target >= {target}: "
+              f"{verdict(stats.median, target)}")
 
 
 def main():

@@ -100,7 +100,8 @@ def generator() -> torch.Generator:
 # --- one real training run, shared by the trainer's learning test and the end-to-end test --------------------
 
 REVERSE_STEPS = 300
-REVERSE_ACCURACY = 0.9  # measured 0.94-0.98 over init/data seeds 0-5 (seed 0: 0.968) with these settings
+REVERSE_ACCURACY = 0.85  # measured 0.888-0.967 over init/data seeds 0-5 (seed 0: 0.888) with these settings,
+# no attention biases and fused AdamW (0.94-0.98 before those; the chance level is under 0.04)
 
 
 @pytest.fixture(scope="session")

@@ -4,6 +4,7 @@ import json
 from pathlib import Path
 
 import pytest
+import torch
 
 from transformer import load_checkpoint
 from transformer.data import TASKS, load_text, split_text
@@ -48,12 +49,31 @@ def test_reverse_cross_attention_is_anti_diagonal():
 
 
 def test_language_model_validation_loss_matches_its_card():
-    """nats/char on the first 20k validation characters agrees with the card's full-split figure (within 0.1)."""
+    """Issue 21, P6: the card says <= 1.50 nats/char on the last 10% of the corpus, and an independent recomputation
+    over the whole validation split agrees to 0.005: the split by hand (the last 10% of the characters), windows of
+    max_len characters each read from its start, every character after a window's first scored once, the
+    log-probability gathered from log_softmax and summed in float64. A looser check on the first 20k characters
+    through the library's own estimator (transformer.evaluate) stays beside it."""
     model, tokenizer, info = load_checkpoint(ROOT / "checkpoints" / "shakespeare-char", device="cpu")
-    _, val = split_text(load_text(CORPUS))
-    measured = nats_per_char(model, tokenizer, val[:20_000])
-    assert info["metrics"]["val_nats_per_char"] <= 1.60
-    assert abs(measured - info["metrics"]["val_nats_per_char"]) < 0.1
+    stated = info["metrics"]["val_nats_per_char"]
+    assert stated <= 1.50
+    text = load_text(CORPUS)
+    val = text[int(0.9 * len(text)):]
+    _, library_val = split_text(text)
+    assert val == library_val
+    ids = torch.tensor(tokenizer.encode(val))
+    T = model.config.max_len
+    n = (len(ids) - 1) // T
+    total = 0.0
+    with torch.no_grad():
+        for i in range(0, n, 32):
+            x = torch.stack([ids[w * T:(w + 1) * T] for w in range(i, min(n, i + 32))])  # (B, T)
+            y = torch.stack([ids[w * T + 1:(w + 1) * T + 1] for w in range(i, min(n, i + 32))])  # (B, T)
+            logp = model(x).logits.float().log_softmax(-1)  # (B, T, V)
+            total -= logp.gather(-1, y[..., None]).double().sum().item()
+    recomputed = total / (n * T)  # one id per character (no <unk> in Shakespeare)
+    assert abs(recomputed - stated) < 0.005, (recomputed, stated)
+    assert abs(nats_per_char(model, tokenizer, val[:20_000]) - stated) < 0.1
 
 
 def test_induction_checkpoint_has_its_heads_and_copies_the_repeat():

@@ -64,7 +64,7 @@ def test_train_config_validation_names_the_field(kwargs, field):
 
 def test_trainer_learns_reverse(reverse_run):
     """Invariant (a real learning test): 300 steps of a d_model-64, 2+2-layer model on `reverse` reach a validation
-    token accuracy of at least 0.9 (measured 0.94-0.98 over seeds 0-5) and far lower loss than at the start; the
+    token accuracy of at least 0.85 (measured 0.89-0.97 over seeds 0-5) and far lower loss than at the start; the
     stream has one StepEvent per step and an EvalEvent every eval_every steps."""
     steps = [e for e in reverse_run.events if isinstance(e, StepEvent)]
     evals = [e for e in reverse_run.events if isinstance(e, EvalEvent)]

@@ -161,7 +161,10 @@ class Trainer:
         no_decay = [p for p in model.parameters() if p.dim() <= 1]
         self.optimizer = torch.optim.AdamW(
             [{"params": decay, "weight_decay": cfg.weight_decay}, {"params": no_decay, "weight_decay": 0.0}],
-            lr=learning_rate(1, cfg, model.config.d_model), betas=(0.9, cfg.beta2), eps=1e-9)  # section 5.3
+            lr=learning_rate(1, cfg, model.config.d_model), betas=(0.9, cfg.beta2), eps=1e-9,  # section 5.3
+            # one fused kernel for every parameter's update (the same arithmetic): on a CPU 0.4 ms a step instead of
+            # 1.2 ms for the per-tensor loop at nanoGPT's baby size (bench/versus_nanogpt.py)
+            fused=model.device.type in ("cpu", "cuda"))
         self.step, self.tokens_seen, self.elapsed, self.last_checkpoint_step = 0, 0, 0.0, None
         self.bf16 = cfg.bf16 if cfg.bf16 is not None else bf16_pays(model.config.d_model, model.device)
         if resume:
@@ -173,8 +176,7 @@ class Trainer:
         """This rank's share of the global batch's loss, the mean over its real target tokens: the whole mean in
         one process; under torchrun the shares of all ranks add up to it (loss_share)."""
         device, pad_id, world = self.model.device, self.model.config.pad_id, self.world
-        n_real = (targets != pad_id).sum()  # of the global batch, which every rank holds
-        rows = world.rows(len(targets))
+        rows, global_targets = world.rows(len(targets)), targets
         inputs, targets = [x[rows].to(device) for x in inputs], targets[rows].to(device)  # my rows: (B / W, ...)
         autocast = torch.autocast(device.type, dtype=torch.bfloat16) if self.bf16 else nullcontext()
         with autocast, world.own_random_stream():
@@ -182,6 +184,7 @@ class Trainer:
         logits, targets = logits.float().flatten(0, 1), targets.flatten()  # (B / W * T, vocab_size), (B / W * T,)
         if not world.is_distributed:  # F's own mean: the same number, computed as one process always has
             return F.cross_entropy(logits, targets, ignore_index=pad_id, label_smoothing=self.cfg.label_smoothing)
+        n_real = (global_targets != pad_id).sum()  # of the global batch, which every rank holds
         return loss_share(logits, targets, pad_id, self.cfg.label_smoothing, n_real.to(device))
 
     def run(self) -> Iterator[StepEvent | EvalEvent]:
@@ -195,11 +198,11 @@ class Trainer:
                 group["lr"] = lr
             inputs, targets = self.data.train_batch(cfg.batch_size)  # the global batch: every rank draws the same
             share = self._loss(inputs, targets)
-            loss = world.sum(share.detach())  # the global batch's mean loss, on every rank
-            if not torch.isfinite(loss):
+            loss = world.sum(share.detach()).item()  # the global batch's mean loss, on every rank
+            if not math.isfinite(loss):
                 where = (f"the last good checkpoint (step {self.last_checkpoint_step}) is in {self.out_dir}"
                          if self.last_checkpoint_step is not None else "no checkpoint was written")
-                raise TrainingError(f"the loss became {loss.item()} at step {self.step + 1}; training stopped and "
+                raise TrainingError(f"the loss became {loss} at step {self.step + 1}; training stopped and "
                                     f"{where}. Try a lower learning rate.")
             self.optimizer.zero_grad(set_to_none=True)
             (share * world.world_size).backward()  # DDP averages the ranks' gradients: their sum is the global one
@@ -209,7 +212,7 @@ class Trainer:
             n_tokens = int((targets != model.config.pad_id).sum())
             self.tokens_seen += n_tokens
             self.elapsed = time.perf_counter() - start
-            yield StepEvent(self.step, loss.item(), lr, n_tokens / (time.perf_counter() - t0), self.elapsed,
+            yield StepEvent(self.step, loss, lr, n_tokens / (time.perf_counter() - t0), self.elapsed,
                             float(grad_norm))
             last = world.any(self.step == cfg.steps or (cfg.max_seconds and self.elapsed >= cfg.max_seconds))
             if (self.step % cfg.eval_every == 0 or last) and world.is_writer:
