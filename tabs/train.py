@@ -108,11 +108,13 @@ def run_compare(source, task, text, upload, hub, layers, heads, d_model, lr, ste
 
 
 def stop_training(control):
-    """Ask this session's run to stop after its current step; the run itself reports the final status."""
+    """Ask this session's run to stop after its current step. The run is the status line's one writer: its last
+    update says how it ended ("Training stopped after ..."), within a step of the click. A reply of Stop's own
+    there ("Stopping…") could arrive after that last update and hide it, so Stop leaves the status as it is."""
     if not isinstance(control, StopSignal) or control.is_set():
         raise gr.Error("Nothing is training in this tab: press Start first", print_exception=False)
     control.set()
-    return "Stopping after the current step…"  # in the status line (Stop runs outside the queue: no toast there)
+    return gr.skip()
 
 
 @handler

@@ -51,7 +51,7 @@ def test_quick_layer_and_head_changes_never_leave_a_stale_heatmap(lab):
     tour.show_tab(page, "attention")
     tour.select_checkpoint(page, "shakespeare-char")
     page.wait_for_function(f"() => ({TITLE})().startsWith('decoder self attention')")
-    for layer, head in ((5, 5), (2, 7), (4, 1), (0, 6)):
+    for layer, head in ((5, 3), (2, 1), (4, 2), (0, 3)):  # shakespeare-char: 6 layers of 4 heads
         _set_both(page, layer, head)
         expected = f"layer {layer}, head {head}"
         page.wait_for_function(f"() => ({TITLE})().endsWith('{expected}')")  # the newest reply arrives...
@@ -147,10 +147,6 @@ def test_switching_heads_off_changes_the_reverse_models_output(lab):
     assert "noitnetta" in on and "noitnetta" not in off, text
 
 
-@pytest.mark.xfail(strict=False, reason="open defect: in the full suite (after this module's earlier tests) the status "
-                   "never says 'is now in the checkpoint list' after Stop (60 s timeout), though Start is re-enabled; "
-                   "passes run alone. Suspected interplay of Stop outside the queue (issue 18) with the run's last "
-                   "update; see the session notes")
 def test_start_is_disabled_while_training_and_the_model_survives_a_reload(lab):
     """Regression: two trainings of one session got the same name and one model was lost. Start is disabled while
     a run is going; the model then joins the list, and stays there after the page is reloaded (the browser's

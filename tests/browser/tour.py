@@ -296,18 +296,14 @@ def tour_train(page, min_updates: int = 2, seconds: float = 0.0) -> dict:
         page.wait_for_timeout(remaining * 1000)
     points_before_stop = page.evaluate(_LOSS_POINTS)
     page.locator("#train-stop").click()
-    # Two events write the status: Stop's reply ("Stopping after the current step…") and the training's last update
-    # ("Training stopped after ..."). Wait until both have been shown, in whichever order they arrived.
+    # The run is the status line's one writer (Stop's reply leaves it as it is): its last update says how it ended.
     shown = "(re) => window.__trainStatus.some(s => re.test(s.text))"
     try:
         page.wait_for_function(f"() => ({shown})(/^Training stopped/)")
     except Exception as e:
         statuses = [s["text"][:120] for s in page.evaluate("() => window.__trainStatus")]
         raise AssertionError(f"no 'Training stopped' status after Stop; statuses seen: {statuses}") from e
-    try:
-        page.wait_for_function(f"() => ({shown})(/^Stopping after/)", timeout=10_000)
-    except Exception:  # Stop's reply never came (an error toast instead): nothing more to wait for
-        pass
+    page.wait_for_timeout(1000)  # a late reply of any other event would show by now
     return {"first_point_ms": first_ms, "first_points": first_points, "points_before_stop": points_before_stop,
             "final_points": page.evaluate(_LOSS_POINTS),
             "statuses": [s["text"] for s in page.evaluate("() => window.__trainStatus")],
