@@ -32,6 +32,7 @@ from tabs.model import build_model_tab  # noqa: E402
 from tabs.positional import build_positional_tab  # noqa: E402
 from tabs.train import build_train_tab, restore_models  # noqa: E402
 from tabs.training_session import warm_up  # noqa: E402
+from visualize.style import PHONE_WIDTH  # noqa: E402
 
 load_at_start()  # with a GPU, every shipped model onto it now (ZeroGPU takes the weights it finds there at start)
 
@@ -106,7 +107,7 @@ CSS = """
 /* "Demos:" stays one word; on a phone the demo buttons scroll sideways in one line instead of taking 5 lines */
 #demo-label {flex: 0 0 auto !important; width: auto !important; min-width: 0 !important}
 #demo-label p {white-space: nowrap}
-@media (max-width: 640px) {
+@media (max-width: PHONE_WIDTHpx) {
   #header {flex-direction: column !important}
   #header > * {width: 100% !important; min-width: 100% !important}
   #demo-row {flex-wrap: nowrap !important; overflow-x: auto}
@@ -116,7 +117,7 @@ CSS = """
   .row:has(.js-plotly-plot, [data-testid=plotly]) {flex-direction: column !important; flex-wrap: nowrap !important}
   .row:has(.js-plotly-plot, [data-testid=plotly]) > * {width: 100% !important; min-width: 100% !important}
 }
-"""
+""".replace("PHONE_WIDTH", str(PHONE_WIDTH))  # the width below which the figures are drawn for a phone too
 
 
 def keep_freed_memory():

@@ -16,7 +16,7 @@ from transformer.interpretability.probe import KINDS, record_attention
 
 from .catalogue import SHIPPED, ModelRef, browser_key, model_ref
 from .checks import MAX_PROMPT_CHARS, UserError, check_choice, check_index, check_text
-from .controls import Radio, Slider
+from .controls import Radio, Slider, index_slider, only_one
 from .errors import handler
 from .ui import ATTENTION_CAP, FAST
 from .exports import EXPORTS
@@ -69,24 +69,40 @@ def focus_head(record, focus) -> tuple[str, int, int]:
     return kind, layer, head
 
 
+def record_notice(record, kind: str) -> str:
+    """What the tab says above the controls about this input and this kind of attention: what the encoding cut,
+    characters the model never saw, and a layer or head that is the only one (its slider is hidden)."""
+    notice = "".join(f"**{m}** " for m in record.notices)
+    if record.unknown_chars:
+        notice += (f"Characters this model never saw became `<unk>`: "
+                   f"{' '.join(repr(c) for c in record.unknown_chars)}. ")
+    L, H = record.patterns[kind].shape
+    return notice + only_one(layer=L, head=H)
+
+
+def fit_sliders(record, kind, layer, head):
+    """The notice and the layer and head sliders for `kind` of `record`: a range of 0 to layers - 1 and heads - 1,
+    hidden where there is only one (tabs.controls.index_slider); nothing changes while there is no record."""
+    if record is None or kind not in record.patterns:
+        return gr.update(), gr.update(), gr.update()
+    L, H = record.patterns[kind].shape
+    return (record_notice(record, kind), index_slider(L, check_index(layer, "layer", L)),
+            index_slider(H, check_index(head, "head", H)))
+
+
 @handler
 def compute_attention(ckpt, text, target, key, focus=None, request: gr.Request = None):
     """Run the model once on the input and keep every attention pattern for the controls to browse."""
     key = browser_key(key, request)
     record = attention_record(ckpt, text, target, key)
-    notice = "".join(f"**{m}** " for m in record.notices)
-    if record.unknown_chars:
-        notice += (f"Characters this model never saw became `<unk>`: "
-                   f"{' '.join(repr(c) for c in record.unknown_chars)}. ")
     kind, layer, head = focus_head(record, focus[1:] if isinstance(focus, tuple) and focus[0] == ckpt else None)
-    L, H = record.patterns[kind].shape
+    H = record.patterns[kind].shape[1]
     T = len(record.patterns[kind].query_tokens)
     labels = [f"{layer}.{head}" for layer in range(max(p.shape[0] for p in record.patterns.values()))
               for head in range(H)]
+    notice, layer_slider, head_slider = fit_sliders(record, kind, layer, head)
     return (notice, gr.update(choices=labels, value=[]), gr.update(choices=record.kinds, value=kind),
-            gr.update(maximum=max(L - 1, 1), value=layer, interactive=L > 1),
-            gr.update(maximum=max(H - 1, 1), value=head, interactive=H > 1),
-            gr.update(maximum=max(T - 1, 1), value=min(T - 1, 1)), ckpt, (kind, layer, head), record)
+            layer_slider, head_slider, index_slider(T, min(T - 1, 1)), ckpt, (kind, layer, head), record)
 
 
 def _selected(record, kind, layer, head, view=(SHOW[0], False, None, None, None)):
@@ -100,11 +116,12 @@ def _selected(record, kind, layer, head, view=(SHOW[0], False, None, None, None)
 
 
 def draw_figures(record, kind, layer, head, score, parts=("one", "grid", "overview", "table"),
-                 view=(SHOW[0], False, None, None, None)):
+                 view=(SHOW[0], False, None, None, None), width=None):
     """The figures of the tab from the stored record: one head, the layer's heads, the overview and the per-head
     table (or the `parts` asked for), in the `view` the switches ask for (the value-weighted norms cost one
-    forward pass per record and kind, cached); nothing while there is no record (a new input is on its way, or it
-    was refused)."""
+    forward pass per record and kind, cached), the layer's heads in as many columns as a page `width` px wide
+    holds (visualize.grid_columns); nothing while there is no record (a new input is on its way, or it was
+    refused)."""
     if record is None:
         return (None,) * len(parts)
     pattern, layer, head = _selected(record, kind, layer, head, view)
@@ -122,9 +139,11 @@ def draw_figures(record, kind, layer, head, score, parts=("one", "grid", "overvi
     build = {
         "one": lambda: with_gold(viz.head_heatmap(pattern.weights[layer, head], pattern.query_tokens,
                                                   pattern.key_tokens, title=f"{what}, layer {layer}, head {head}",
-                                                  mask=mask), tokens, layer, head, bool(view[1])),
+                                                  mask=mask, narrow=viz.narrow_page(width)),
+                                 tokens, layer, head, bool(view[1])),
         "grid": lambda: viz.layer_grid(pattern.weights[layer], pattern.query_tokens, pattern.key_tokens,
-                                       title=f"{what}, all heads of layer {layer}", mask=mask),
+                                       title=f"{what}, all heads of layer {layer}", mask=mask,
+                                       cols=viz.grid_columns(width), scale=not viz.narrow_page(width)),
         "overview": lambda: viz.overview(scores[shown], shown, title=title,
                                          low_is_interesting=shown in low),
         "table": lambda: viz.scores_table(scores)}
@@ -159,18 +178,21 @@ class _FigureCache:
 FIGURES = _FigureCache(512)
 
 
-def draw_cached(record, kind, layer, head, score, show=SHOW[0], words=False, made_by=None, key=None,
+def draw_cached(record, kind, layer, head, score, show=SHOW[0], words=False, made_by=None, key=None, width=None,
                 request: gr.Request = None):
     """draw_figures, each figure cached on what it depends on: the one-head heatmap on (kind, layer, head), the grid
-    on (kind, layer), the overview and the table on (kind, score), each also on the view (show, words)."""
+    on (kind, layer), the overview and the table on (kind, score), each also on the view (show, words), the first two
+    also on whether the page's `width` is a phone's."""
     if record is None:
         return None, None, None, None
     view = (show, words, made_by, key, request)
     pattern, layer, head = _selected(record, kind, layer, head, view)
     kind, args, shown = pattern.kind, (record, pattern.kind, layer, head, score), (show, bool(words))
-    one, = FIGURES.get(record, ("one", kind, layer, head) + shown,
-                       lambda: draw_figures(*args, parts=("one",), view=view))
-    grid, = FIGURES.get(record, ("grid", kind, layer) + shown, lambda: draw_figures(*args, parts=("grid",), view=view))
+    narrow = viz.narrow_page(width)  # a phone's figures differ (tick labels, the grid's columns)
+    one, = FIGURES.get(record, ("one", kind, layer, head, narrow) + shown,
+                       lambda: draw_figures(*args, parts=("one",), view=view, width=width))
+    grid, = FIGURES.get(record, ("grid", kind, layer, narrow) + shown,
+                        lambda: draw_figures(*args, parts=("grid",), view=view, width=width))
     overview, table = FIGURES.get(record, ("overview", kind, score) + shown,
                                   lambda: draw_figures(*args, parts=("overview", "table"), view=view))
     return one, grid, overview, table
@@ -181,7 +203,7 @@ draw_attention = handler(draw_cached)
 
 def draw_view(record, view, score, *shown, request: gr.Request = None):
     """The figures of the head a computation chose to open on (`view` = (kind, layer, head)), as `shown` =
-    (cells, words, made_by, key) asks."""
+    (cells, words, made_by, key, page width) asks."""
     return draw_attention(record, *view, score, *shown, request=request) if record is not None and view \
         else (None,) * 4
 
@@ -189,6 +211,15 @@ def draw_view(record, view, score, *shown, request: gr.Request = None):
 def caption_view(record, view, *shown, request: gr.Request = None):
     """The caption of the head a computation chose to open on."""
     return draw_caption(record, *view, *shown, request=request) if record is not None and view else ""
+
+
+def adopt_page_width(width) -> float | None:
+    """The page width the browser reported (px), or None (unknown: an API client, or not a number)."""
+    try:
+        width = float(width)
+    except (TypeError, ValueError):
+        return None
+    return width if 100 <= width <= 100_000 else None
 
 
 def clear_attention():
@@ -220,6 +251,7 @@ def build_attention_tab(demo, ckpt, key):
     with gr.Tab("Attention", id="attention"):
         record, made_by, focus = gr.State(None), gr.State(None), gr.State(None)  # made_by: the record's checkpoint
         view = gr.State(None)  # (kind, layer, head) the computation chose to open on
+        page_width, width_box = gr.State(None), gr.Number(visible=False)  # the browser's width (see below)
         # The heatmap first: on a projector it starts right under the tab bar (above the fold after a demo click),
         # on a phone right after the demo's explanation; the input and the controls sit beside it, or under it.
         with gr.Row():
@@ -264,12 +296,16 @@ def build_attention_tab(demo, ckpt, key):
     figures = [one, grid, overview, table]
 
     shown = [cells, words, made_by, key]  # what the cells show (tabs.attention_views) and who can compute it
+    # The page's width, read in the browser at load (before the first heatmap: these events are not queued), so
+    # that the grid of a layer's heads has as many columns as the screen holds (2 on a phone, 4 on a projector)
+    demo.load(adopt_page_width, width_box, page_width, js="() => window.innerWidth", queue=False,
+              api_visibility="private")
 
     def compute_after(trigger, **kwargs):
         """Compute the record after `trigger` (an event listener or `.then`), then draw the head it chose from that
         choice itself, never from the controls: while the page applies the new maxima and values to the sliders,
         their values can still be the previous input's (tests/browser/test_demo_clicks.py). Its caption follows."""
-        return trigger(**compute, **kwargs).then(draw_view, [record, view, score] + shown, figures,
+        return trigger(**compute, **kwargs).then(draw_view, [record, view, score] + shown + [page_width], figures,
                                                  api_visibility="private", **FAST).then(
             caption_view, [record, view] + shown, caption, api_visibility="private", **FAST)
 
@@ -283,7 +319,10 @@ def build_attention_tab(demo, ckpt, key):
     # The user's own changes (input, not change: a new record's values must not redraw with half-updated controls)
     # share one event, so replies come in order and never show a stale head.
     gr.on([kind.input, layer.input, head.input, score.input, cells.input, words.input], draw_attention,
-          [record, kind, layer, head, score] + shown, figures, api_name="draw_attention", **FAST)
+          [record, kind, layer, head, score] + shown + [page_width], figures, api_name="draw_attention", **FAST)
+    # another kind of attention may have another number of layers (an encoder deeper than its decoder)
+    kind.input(handler(fit_sliders), [record, kind, layer, head], [notice, layer, head], queue=False,
+               api_visibility="private")
     gr.on([kind.input, layer.input, head.input, cells.input, words.input], draw_caption,
           [record, kind, layer, head] + shown, caption, api_name="head_caption", **FAST)
     export.click(export_attention, record, files, api_name="export_attention", concurrency_limit=2)

@@ -22,6 +22,28 @@ def _checked_number(component, payload):
         raise gr.Error(str(e)) from None
 
 
+def index_slider(count: int, value: int | None = None) -> dict:
+    """The update of a slider that picks one of `count` things (a layer, a head, a token, a step): 0 to count - 1,
+    at `value` (clamped; None keeps the slider's value). Gradio refuses a slider whose minimum is not below its
+    maximum (gr.Slider raises ValueError when it rebuilds the component for the update), so with one thing there
+    is nothing to slide: the slider is hidden, its value 0 still reaching the handlers (say so with `only_one`),
+    instead of a greyed 0-1 range that promises a second layer the model does not have."""
+    update = dict(maximum=max(count - 1, 1), visible=count > 1, interactive=count > 1)
+    if value is not None:
+        update["value"] = min(max(int(value), 0), max(count - 1, 0))
+    return gr.update(**update)
+
+
+def only_one(**counts: int) -> str:
+    """What the hidden sliders of `index_slider` would have said: "One layer (layer 0) and one head (head 0)."
+    for only_one(layer=1, head=1); "" when every count is above one."""
+    single = [f"one {name} ({name} 0)" for name, count in counts.items() if count == 1]
+    if not single:
+        return ""
+    text = " and ".join(single)
+    return f"This model has {text}: nothing to choose."
+
+
 class Slider(gr.Slider):
     """gr.Slider whose bad values from a client (None, text, NaN, a list) get a clear error naming the control;
     gradio's own check crashes on them with a generic message. The range is the handler's to check (every handler

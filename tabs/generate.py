@@ -16,7 +16,7 @@ from transformer.translation.corpus import example_verse
 
 from .catalogue import ModelRef, browser_key, model_ref, resolve
 from .checks import MAX_PROMPT_CHARS, check_choice, check_index, check_number, check_text, unknown_notice
-from .controls import Number, Slider
+from .controls import Number, Slider, index_slider
 from .errors import handler
 from .ui import ATTENTION_CAP, STREAM_UPDATES_PER_SECOND
 from .gpu import gpu
@@ -74,8 +74,7 @@ def run_generate(ckpt, prompt, strategy, temperature, top_k, top_p, num_beams, m
     decoding = decoding_settings(strategy, temperature, top_k, top_p, num_beams, max_new_tokens, seed)
     for text, table, state, n_steps, notice in generate_on_gpu(source, ckpt, key, check_text(prompt, "prompt"),
                                                                 decoding):
-        picker = gr.update() if n_steps is None else \
-            gr.update(maximum=max(n_steps - 1, 1), value=0, interactive=n_steps > 1)  # a slider needs max > min
+        picker = gr.update() if n_steps is None else index_slider(n_steps, 0)
         if state is not None and decoding["strategy"] != "sample" and repeats_itself(state["output"]):
             notice = (notice.removesuffix("Done.") + REPEAT_NOTE).strip()
         yield text, table, state, picker, notice

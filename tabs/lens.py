@@ -11,7 +11,7 @@ from transformer.interpretability.logit_lens import LogitLens, logit_lens
 from .attention_views import RecordCache
 from .catalogue import ModelRef, browser_key, model_ref
 from .checks import UserError, check_index
-from .controls import Slider
+from .controls import Slider, index_slider
 from .errors import handler
 from .ui import FAST
 from .gpu import gpu
@@ -68,7 +68,7 @@ def build_lens(demo, record, made_by, key):
     section.collapse(lambda: False, None, shown, queue=False, api_visibility="private")
     gr.on([section.expand, record.change, position.change], draw_lens, [made_by, key, record, position, shown],
           [grid, curve, note], api_name="logit_lens", **FAST)
-    record.change(lambda r: gr.update(maximum=max(_positions(r) - 1, 1)), record, position, queue=False,
+    record.change(lambda r: gr.update() if r is None else index_slider(_positions(r)), record, position, queue=False,
                   api_visibility="private")
 
 

@@ -2,7 +2,8 @@
 
 Nothing here runs a model or imports gradio; app.py computes the numbers and hands them over.
 """
-from .attention import attended_bar, head_heatmap, layer_grid, overview, scores_table, token_probabilities
+from .attention import (attended_bar, grid_columns, head_heatmap, layer_grid, narrow_page, overview, scores_table,
+                        token_probabilities)
 from .lens import final_token_curve, logit_lens_grid
 from .model import parameter_breakdown
 from .phase_change import phase_change_curves
@@ -12,7 +13,7 @@ from .steps import qk_steps, rollout_heatmap
 from .style import axis_labels
 from .training import comparison_curves, empty_curves, training_curves
 
-__all__ = ["head_heatmap", "layer_grid", "overview", "scores_table", "attended_bar", "token_probabilities",
+__all__ = ["head_heatmap", "layer_grid", "grid_columns", "narrow_page", "overview", "scores_table", "attended_bar", "token_probabilities",
            "pe_matrix", "pe_waves", "pe_similarity", "pe_side_by_side", "training_curves", "empty_curves",
            "parameter_breakdown", "axis_labels", "qk_steps", "rollout_heatmap", "comparison_curves",
            "rope_angles_figure", "rope_distance_figure", "alibi_bias_figure", "logit_lens_grid", "final_token_curve",

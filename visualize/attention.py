@@ -12,8 +12,9 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .style import (ATTENTION_COLORSCALE, BAR_COLOR, FRAME, HIGHLIGHT_COLOR, LEGEND_BELOW, MASKED_COLOR, as_array,
-                    axis_labels, colorbar, style_figure, token_axis)
+from .style import (ATTENTION_COLORSCALE, BAR_COLOR, FRAME, HIGHLIGHT_COLOR, LABEL_EVERY_TOKEN, LEGEND_BELOW,
+                    LINE_HEIGHT, MASKED_COLOR, PHONE_WIDTH, as_array, axis_labels, colorbar, style_figure,
+                    token_axis, token_font_size)
 
 UNBOUNDED_SCORES = {"entropy", "mean distance"}  # coloured by their data range; the other scores lie in 0..1
 DARK_MEANS = {("entropy", True): "sharp", ("entropy", False): "spread out"}  # (score, low_is_interesting) -> words
@@ -80,11 +81,21 @@ def _masked_key(fig: go.Figure) -> None:
     fig.update_layout(showlegend=True, legend=dict(LEGEND_BELOW, font=dict(size=14)))
 
 
-def head_heatmap(weights, query_tokens, key_tokens, title="", mask=None) -> go.Figure:
+HEATMAP_HEIGHT = 450  # px: the one-head heatmap's height up to 16 tokens (plotly's default)
+_AROUND_HEATMAP = 190  # px of the figure's height that are not its rows: title, axis title, key labels
+# px: the length of the one-head heatmap's key axis (measured in chromium: 530-556 at 1280 px, 149-170 at 390 px)
+KEY_AXIS_PX = {False: 530, True: 165}
+
+
+def head_heatmap(weights, query_tokens, key_tokens, title="", mask=None, narrow: bool | None = None) -> go.Figure:
     """One head's weights (T, S) as a heatmap: queries top to bottom, keys left to right, 0 = white.
 
     `mask` (T, S) bool, True where the query may attend (the library's convention): masked cells are drawn grey
     (a separate trace, hover "masked (this query may not attend here)"), never the white of a weight near 0.
+    With `narrow` (False: the Attention tab's heatmap on a projector or a laptop, True: on a phone) every token
+    has its label where they fit (style.token_axis): the keys on that page's KEY_AXIS_PX, the queries on a figure
+    made tall enough for up to LABEL_EVERY_TOKEN rows of labels. With None (a figure of unknown width) plotly thins
+    the labels to what fits.
     """
     w = as_array(weights, 2, "weights")  # (T, S)
     _check_tokens(w.shape, query_tokens, key_tokens)
@@ -94,17 +105,41 @@ def head_heatmap(weights, query_tokens, key_tokens, title="", mask=None) -> go.F
     if allowed is not None:
         fig.add_trace(_masked_trace(allowed, query_tokens, key_tokens))
         _masked_key(fig)
-    fig.update_xaxes(title_text="key (attended to)", **token_axis(key_tokens), **FRAME)
-    fig.update_yaxes(title_text="query (attending)", autorange="reversed", **token_axis(query_tokens), **FRAME)
-    return style_figure(fig, title)
+    layout, keys, queries = {}, {}, {}
+    if narrow is not None:
+        T = len(query_tokens)
+        font = token_font_size(T)
+        rows_px = T * LINE_HEIGHT * font if T <= LABEL_EVERY_TOKEN else 0  # each query's label under the other
+        layout["height"] = max(HEATMAP_HEIGHT, round(_AROUND_HEATMAP + rows_px) + (40 if allowed is not None else 0))
+        keys, queries = dict(axis_px=KEY_AXIS_PX[bool(narrow)]), dict(size=font, axis_px=rows_px)
+    fig.update_xaxes(title_text="key (attended to)", **token_axis(key_tokens, **keys), **FRAME)
+    fig.update_yaxes(title_text="query (attending)", autorange="reversed", **token_axis(query_tokens, **queries),
+                     **FRAME)
+    return style_figure(fig, title, **layout)
 
 
-def layer_grid(weights, query_tokens, key_tokens, title="", cols=4, mask=None) -> go.Figure:
+GRID_COLUMNS = 4  # heads per row of layer_grid on a projector or a laptop
+
+
+def narrow_page(page_width: float | None = None) -> bool:
+    """Whether a page `page_width` px wide is a phone's (PHONE_WIDTH or less); None (the width is not known, as for
+    an API client) is a wide page."""
+    return page_width is not None and page_width <= PHONE_WIDTH
+
+
+def grid_columns(page_width: float | None = None) -> int:
+    """Heads per row of `layer_grid` on a page `page_width` px wide: 4, or 2 on a phone (at 390 px four heads were
+    ~35 px wide each)."""
+    return 2 if narrow_page(page_width) else GRID_COLUMNS
+
+
+def layer_grid(weights, query_tokens, key_tokens, title="", cols=GRID_COLUMNS, mask=None, scale=True) -> go.Figure:
     """Every head of one layer, weights (H, T, S), as a grid of small heatmaps on one shared 0..1 colour scale.
 
-    `cols` heads per row (tabs may choose fewer for narrow screens). Token labels are drawn on the outer edges
+    `cols` heads per row (`grid_columns`: fewer on a phone). Token labels are drawn on the outer edges
     only: keys under the lowest heatmap of each column, queries left of the first column. `mask` (T, S) as in
-    `head_heatmap`, the same for every head.
+    `head_heatmap`, the same for every head. `scale=False` leaves out the colour bar (on a phone it took a quarter
+    of the width; the one-head heatmap shows the same 0..1 scale).
     """
     w = as_array(weights, 3, "weights")  # (H, T, S)
     _check_tokens(w.shape, query_tokens, key_tokens)
@@ -132,7 +167,8 @@ def layer_grid(weights, query_tokens, key_tokens, title="", cols=4, mask=None) -
     if allowed is not None:
         _masked_key(fig)
     return style_figure(fig, title, top_space=30, height=120 + 250 * nrows + (40 if allowed is not None else 0),
-                        coloraxis=dict(cmin=0, cmax=1, colorscale=ATTENTION_COLORSCALE, colorbar=colorbar("weight")))
+                        coloraxis=dict(cmin=0, cmax=1, colorscale=ATTENTION_COLORSCALE, colorbar=colorbar("weight"),
+                                       showscale=bool(scale)))
 
 
 def _cell_text(s: np.ndarray, bounded: bool) -> list[list[str]]:

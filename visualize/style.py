@@ -17,6 +17,7 @@ TITLE_WRAP = 36  # longer titles go on two lines: a 390 px phone's figure holds 
 # The top one is set from the title's number of lines (plotly does not grow it for a title).
 MARGIN = dict(l=10, r=10, b=10)
 TITLE_LINE = 26  # px per line of title
+PHONE_WIDTH = 640  # px: a page this narrow or narrower is a phone (app.py's CSS stacks the plots there too)
 LEGEND_BELOW = dict(orientation="h", yref="container", y=0, yanchor="bottom", x=0, xanchor="left")
 
 # Attention weights: pure white at 0 (clearly "nothing here") to dark navy at 1. Plotly's "Blues" with white first.
@@ -84,18 +85,44 @@ def axis_labels(tokens) -> list[str]:
     return labels
 
 
-def token_axis(tokens, size: int | None = None, **extra) -> dict:
+LABEL_EVERY_TOKEN = 32  # at most this many tokens get a label each; past it plotly thins them to what fits
+CHAR_WIDTH, LINE_HEIGHT = 0.62, 1.25  # a tick label's width per character, and its line's height, in font sizes
+
+
+def token_font_size(n: int) -> int:
+    """The tick font for an axis of n tokens: smaller as they get more, so that more of them fit side by side."""
+    return 16 if n <= 16 else 12 if n <= 24 else 11 if n <= LABEL_EVERY_TOKEN else 13
+
+
+def label_space(labels, font: float) -> float:
+    """Pixels one of `labels` needs along its axis in a `font` px font: its width when one character or two wide,
+    else the height of its line (plotly turns wide labels upright rather than let them collide)."""
+    widest = max((len(html.unescape(label)) for label in labels), default=1)
+    return min(CHAR_WIDTH * font * widest, LINE_HEIGHT * font) if widest <= 2 else LINE_HEIGHT * font
+
+
+def token_axis(tokens, size: int | None = None, axis_px: float | None = None, **extra) -> dict:
     """Axis settings for tokens at positions 0..n-1, labelled with the escaped tokens.
 
-    The axis is categorical with one category per position (so a repeated token keeps its own row) and each
-    category's label aliased to its token. Plotly then thins the labels to what the axis' length can hold (every
-    second or third token at 64 tokens) and turns wide labels upright instead of letting them collide; the hover
-    always names the full token.
+    The axis is categorical with one category per position (so a repeated token keeps its own row). With
+    `axis_px`, the axis' length in pixels, every position gets its label (tickvals, ticktext) when up to
+    LABEL_EVERY_TOKEN of them fit that length side by side (label_space), in the largest font from `size` down to
+    10 px that fits; otherwise (and without `axis_px`) plotly thins them to what the axis holds (every second or
+    third token at 64), each category's label aliased to its token. Wide labels turn upright instead of colliding
+    (labels of one character never do: upright they are narrower than a line is tall); the hover always names the
+    full token.
     """
     n = len(tokens)
-    size = size or (16 if n <= 16 else 14 if n <= 32 else 13)
-    return dict(type="category", tickmode="auto", autotickangles=[0, 90], tickfont=dict(size=size),
-                labelalias={str(i): label for i, label in enumerate(axis_labels(tokens))}, **extra)
+    size = size or token_font_size(n)
+    labels = axis_labels(tokens)
+    fits = [f for f in range(size, 9, -1) if n * label_space(labels, f) <= (axis_px or 0)]
+    if fits and n <= LABEL_EVERY_TOKEN:
+        size, ticks = fits[0], dict(tickmode="array", tickvals=list(range(n)), ticktext=labels)
+    else:
+        ticks = dict(tickmode="auto", labelalias={str(i): label for i, label in enumerate(labels)})
+    # one character upright is narrower than its line is tall: turning such labels would only make them collide
+    angles = [0] if max((len(html.unescape(label)) for label in labels), default=1) <= 1 else [0, 90]
+    return dict(type="category", autotickangles=angles, tickfont=dict(size=size), **ticks, **extra)
 
 
 def as_array(data, ndim: int | None = None, name: str = "data") -> np.ndarray:

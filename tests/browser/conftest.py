@@ -47,6 +47,23 @@ def lab(browser, app_url):
     page.close()
 
 
+@pytest.fixture(scope="module")
+def open_at(browser, app_url):
+    """open_at(width): the app open in a page of that size (one page per size, shared by the tests)."""
+    opened = {}
+
+    def open_page(width: int):
+        if width not in opened:
+            page, _ = tour.new_page(browser)
+            page.set_viewport_size(tour.SIZES[width])
+            tour.open_app(page, app_url)
+            opened[width] = page
+        return opened[width]
+    yield open_page
+    for page in opened.values():
+        page.close()
+
+
 def pytest_terminal_summary(terminalreporter):
     if MEASURED:
         terminalreporter.section("browser measurements")

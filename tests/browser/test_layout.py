@@ -19,7 +19,7 @@ import pytest
 
 from tests.browser import tour
 
-SIZES = {1280: tour.PROJECTOR, 390: tour.PHONE}
+SIZES = tour.SIZES
 # The README's screenshots: written into docs/screenshots only when asked (ATTENTION_LAB_SCREENSHOTS=1), so a test
 # run leaves the working tree as it was; otherwise into a temporary folder (still taken, so the code path runs).
 SHOTS = (Path(__file__).resolve().parents[2] / "docs" / "screenshots" if os.environ.get("ATTENTION_LAB_SCREENSHOTS")
@@ -28,23 +28,6 @@ SHOTS = (Path(__file__).resolve().parents[2] / "docs" / "screenshots" if os.envi
 FIGURES = {"generate": 2, "attention": 3 + 2 + 3, "positional": 7, "train": 2, "model": 1}
 SECTIONS = {"positional": ("#pe-rope-section", "#pe-alibi-section"),  # closed accordions whose figures count too
             "attention": ("#att-lens-section", "#att-two-section")}
-
-
-@pytest.fixture(scope="module")
-def open_at(browser, app_url):
-    """open_at(width): the app open in a page of that size (one page per size, shared by the tests)."""
-    opened = {}
-
-    def open_page(width: int):
-        if width not in opened:
-            page, _ = tour.new_page(browser)
-            page.set_viewport_size(SIZES[width])
-            tour.open_app(page, app_url)
-            opened[width] = page
-        return opened[width]
-    yield open_page
-    for page in opened.values():
-        page.close()
 
 
 def train_until_first_evaluation(page) -> None:

@@ -327,6 +327,7 @@ TOURS = {"generate": tour_generate, "attention": tour_attention, "positional": t
 
 PROJECTOR = {"width": 1280, "height": 800}
 PHONE = {"width": 390, "height": 844}
+SIZES = {1280: PROJECTOR, 390: PHONE}  # the two screens every layout is checked on
 
 # JS: for every drawn plotly figure under `root`, the page boxes of its SVG texts (titles, axis titles, tick labels,
 # colour-bar titles and ticks, legend texts, annotations, bar texts), without the hover layer and empty texts;

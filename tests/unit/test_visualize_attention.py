@@ -8,10 +8,10 @@ import pytest
 import torch
 
 from transformer.interpretability.analysis import head_scores
-from visualize import (attended_bar, axis_labels, head_heatmap, layer_grid, overview, scores_table,
-                       token_probabilities)
-from visualize.attention import MASKED
-from visualize.style import ATTENTION_COLORSCALE, MASKED_COLOR
+from visualize import (attended_bar, axis_labels, grid_columns, head_heatmap, layer_grid, overview,
+                       scores_table, token_probabilities)
+from visualize.attention import KEY_AXIS_PX, MASKED
+from visualize.style import ATTENTION_COLORSCALE, CHAR_WIDTH, LINE_HEIGHT, MASKED_COLOR
 
 
 def softmax_rows(*shape, seed=0):
@@ -19,8 +19,12 @@ def softmax_rows(*shape, seed=0):
 
 
 def tick_labels(axis) -> list[str]:
-    """The label shown for each position of a token axis (a category per position, aliased to its token)."""
+    """The label of each position of a token axis (a category per position): its ticktext when every position is
+    labelled, else the alias of its category (plotly shows the ones that fit)."""
     assert axis.type == "category"
+    if axis.tickmode == "array":
+        assert list(axis.tickvals) == list(range(len(axis.ticktext)))
+        return list(axis.ticktext)
     return [axis.labelalias[str(i)] for i in range(len(axis.labelalias))]
 
 
@@ -43,8 +47,53 @@ def test_repeated_tokens_keep_separate_rows():
     assert fig.layout.yaxis.autorange == "reversed"  # first query at the top, as in the paper's figures
 
 
+@pytest.mark.parametrize("n", [9, 24, 32])
+def test_the_attention_tabs_heatmap_labels_every_token_up_to_32(n):
+    """Regression (issue 19): at 24 tokens plotly's thinning labelled every other token of the one-head heatmap.
+    On the Attention tab's page (narrow=False: a projector's 1280 px) every key and every query up to
+    LABEL_EVERY_TOKEN = 32 has its label, in order; the figure is tall enough for a line per query label."""
+    tokens = [chr(ord("a") + i % 26) for i in range(n)]
+    fig = head_heatmap(softmax_rows(n, n), tokens, tokens, narrow=False)
+    for axis in (fig.layout.xaxis, fig.layout.yaxis):
+        assert axis.tickmode == "array"
+        assert list(axis.tickvals) == list(range(n)) and list(axis.ticktext) == tokens
+        assert tuple(axis.autotickangles) == (0,)  # letters: turned upright they would take a line's height each
+    font = fig.layout.yaxis.tickfont.size
+    assert fig.layout.height >= 450 and fig.layout.height - 190 >= n * LINE_HEIGHT * font
+
+
+def test_a_phone_labels_every_key_while_they_fit():
+    """On a phone's 390 px (narrow=True, a key axis of KEY_AXIS_PX[True] px) the 24 letters of the induction demo
+    are all labelled, in a font small enough for them to fit (one character each: CHAR_WIDTH of the font); 24 words
+    cannot fit, upright or not, and plotly thins them (tickmode "auto")."""
+    letters = list("kqwzjxtbhmfa" * 2)
+    fig = head_heatmap(softmax_rows(24, 24), letters, letters, narrow=True)
+    assert fig.layout.xaxis.tickmode == "array" and list(fig.layout.xaxis.ticktext) == letters
+    assert 24 * CHAR_WIDTH * fig.layout.xaxis.tickfont.size <= KEY_AXIS_PX[True]
+    assert fig.layout.xaxis.tickfont.size >= 10
+    words = [f"word{i}" for i in range(24)]
+    fig = head_heatmap(softmax_rows(24, 24), words, words, narrow=True)
+    assert fig.layout.xaxis.tickmode == "auto" and tick_labels(fig.layout.xaxis) == words
+    assert fig.layout.yaxis.tickmode == "array"  # the rows still each have a line
+
+
+def test_past_32_tokens_or_of_unknown_width_plotly_thins_the_labels():
+    """64 tokens on the Attention tab, or 24 on a figure whose width is not known (narrow=None: the Train tab's
+    live map, two inputs side by side) and the grid's small heatmaps: plotly's thinning (tickmode "auto"), every
+    position's label aliased to its token."""
+    tokens = [chr(ord("a") + i % 26) for i in range(64)]
+    assert head_heatmap(softmax_rows(64, 64), tokens, tokens, narrow=False).layout.xaxis.tickmode == "auto"
+    tokens = tokens[:24]
+    fig = head_heatmap(softmax_rows(24, 24), tokens, tokens)
+    assert (fig.layout.xaxis.tickmode, fig.layout.yaxis.tickmode, fig.layout.height) == ("auto", "auto", None)
+    fig = layer_grid(softmax_rows(4, 24, 24), tokens, tokens)
+    assert {fig.layout[f"xaxis{i or ''}"].tickmode for i in range(4)} == {"auto"}
+    assert tick_labels(fig.layout.xaxis) == tokens
+
+
 def test_long_inputs_get_thinned_upright_labels_and_full_hover():
-    """At 64 tokens the labels must stay readable: plotly thins a category axis with tickmode "auto" to what its
+    """At 64 tokens (past LABEL_EVERY_TOKEN) the labels must stay readable: plotly thins a category axis with
+    tickmode "auto" to what its
     length holds and turns wide labels upright (0 or 90 degrees, never a slant whose boxes collide); every token
     is still named in the hover."""
     tokens = [f"word{i}" for i in range(64)]
@@ -127,6 +176,18 @@ def test_layer_grid_cols_sets_the_grid_shape():
     with pytest.raises(ValueError):
         layer_grid(w, list("abc"), list("abc"), cols=0)
 
+
+@pytest.mark.parametrize("page_width, cols", [(None, 4), (1280, 4), (800, 4), (641, 4), (640, 2), (390, 2),
+                                              (320, 2)])
+def test_grid_columns_two_on_a_phone_four_elsewhere(page_width, cols):
+    """Regression (issue 19): on a 390 px phone four heads a row left each ~35 px. A page of PHONE_WIDTH (640) px or
+    less gets 2 heads a row; a wider one, or one whose width is not known, keeps 4."""
+    assert grid_columns(page_width) == cols
+    fig = layer_grid(softmax_rows(4, 5, 5), list("abcde"), list("abcde"), cols=grid_columns(page_width))
+    domains = {tuple(fig.layout[f"xaxis{h + 1 if h else ''}"].domain) for h in range(4)}
+    assert len(domains) == cols  # heads side by side
+    assert layer_grid(softmax_rows(4, 5, 5), list("abcde"), list("abcde"), scale=False).layout.coloraxis.showscale \
+        is False  # a phone's grid leaves the colour bar to the one-head heatmap
 
 CAUSAL = np.tril(np.ones((4, 4), dtype=bool))  # True = may attend
 
