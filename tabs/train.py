@@ -25,7 +25,7 @@ from .comparison_session import COMPARE_LIMITS, run_comparison_session
 from .induction_watch import WATCH_EXPLAINED, run_watch
 from .live_heatmap import LiveHeatmap
 from .stop_signal import StopSignal
-from .train_request import LIMITS, PRESETS, TrainingRequest
+from .train_request import HYPER_PARAMETERS, LIMITS, PRESETS, TrainingRequest
 from .training_session import SAMPLE_COLUMNS, export_checkpoint, run_training_session, train_stream
 from .ui import FAST
 
@@ -211,7 +211,7 @@ def build_train_tab(ckpt, key):
             download = gr.Button("Download the selected model (checkpoint zip)", elem_id="train-download", scale=1)
             zip_file = gr.File(label="Checkpoint zip", scale=3)
         control, live = gr.State(None), gr.State(None)
-    preset.change(lambda p: tuple(PRESETS[p][k] for k in ("layers", "heads", "d_model", "lr", "steps", "batch_size")),
+    preset.change(lambda p: tuple(PRESETS[p][k] for k in HYPER_PARAMETERS),
                   preset, [layers, heads, d_model, lr, steps, batch], api_visibility="private")
     inputs = [source, task, text, upload, hub, layers, heads, d_model, lr, steps, batch, key]
     model_options = [attention, positions]
@@ -244,4 +244,5 @@ def build_train_tab(ckpt, key):
     stop.click(stop_training, control, status, api_name="stop", queue=False)
     download.click(download_model, [ckpt, key], zip_file, api_name="download_model", concurrency_limit=2)
     return dict(source=source, task=task, preset=preset, start=start, status=status, curves=curves,
-                attention=heatmap, inputs=inputs, watch_after=watch_after)
+                attention=heatmap, inputs=inputs, watch_after=watch_after,
+                hyper=[layers, heads, d_model, lr, steps, batch])  # HYPER_PARAMETERS

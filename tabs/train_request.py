@@ -20,6 +20,7 @@ PRESETS = {
     "tiny": {"layers": 1, "heads": 4, "d_model": 64, "lr": 3e-3, "steps": 1500, "batch_size": 64},
     "small": {"layers": 2, "heads": 4, "d_model": 128, "lr": 2e-3, "steps": 3000, "batch_size": 64},
 }
+HYPER_PARAMETERS = ("layers", "heads", "d_model", "lr", "steps", "batch_size")  # what a preset fills in, in order
 LIMITS = {"layers": (1, 4), "heads": (1, 8), "d_model": (16, 256), "lr": (1e-5, 1e-2), "steps": (10, 5000),
           "batch_size": (4, 256), "text_chars": 2_000_000, "min_text_chars": 2_000, "seconds": 300,
           "concurrent_trainings": 2, "updates_per_second": 2}
