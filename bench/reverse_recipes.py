@@ -51,9 +51,9 @@ def main() -> None:
         if getattr(event, "kind", "") == "eval":
             best = float(best_on_attention(run.model, run.tokenizer).max())
             trajectory.append((event.step, round(event.elapsed, 1), round(event.exact_match or 0.0, 3), round(best, 3)))
-    scores = best_on_attention(run.model, run.tokenizer)
+    scores = [[round(v, 3) for v in row] for row in best_on_attention(run.model, run.tokenizer).tolist()]
     print(json.dumps({"recipe": vars(args), "wall_s": round(time.perf_counter() - started, 1),
-                      "exact_match": trajectory[-1][2], "anti_diagonal_on_attention": scores.round(decimals=3).tolist(),
+                      "exact_match": trajectory[-1][2], "anti_diagonal_on_attention": scores,
                       "mean_of_200": round(reverse_anti_diagonality(run.model, run.tokenizer, TASKS["reverse"]), 3),
                       "trajectory": trajectory}))
 

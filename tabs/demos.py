@@ -95,9 +95,11 @@ def available_demos() -> list[Demo]:
 
 def apply_demo(label: str, ckpt: str):
     """Updates for: tabs, checkpoint, attention input, target, focus, score, explanation, Train source and task, the
-    words switch, the Attention tab's record and figures, and the Train tab's hyper-parameters (HYPER_PARAMETERS). An attention demo clears the record and the figures in the same update
-    that shows its explanation, so the previous input's heads are never seen under the new explanation (the
-    Attention tab shows its progress on the empty heatmap until the demo's head is drawn)."""
+    words switch, the Attention tab's record and figures, and the Train tab's hyper-parameters (HYPER_PARAMETERS).
+    An attention demo clears the record and the figures in the same update that shows its explanation, so the
+    previous input's heads are never seen under the new explanation (the Attention tab shows its progress on the
+    empty heatmap until the demo's head is drawn).
+    """
     demo = next((d for d in available_demos() if d.label == label), None)
     if demo is None:
         raise gr.Error(f"unknown demo {str(label)[:40]!r}")

@@ -13,7 +13,8 @@ from .steps import qk_steps, rollout_heatmap
 from .style import axis_labels
 from .training import comparison_curves, empty_curves, training_curves
 
-__all__ = ["head_heatmap", "layer_grid", "grid_columns", "narrow_page", "overview", "scores_table", "attended_bar", "token_probabilities",
+__all__ = ["head_heatmap", "layer_grid", "grid_columns", "narrow_page", "overview", "scores_table", "attended_bar",
+           "token_probabilities",
            "pe_matrix", "pe_waves", "pe_similarity", "pe_side_by_side", "training_curves", "empty_curves",
            "parameter_breakdown", "axis_labels", "qk_steps", "rollout_heatmap", "comparison_curves",
            "rope_angles_figure", "rope_distance_figure", "alibi_bias_figure", "logit_lens_grid", "final_token_curve",

@@ -108,7 +108,7 @@ def head_heatmap(weights, query_tokens, key_tokens, title="", mask=None, narrow:
     layout, keys, queries = {}, {}, {}
     if narrow is not None:
         T = len(query_tokens)
-        font = token_font_size(T)
+        font = token_font_size(T, every_token=True)
         rows_px = T * LINE_HEIGHT * font if T <= LABEL_EVERY_TOKEN else 0  # each query's label under the other
         layout["height"] = max(HEATMAP_HEIGHT, round(_AROUND_HEATMAP + rows_px) + (40 if allowed is not None else 0))
         keys, queries = dict(axis_px=KEY_AXIS_PX[bool(narrow)]), dict(size=font, axis_px=rows_px)

@@ -89,9 +89,14 @@ LABEL_EVERY_TOKEN = 32  # at most this many tokens get a label each; past it plo
 CHAR_WIDTH, LINE_HEIGHT = 0.62, 1.25  # a tick label's width per character, and its line's height, in font sizes
 
 
-def token_font_size(n: int) -> int:
-    """The tick font for an axis of n tokens: smaller as they get more, so that more of them fit side by side."""
-    return 16 if n <= 16 else 12 if n <= 24 else 11 if n <= LABEL_EVERY_TOKEN else 13
+def token_font_size(n: int, every_token: bool = False) -> int:
+    """The tick font for an axis of n tokens: 16 px up to 16, then smaller; with `every_token` (each of up to
+    LABEL_EVERY_TOKEN tokens gets its label) smaller still, 12 px up to 24 and 11 up to 32, so that they fit."""
+    if n <= 16:
+        return 16
+    if every_token and n <= LABEL_EVERY_TOKEN:
+        return 12 if n <= 24 else 11
+    return 14 if n <= 32 else 13
 
 
 def label_space(labels, font: float) -> float:
@@ -113,7 +118,7 @@ def token_axis(tokens, size: int | None = None, axis_px: float | None = None, **
     full token.
     """
     n = len(tokens)
-    size = size or token_font_size(n)
+    size = size or token_font_size(n, every_token=axis_px is not None)
     labels = axis_labels(tokens)
     fits = [f for f in range(size, 9, -1) if n * label_space(labels, f) <= (axis_px or 0)]
     if fits and n <= LABEL_EVERY_TOKEN:
