@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import time
 
-import visualize as viz
 from transformer.compare import COMPARISONS, ComparisonSetup, compare_variants, comparison_variants, rewound
 from visualize.comparison_table import comparison_tables
-from visualize.live import LiveFigure
+from visualize.line_chart import comparison_chart
 
 from .train_request import LIMITS, TrainingRequest, build_run
 
@@ -23,9 +22,9 @@ def _label(name: str, n_kv_heads: int | None) -> str:
 def run_comparison_session(request: TrainingRequest, which: str = "kv-heads",
                            seconds: float = COMPARE_LIMITS["seconds"], control=None):
     """A comparison of attention variants (transformer.compare: `which` names one of COMPARISONS): the requested
-    model trained once per variant, one after the other, same data, steps and seed; yields (plotly JSON of the
-    loss curves, status, main table or None, details table or None), at most LIMITS["updates_per_second"] a second, and
-    at the end the tables (visualize.comparison_table) of parameters, KV-cache bytes per token, training and
+    model trained once per variant, one after the other, same data, steps and seed; yields (the loss curves as an
+    SVG chart (visualize.line_chart), status, main table or None, details table or None), at most
+    LIMITS["updates_per_second"] a second, and at the end the tables (visualize.comparison_table) of parameters, KV-cache bytes per token, training and
     decoding speed, final quality and how far the heads look. The variants share `seconds` of wall-clock time,
     each at most COMPARE_LIMITS["seconds_per_variant"]. `control.is_set()` (the Stop button) ends it after the
     current step: the variants trained before get their rows, every curve stays as far as it got."""
@@ -49,7 +48,6 @@ def run_comparison_session(request: TrainingRequest, which: str = "kv-heads",
         if event.kind == "plan":
             note = (event.note + " ") if event.note else ""
             curves = {_label(v.name, v.n_kv_heads): ([], []) for v in event.variants}
-            live = LiveFigure(viz.comparison_curves({name: ([0], [0.0]) for name in curves}, title=title))
             status = note + f"Training {', '.join(curves)} for {event.steps} steps each, one after the other…"
         elif event.kind == "train" and event.event.kind == "step":
             current = _label(event.variant.name, event.variant.n_kv_heads)
@@ -63,7 +61,7 @@ def run_comparison_session(request: TrainingRequest, which: str = "kv-heads",
             continue
         if time.perf_counter() - last_yield >= 1 / LIMITS["updates_per_second"]:
             last_yield = time.perf_counter()
-            yield live.to_json(list(curves.values())), status, None, None
+            yield comparison_chart(curves, title, x_max=train_cfg.steps), status, None, None
     main, details = comparison_tables(rows)
     if len(rows) < len(variants):  # Stop
         kept = (f"the table has the {len(rows)} variant{'s' * (len(rows) != 1)} trained before it"
@@ -71,4 +69,4 @@ def run_comparison_session(request: TrainingRequest, which: str = "kv-heads",
         status = (f"**Comparison stopped** during {current}: {kept}; every curve shows how far its variant got.")
     else:
         status = "**Done.** Same data, steps and seed for each."
-    yield live.to_json(list(curves.values())), note + status, main, details
+    yield comparison_chart(curves, title, x_max=train_cfg.steps), note + status, main, details

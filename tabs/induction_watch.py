@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 import gradio as gr
 
 import visualize as viz
+from visualize.line_chart import phase_change_chart
 from transformer.interpretability.phase_change import (induction_run, rise_window, steepest_drop,
                                                        watch_induction)
 from transformer.interpretability.probe import record_ids
@@ -37,14 +38,16 @@ class _Curves:
     val_losses: list = field(default_factory=list)
     previous: list = field(default_factory=list)
     induction: list = field(default_factory=list)
+    total: int | None = None  # the run's steps: the x axis's length from the start
 
     def window(self):
         return rise_window(self.eval_steps, self.induction)
 
-    def figure(self):
-        return viz.phase_change_curves(self.steps, self.losses, self.eval_steps, self.val_losses,
-                                       {"previous token": self.previous, "induction": self.induction},
-                                       window=self.window(), title="The induction phase change")
+    def figure(self) -> str:
+        """The live chart (SVG): the losses and the two best scores on one time axis, the rise window shaded."""
+        return phase_change_chart(self.steps, self.losses, self.eval_steps, self.val_losses,
+                                  {"previous token": self.previous, "induction": self.induction},
+                                  window=self.window(), title="The induction phase change", x_max=self.total)
 
     def summary(self) -> str:
         """What the run showed so far: where the score rose and where the loss fell fastest."""
@@ -60,9 +63,11 @@ class _Curves:
 
 @dataclass
 class WatchProgress:
-    """One update of the run (picklable: it may come from a ZeroGPU worker); the last has `outcome` and the model."""
+    """One update of the run (picklable: it may come from a ZeroGPU worker); the last has `outcome` and the model.
+    `attention` is the best induction head's map when an evaluation drew a new one since the last update, else
+    None (the page redraws it only then)."""
 
-    curves: object
+    curves: str  # the live chart, an SVG string (visualize.line_chart)
     status: str
     attention: object
     step: int
@@ -87,7 +92,7 @@ def watch_stream(control, max_seconds: float = LIMITS["seconds"], steps: int = W
     """Train the induction recipe and yield WatchProgresses: a few a second, one at every evaluation, the last with
     the model. `control.is_set()` stops it after the current step."""
     model, tokenizer, data, train_cfg = induction_run(steps, WATCH["eval_every"], seed, max_seconds)
-    curves, status, last_yield, outcome = _Curves(), "Starting…", 0.0, "finished"
+    curves, status, last_yield, outcome = _Curves(total=steps), "Starting…", 0.0, "finished"
     attention = viz.empty_curves(f"The best induction head appears at step {WATCH['eval_every']}")
     started = time.perf_counter()
     for event in watch_induction(model, tokenizer, data, train_cfg):
@@ -109,6 +114,7 @@ def watch_stream(control, max_seconds: float = LIMITS["seconds"], steps: int = W
         if event.kind == "phase" or time.perf_counter() - last_yield > 1 / LIMITS["updates_per_second"]:
             last_yield = time.perf_counter()
             yield WatchProgress(curves.figure(), status, attention, event.step, steps)
+            attention = None
     wall = time.perf_counter() - started
     summary = f"{curves.summary()} ({wall:.0f} s of training)"
     info = {"task": "induction", "metrics": {}, "training": {"steps": curves.steps[-1] if curves.steps else 0,
@@ -133,17 +139,19 @@ def run_watch(key, request: gr.Request = None, progress=gr.Progress()):
     name = USER_MODELS.reserve(key, "induction")
     control, finished = StopSignal(), False
     try:
-        yield (viz.empty_curves("Starting…"), f"Starting “{name}”…", gr.update(), gr.update(), control)
+        yield _Curves(total=WATCH["steps"]).figure(), f"Starting “{name}”…", gr.update(), gr.update(), control
         for part in watch_on_gpu(control):
             if part.outcome is None:
-                yield part.curves, part.status, part.attention, gr.update(), control
+                attention = part.attention if part.attention is not None else gr.update()
+                yield part.curves, part.status, attention, gr.update(), control
                 progress((part.step, part.total), desc="training")
                 continue
             USER_MODELS.put(key, name, part.model, part.tokenizer, part.info)
             finished = True
             status = (f"**Training {part.outcome}** after {part.step} steps: {part.status}. “{name}” is now in the "
                       f"checkpoint list: open it in the Attention tab.")
-            yield part.curves, status, part.attention, gr.update(choices=checkpoint_choices(key)), control
+            attention = part.attention if part.attention is not None else gr.update()
+            yield part.curves, status, attention, gr.update(choices=checkpoint_choices(key)), control
     finally:
         control.discard()
         if not finished:

@@ -16,8 +16,7 @@ from pathlib import Path
 import pandas as pd
 import torch
 
-import visualize as viz
-from visualize.live import LiveFigure
+from visualize.line_chart import training_chart
 from transformer import Transformer, TransformerConfig
 from transformer.checkpoint import save_checkpoint
 from transformer.train import EvalEvent, StepEvent, Trainer, TrainingError
@@ -27,12 +26,11 @@ from .stop_signal import StopSignal
 from .train_request import LIMITS, TrainingRequest, build_run, training_config
 
 SAMPLE_COLUMNS = ["input", "expected", "model output"]
-LIVE_POINTS = 200  # points per curve of the live figure: a projector laptop redraws it twice a second
 
 
 @dataclass
 class SessionUpdate:
-    curves: str  # plotly JSON of the loss figure
+    curves: str  # the loss chart, an SVG string (visualize.line_chart)
     status: str
     samples: pd.DataFrame | None  # None: unchanged since the previous update
     attention: object  # the last evaluation's AttentionPattern, or None: unchanged since the previous update
@@ -52,16 +50,14 @@ class _History:
     val_steps: list = field(default_factory=list)
     val_losses: list = field(default_factory=list)
     exact: list = field(default_factory=list)  # exact match at each evaluation (tasks)
-    _live: LiveFigure | None = None
+    total: int | None = None  # the run's steps: the x axis's length from the start
 
-    def figure(self) -> str:
-        """The live figure's plotly JSON, kept small (it is redrawn at every update): train and validation loss,
-        and a task's exact match on the right axis; the learning rate is in the status line."""
-        if self._live is None:
-            self._live = LiveFigure(viz.training_curves([0], [0.0], [0], [0.0], exact_match=[0.0] if self.task
-                                                        else None, title="Training loss"), LIVE_POINTS)
-        series = [(self.steps, self.losses), (self.val_steps, self.val_losses)]
-        return self._live.to_json(series + [(self.val_steps, [100 * e for e in self.exact])] * self.task)
+    def figure(self, message: str = "") -> str:
+        """The live chart (SVG), kept small (it is redrawn at every update): train and validation loss, and a
+        task's exact match on the right axis; the learning rate is in the status line."""
+        return training_chart(self.steps, self.losses, self.val_steps, self.val_losses,
+                              self.exact if self.task else None, title="Training loss", x_max=self.total,
+                              message=message)
 
 
 def export_checkpoint(model, tokenizer, info: dict, name: str, folder: Path) -> str:
@@ -81,7 +77,7 @@ class TrainingProgress:
     page redraws them only then. The last update has `outcome` and carries the trained model (weights only: no
     gradients, no optimiser), its tokenizer and info."""
 
-    curves: str  # plotly JSON of the loss figure (visualize.live.LiveFigure)
+    curves: str  # the loss chart, an SVG string (visualize.line_chart)
     status: str
     samples: pd.DataFrame | None
     attention: object
@@ -138,7 +134,7 @@ def train_stream(request: TrainingRequest, text: str | None, control, max_second
     run = build_run(request, text, max_seconds)
     model, tokenizer, train_cfg, task = run.model, run.tokenizer, run.train_cfg, run.task
     trainer = Trainer(model, tokenizer, run.data, train_cfg)
-    history = _History(task=task is not None)
+    history = _History(task=task is not None, total=train_cfg.steps)
     samples = attention = None  # of an evaluation not yet sent
     last_step = last_eval = None
     last_yield, outcome = time.perf_counter(), "finished"
@@ -189,7 +185,8 @@ def run_training_session(request: TrainingRequest, store, key: str, train=train_
     name = store.reserve(key, request.task if request.source == "task" else None, client)
     control, finished = StopSignal(), False
     try:
-        yield SessionUpdate(viz.empty_curves("Starting…").to_json(), f"Starting “{name}”…",
+        blank = _History(task=request.source == "task", total=train_cfg.steps).figure("Starting…")
+        yield SessionUpdate(blank, f"Starting “{name}”…",
                             pd.DataFrame(columns=SAMPLE_COLUMNS), None, control, 0, train_cfg.steps, name,
                             first_evaluation=train_cfg.eval_every)
         for part in train(request, text, control):

@@ -2,6 +2,7 @@
 gets a clear error, and the next request still works."""
 import json
 import math
+import re
 import shutil
 import time
 
@@ -11,6 +12,8 @@ from gradio_client.exceptions import AppError
 from transformer import load_checkpoint
 from transformer.data import TASKS
 from transformer.generate import generate_text
+
+from tests.chart_reader import pixel_tolerance, read_chart
 
 GEN_DEFAULTS = dict(strategy="greedy", temperature=1.0, top_k=0, top_p=1.0, num_beams=4, max_new_tokens=40, seed=0)
 
@@ -146,10 +149,14 @@ def test_training_streams_updates_and_loss_falls(client, tmp_path):
     job = client.submit(*TRAIN_DEFAULTS.values(), api_name="/train")
     updates = list(job)
     assert len(updates) >= 3
-    curves = plot_json(updates[-1][0])
-    losses = decode(curves["data"][0]["y"])
-    assert losses[-1] < losses[0] - 0.3
+    chart = updates[-1][0]
+    losses = read_chart(chart)["curves"]["train loss"]
+    assert losses["y"][-1] < losses["y"][0] - 0.3
     status, ckpt = updates[-1][1], updates[-1][4]
+    # the chart's last point is the run's last step and its loss, as the status line says them
+    dx, dy = pixel_tolerance(chart)
+    assert losses["x"][-1] == pytest.approx(TRAIN_DEFAULTS["steps"], abs=dx)
+    assert losses["y"][-1] == pytest.approx(float(re.search(r"· loss ([\d.]+)", status).group(1)), abs=dy + 5e-4)
     assert "finished" in status
     mine = [c[0] for c in ckpt["choices"] if c[0].startswith("my reverse")]
     assert mine == ["my reverse model #1"], "the trained model joins the list"
@@ -226,8 +233,11 @@ def test_mha_gqa_mqa_comparison_streams_three_curves_and_a_table(client):
                         api_name="/compare_variants")
     updates = list(job)
     figure, status, table, details = updates[-1]
-    names = [t["name"] for t in plot_json(figure)["data"]]
+    curves = read_chart(figure)["curves"]
+    names = list(curves)
     assert names == ["MHA (4 kv heads)", "GQA (2 kv heads)", "MQA (1 kv heads)"] and "Done" in status
+    dx, _ = pixel_tolerance(figure)
+    assert all(c["x"][-1] == pytest.approx(20, abs=dx) for c in curves.values()), "every variant trained 20 steps"
     rows = {row[0]: dict(zip(table["headers"], row)) for row in table["data"]}
     assert list(rows) == names, "the table names the variants as the plot's legend does"
     kv = [rows[v]["KV cache (bytes/token)"] for v in names]
@@ -246,7 +256,7 @@ def test_comparison_of_every_variant_reports_mla_and_position_rows(client):
 
     job = client.submit(*{**TRAIN_DEFAULTS, "steps": 10, "d_model": 32}.values(), "all", api_name="/compare_variants")
     figure, status, table, details = list(job)[-1]
-    assert [t["name"] for t in plot_json(figure)["data"]] == [
+    assert list(read_chart(figure)["curves"]) == [
         "MHA (4 kv heads)", "GQA (2 kv heads)", "MQA (1 kv heads)", "MLA", "learned", "RoPE", "ALiBi"]
     rows = {row[0]: dict(zip(table["headers"], row)) for row in table["data"]}
     layers = TRAIN_DEFAULTS["layers"]
@@ -276,4 +286,4 @@ def test_stop_during_a_comparison_stops_it_without_an_error(client):
     client.predict(api_name="/stop")  # no AppError: the comparison's own Stop signal is set
     figure, status, table, details = job.result()  # the last update, once the comparison has ended
     assert "Comparison stopped" in status, status
-    assert any(len(decode(t["x"])) for t in plot_json(figure)["data"]), "the partial curve is kept"
+    assert any(len(c["x"]) for c in read_chart(figure)["curves"].values()), "the partial curve is kept"

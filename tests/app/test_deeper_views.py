@@ -8,6 +8,7 @@ import pytest
 from gradio_client.exceptions import AppError
 
 from tests.app.test_app_api import decode, plot_json
+from tests.chart_reader import read_chart
 
 
 def row_sum(row) -> float:
@@ -79,6 +80,6 @@ def test_watch_an_induction_head_form_streams_and_stops_into_a_model(client):
     client.predict(api_name="/stop")
     outputs = list(job)
     curves, status, attention, ckpt = outputs[-1]
-    names = {trace.get("name") for trace in plot_json(curves)["data"]}
+    names = set(read_chart(curves)["curves"])
     assert {"train loss", "best previous token score", "best induction score"} <= names
     assert "Training stopped" in status and "my induction model #1" in [c[0] for c in ckpt["choices"]]

@@ -8,7 +8,7 @@
 """
 from __future__ import annotations
 
-import json
+import re
 import time
 
 import pandas as pd
@@ -20,6 +20,7 @@ from tabs.stop_signal import StopSignal
 from tabs.train_request import LIMITS, TrainingRequest
 from tabs.training_session import run_training_session
 from tabs.user_models import UserModels
+from tests.chart_reader import pixel_tolerance, read_chart
 from visualize.comparison_table import MAX_MAIN_COLUMNS, comparison_tables
 
 
@@ -48,6 +49,17 @@ def test_updates_are_spaced_and_evaluations_are_sent_once():
     _, _, info = store.get("k", last.name)
     assert 0.0 <= info["metrics"]["exact_match"] <= 1.0 and info["metrics"]["val_loss"] > 0
     assert f"exact match {info['metrics']['exact_match']:.0%}" in last.status
+    # the chart's last points are the run's last step and evaluation, as the status line reports them
+    chart = read_chart(last.curves)["curves"]
+    dx, dy = pixel_tolerance(last.curves)
+    _, dy_right = pixel_tolerance(last.curves, "right")
+    number = {what: float(re.search(rf"{what} ([\d.]+)", last.status).group(1))
+              for what in ("· loss", "validation loss", "exact match")}
+    assert chart["train loss"]["x"][-1] == pytest.approx(last.total, abs=dx)
+    assert chart["train loss"]["y"][-1] == pytest.approx(number["· loss"], abs=dy + 5e-4)
+    assert chart["validation loss"]["y"][-1] == pytest.approx(number["validation loss"], abs=dy + 5e-4)
+    assert chart["exact match (%)"]["y"][-1] == pytest.approx(number["exact match"], abs=dy_right + 0.5)
+    assert len(chart["validation loss"]["x"]) == evaluations == len(chart["exact match (%)"]["x"])
 
 
 def test_the_live_map_keeps_its_head_across_evaluations():
@@ -85,20 +97,22 @@ def test_stop_during_a_comparison_keeps_the_finished_rows_and_the_partial_curves
     """Stop while GQA trains: the status says stopped, the table has MHA's row only, the plot keeps MHA's whole
     curve and GQA's partial one; no exception reaches the page."""
     def gqa_started(figure):
-        return any(t["name"].startswith("GQA") and len(t["x"]) > 0 for t in json.loads(figure)["data"])
+        return len(read_chart(figure)["curves"]["GQA (2 kv heads)"]["x"]) > 0
 
     updates = _stopped_comparison(gqa_started)
     figure, status, table, details = updates[-1]
     assert "**Comparison stopped** during GQA (2 kv heads)" in status and "the 1 variant" in status
     assert list(table["Variant"]) == ["MHA (4 kv heads)"] and list(details["KV heads"]) == [4]
-    curves = {t["name"]: t["x"] for t in json.loads(figure)["data"]}
-    assert curves["MHA (4 kv heads)"][-1] == STEPS
-    assert 0 < len(curves["GQA (2 kv heads)"]) and curves["GQA (2 kv heads)"][-1] < STEPS
+    curves = {name: c["x"] for name, c in read_chart(figure)["curves"].items()}
+    dx, _ = pixel_tolerance(figure)
+    steps = details["Steps"].iloc[0]  # MHA's steps: STEPS, or fewer if its time ran out on a busy machine
+    assert curves["MHA (4 kv heads)"][-1] == pytest.approx(steps, abs=dx)
+    assert 0 < len(curves["GQA (2 kv heads)"]) and curves["GQA (2 kv heads)"][-1] < STEPS - dx
     assert curves["MQA (1 kv heads)"] == []
 
 
 def test_stop_before_any_variant_finished_says_there_is_no_table():
-    updates = _stopped_comparison(lambda figure: any(len(t["x"]) > 0 for t in json.loads(figure)["data"]))
+    updates = _stopped_comparison(lambda figure: any(len(c["x"]) for c in read_chart(figure)["curves"].values()))
     figure, status, table, details = updates[-1]
     assert "no variant had finished" in status and table.empty and "Variant" in table.columns
 

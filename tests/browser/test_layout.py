@@ -10,20 +10,12 @@ Gradio's "..." overflow menu); on the projector the one-head heatmap must start 
 """
 from __future__ import annotations
 
-import os
-import tempfile
-
-from pathlib import Path
-
 import pytest
 
 from tests.browser import tour
 
 SIZES = tour.SIZES
-# The README's screenshots: written into docs/screenshots only when asked (ATTENTION_LAB_SCREENSHOTS=1), so a test
-# run leaves the working tree as it was; otherwise into a temporary folder (still taken, so the code path runs).
-SHOTS = (Path(__file__).resolve().parents[2] / "docs" / "screenshots" if os.environ.get("ATTENTION_LAB_SCREENSHOTS")
-         else Path(tempfile.gettempdir()) / "attention-lab-screenshots")
+SHOTS = tour.SHOTS
 # drawn once the tab has loaded (the Attention tab's: its heatmaps, the logit lens and the two inputs compared)
 FIGURES = {"generate": 2, "attention": 3 + 2 + 3, "positional": 7, "train": 2, "model": 1}
 SECTIONS = {"positional": ("#pe-rope-section", "#pe-alibi-section"),  # closed accordions whose figures count too

@@ -8,7 +8,9 @@ Timeouts are generous (60 s): the machine running these may be shared and slow.
 """
 from __future__ import annotations
 
+import os
 import re
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,17 +21,22 @@ LAUNCH_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-backgro
                "--disable-component-update", "--disable-sync", "--no-first-run"]
 VIEWPORT = {"width": 1400, "height": 1000}
 TIMEOUT_MS = 60_000
+# Screenshots (the README's and the layout tests'): written into docs/screenshots only when asked
+# (ATTENTION_LAB_SCREENSHOTS=1), so a test run leaves the working tree as it was; otherwise into a temporary folder
+# (still taken, so the code path runs).
+SHOTS = (Path(__file__).resolve().parents[2] / "docs" / "screenshots" if os.environ.get("ATTENTION_LAB_SCREENSHOTS")
+         else Path(tempfile.gettempdir()) / "attention-lab-screenshots")
 LOCAL_HOST = "127.0.0.1"
 
 # screenshot file stem -> the tab's label on the page
 TABS = {"generate": "Generate", "attention": "Attention", "positional": "Positional encoding", "train": "Train",
         "model": "Model"}
 
-# JS: the number of points of the curves plot's "train loss" trace (0 while the plot is blank).
+# JS: the number of points of the live chart's "train loss" curve (0 before the first step; an SVG polyline, see
+# visualize/line_chart.py).
 _LOSS_POINTS = """() => {
-    const gd = document.querySelector('#train-curves .js-plotly-plot');
-    const trace = gd && gd._fullData && gd._fullData.find(t => t.name === 'train loss');
-    return trace ? (trace._length || 0) : 0;
+    const line = document.querySelector('#train-curves svg.line-chart polyline[data-name="train loss"]');
+    return line ? line.points.numberOfItems : 0;
 }"""
 
 
@@ -329,14 +336,16 @@ PROJECTOR = {"width": 1280, "height": 800}
 PHONE = {"width": 390, "height": 844}
 SIZES = {1280: PROJECTOR, 390: PHONE}  # the two screens every layout is checked on
 
-# JS: for every drawn plotly figure under `root`, the page boxes of its SVG texts (titles, axis titles, tick labels,
-# colour-bar titles and ticks, legend texts, annotations, bar texts), without the hover layer and empty texts;
-# the heatmap cell numbers separately, as they are meant to sit inside their cells.
+# JS: for every drawn plotly figure and live chart (visualize/line_chart.py's SVG) under `root`, the page boxes of its
+# SVG texts (titles, axis titles, tick labels, colour-bar titles and ticks, legend texts, annotations, bar texts),
+# without the hover layer and empty texts; the heatmap cell numbers separately, as they are meant to sit inside their
+# cells.
 _FIGURE_TEXTS = """(root) => {
     const figures = [];
     const scope = root ? document.querySelector(root) : document;
-    for (const gd of (scope ? scope.querySelectorAll('.js-plotly-plot') : [])) {
-        const svg = gd.querySelector('svg.main-svg');
+    for (const gd of (scope ? scope.querySelectorAll('.js-plotly-plot, svg.line-chart') : [])) {
+        const chart = gd.matches('svg.line-chart');
+        const svg = chart ? gd : gd.querySelector('svg.main-svg');
         if (!svg || !gd.checkVisibility({visibilityProperty: true, checkVisibilityCSS: true})) continue;  // hidden tab
         // what can be seen of the figure: the drawn SVG, cut to the plot's block (whose overflow is hidden)
         const drawn = svg.getBoundingClientRect(), block = (gd.closest('.block') || gd).getBoundingClientRect();
@@ -344,9 +353,9 @@ _FIGURE_TEXTS = """(root) => {
                      top: Math.max(drawn.top, block.top), bottom: Math.min(drawn.bottom, block.bottom)};
         if (box.right - box.left < 1 || box.bottom - box.top < 1) continue;  // not drawn yet
         const owner = gd.closest('[id]:not(.js-plotly-plot)');
-        const title = (gd.querySelector('.gtitle') || {}).textContent || '';
+        const title = (gd.querySelector('.gtitle, text.title') || {}).textContent || '';
         const texts = [], cells = [];
-        for (const t of gd.querySelectorAll('svg.main-svg text')) {
+        for (const t of gd.querySelectorAll(chart ? 'text' : 'svg.main-svg text')) {
             if (t.closest('.hoverlayer')) continue;
             const text = (t.textContent || '').trim();
             const r = t.getBoundingClientRect();
@@ -412,10 +421,12 @@ def tab_buttons(page) -> list[dict]:
 
 
 def plots_drawn(page, count: int | None = None) -> None:
-    """Wait until the visible tab's figures are drawn (at least `count` of them, when given) and settled."""
-    panel = visible_panel(page)
+    """Wait until the visible tab's figures (plotly figures and live charts) are drawn (at least `count` of them,
+    when given) and settled."""
     if count:
-        panel.locator(".js-plotly-plot .main-svg").nth(count * 2 - 1).wait_for()  # two main-svg per figure
+        page.wait_for_function("""n => [...document.querySelectorAll('[role=tabpanel]')].some(p => p.checkVisibility()
+            && p.querySelectorAll('.js-plotly-plot .main-svg').length / 2  // two main-svg per plotly figure
+               + p.querySelectorAll('svg.line-chart').length >= n)""", arg=count)
     page.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
 
 

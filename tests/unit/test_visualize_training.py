@@ -92,25 +92,3 @@ def test_exact_match_is_drawn_in_percent_on_the_right_axis_at_the_evaluations():
 def test_a_compact_figure_keeps_at_most_max_points():
     fig = training_curves(np.arange(3000), np.ones(3000), max_points=150)
     assert len(fig.data[0].x) <= 150 and fig.data[0].x[-1] == 2999
-
-
-def test_a_live_figure_is_the_figure_built_in_full_with_the_new_points():
-    """Oracle: the JSON a LiveFigure writes for new points equals, trace by trace and in its layout, the JSON of the
-    same figure built from scratch with those points by training_curves."""
-    import json
-
-    from visualize.live import LiveFigure
-
-    steps, losses = np.arange(1, 1001), 5.0 / np.arange(1, 1001)
-    full = training_curves(steps, losses, [500, 1000], [1.0, 0.5], exact_match=[0.25, 0.75], title="t",
-                           max_points=100)
-    live = LiveFigure(training_curves([0], [0.0], [0], [0.0], exact_match=[0.0], title="t"), max_points=100)
-    fast = json.loads(live.to_json([(steps, losses), ([500, 1000], [1.0, 0.5]), ([500, 1000], [25.0, 75.0])]))
-    slow = json.loads(full.to_json())
-    for mine, theirs in zip(fast["data"], full.data):
-        np.testing.assert_allclose(mine["x"], theirs.x)
-        np.testing.assert_allclose(mine["y"], theirs.y)
-        assert mine["name"] == theirs.name and mine.get("yaxis") == theirs.yaxis
-    assert fast["layout"] == slow["layout"]
-    with pytest.raises(ValueError, match="3 traces"):
-        live.to_json([(steps, losses)])
