@@ -9,7 +9,9 @@ from dataclasses import dataclass, field
 
 import gradio as gr
 
-import visualize as viz
+import numpy as np
+
+from visualize.heatmap_svg import head_heatmap_svg
 from visualize.line_chart import phase_change_chart
 from transformer.interpretability.phase_change import (induction_run, rise_window, steepest_drop,
                                                        watch_induction)
@@ -84,7 +86,7 @@ def _attention_figure(model, tokenizer, head: str, step: int):
     model.eval()
     pattern = record_ids(model, tokenizer, tokenizer.encode(EXAMPLE)).patterns["decoder self"]
     model.train()
-    return viz.head_heatmap(pattern.weights[layer, index], pattern.query_tokens, pattern.key_tokens,
+    return head_heatmap_svg(pattern.weights[layer, index], pattern.query_tokens, pattern.key_tokens,
                             title=f"best induction head {head} (step {step})", mask=pattern.mask)
 
 
@@ -93,7 +95,8 @@ def watch_stream(control, max_seconds: float = LIMITS["seconds"], steps: int = W
     the model. `control.is_set()` stops it after the current step."""
     model, tokenizer, data, train_cfg = induction_run(steps, WATCH["eval_every"], seed, max_seconds)
     curves, status, last_yield, outcome = _Curves(total=steps), "Starting…", 0.0, "finished"
-    attention = viz.empty_curves(f"The best induction head appears at step {WATCH['eval_every']}")
+    attention = head_heatmap_svg(np.zeros((0, 0)), [], [],
+                                 message=f"The best induction head appears at step {WATCH['eval_every']}")
     started = time.perf_counter()
     for event in watch_induction(model, tokenizer, data, train_cfg):
         if event.kind == "step":

@@ -2,11 +2,14 @@
 
 A run's evaluations bring a new pattern every few seconds. The map shows one head of the last layer: the sharpest
 one at the first evaluation, then that same head at every later evaluation (a head that changed at each evaluation
-made the map jump between unrelated pictures), or the head the user picks, which stays picked. No gradio here.
+made the map jump between unrelated pictures), or the head the user picks, which stays picked. The map is an SVG
+(visualize.heatmap_svg): a plotly figure per evaluation kept the page growing (issue 19). No gradio here.
 """
 from __future__ import annotations
 
-import visualize as viz
+import numpy as np
+
+from visualize.heatmap_svg import head_heatmap_svg
 
 
 class LiveHeatmap:
@@ -19,10 +22,11 @@ class LiveHeatmap:
 
     @staticmethod
     def waiting(first_evaluation: int):
-        return viz.empty_curves(f"Attention appears at the first evaluation (step {first_evaluation})")
+        return head_heatmap_svg(np.zeros((0, 0)), [], [],
+                                message=f"Attention appears at the first evaluation (step {first_evaluation})")
 
     def show(self, pattern, step: int):
-        """The figure of a new evaluation's pattern, on the kept head."""
+        """The map (an SVG string) of a new evaluation's pattern, on the kept head."""
         self.pattern, self.step = pattern, step
         if self.head is None:
             self.head = pattern.sharpest_head(layer=pattern.shape[0] - 1)[1]
@@ -41,6 +45,6 @@ class LiveHeatmap:
         pattern = self.pattern
         layer, head = pattern.shape[0] - 1, min(max(self.head, 0), pattern.shape[1] - 1)
         mask = pattern.mask if pattern.kind != "encoder self" else None
-        return viz.head_heatmap(pattern.weights[layer, head], pattern.query_tokens, pattern.key_tokens,
+        return head_heatmap_svg(pattern.weights[layer, head], pattern.query_tokens, pattern.key_tokens,
                                 title=f"{pattern.kind} attention, last layer, head {head} (step {self.step})",
                                 mask=mask)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import gradio as gr
+import numpy as np
 import pandas as pd
 
 from transformer.data import TASKS
@@ -10,6 +11,7 @@ from transformer.tokenization import SPECIAL_TOKENS
 from transformer.compare import COMPARISONS
 
 from visualize.comparison_table import comparison_tables
+from visualize.heatmap_svg import head_heatmap_svg
 from visualize.line_chart import training_chart
 
 from .catalogue import USER_MODELS, browser_key, checkpoint_choices
@@ -194,11 +196,13 @@ def build_train_tab(ckpt, key):
             curves = gr.HTML(training_chart([], [], title="Training loss", message="Press Start"),
                              label="Loss and exact match", elem_id="train-curves", js_on_load=None)
             with gr.Column():
-                heatmap = gr.Plot(show_label=False, label="Attention of one example", elem_id="train-attention")
+                # an SVG too: a gr.Plot given a new figure at each evaluation kept the old one's DOM (issue 19)
+                heatmap = gr.HTML(head_heatmap_svg(np.zeros((0, 0)), [], [], message="Attention appears here"),
+                                  label="Attention of one example", elem_id="train-attention", js_on_load=None)
                 live_head = Slider(0, 3, value=0, step=1, label="Head shown (kept at every evaluation)",
                                    elem_id="train-head")
         samples = gr.Dataframe(pd.DataFrame(columns=SAMPLE_COLUMNS), label="Samples at the last evaluation",
-                               max_height=250)
+                               max_height=250, elem_id="train-samples")
         empty_table, empty_details = comparison_tables([])
         compare_table = gr.Dataframe(empty_table, label="The variants side by side: same data, steps and seed (a "
                                                         "smaller KV cache: fewer cached numbers per token; looks back: "

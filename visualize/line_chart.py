@@ -144,7 +144,7 @@ def line_chart(curves: list[Curve], title: str = "", x_title: str = "step", left
         return y1 - (v - ticks[0]) / (ticks[-1] - ticks[0]) * (y1 - y0)
 
     font = escape(FONT["family"])
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" class="line-chart" viewBox="0 0 {WIDTH} {height}" '
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" class="svg-figure line-chart" viewBox="0 0 {WIDTH} {height}" '
            f'role="img" aria-label="{escape(title or left_title)}" font-family="{font}" font-size="{FONT_SIZE}" '
            f'fill="{TEXT_COLOR}" style="width:100%;height:auto;display:block;background:#ffffff">',
            f'<rect x="0" y="0" width="{WIDTH}" height="{height}" fill="#ffffff"/>']

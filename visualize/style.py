@@ -76,13 +76,15 @@ def style_figure(fig: go.Figure, title: str = "", top_space: int = 0, **layout) 
     return fig
 
 
+def visible_whitespace(token) -> str:
+    """A token's text with its spaces, newlines and tabs drawn as visible signs (␣ ⏎ ⇥ ␍)."""
+    return "".join(_VISIBLE_WHITESPACE.get(ch, ch) for ch in str(token))
+
+
 def axis_labels(tokens) -> list[str]:
     """Tokens as tick labels: html-escaped (plotly reads `<s>` as markup and hides it), whitespace made visible."""
-    labels = []
-    for token in tokens:
-        text = html.escape(str(token), quote=False)  # & < > only: plotly does not decode &quot;
-        labels.append("".join(_VISIBLE_WHITESPACE.get(ch, ch) for ch in text))
-    return labels
+    return [visible_whitespace(html.escape(str(token), quote=False))  # & < > only: plotly does not decode &quot;
+            for token in tokens]
 
 
 LABEL_EVERY_TOKEN = 32  # at most this many tokens get a label each; past it plotly thins them to what fits

@@ -26,7 +26,7 @@ def train_until_first_evaluation(page) -> None:
     """Start the default training, wait for the first evaluation's attention heatmap, stop, wait until stopped."""
     tour.show_tab(page, "train")
     page.locator("#train-start").click()
-    page.locator("#train-attention .heatmaplayer").first.wait_for()
+    page.locator("#train-attention svg.heatmap-chart rect.cell").first.wait_for()
     page.locator("#train-stop").click()
     page.wait_for_function("() => document.querySelector('#train-status').textContent.includes('Training stopped')")
 
@@ -36,7 +36,7 @@ def show_with_figures(page, key: str) -> None:
     after a training run reached its first evaluation, the Positional tab's with its RoPE and ALiBi sections open."""
     if key == "generate" and not page.locator("#gen-output textarea").input_value():
         tour.tour_generate(page, "attention")
-    elif key == "train" and not page.locator("#train-attention .heatmaplayer").count():
+    elif key == "train" and not page.locator("#train-attention svg.heatmap-chart rect.cell").count():
         train_until_first_evaluation(page)
     else:
         tour.visit(page, key)

@@ -35,7 +35,7 @@ TABS = {"generate": "Generate", "attention": "Attention", "positional": "Positio
 # JS: the number of points of the live chart's "train loss" curve (0 before the first step; an SVG polyline, see
 # visualize/line_chart.py).
 _LOSS_POINTS = """() => {
-    const line = document.querySelector('#train-curves svg.line-chart polyline[data-name="train loss"]');
+    const line = document.querySelector('#train-curves svg.svg-figure polyline[data-name="train loss"]');
     return line ? line.points.numberOfItems : 0;
 }"""
 
@@ -343,8 +343,8 @@ SIZES = {1280: PROJECTOR, 390: PHONE}  # the two screens every layout is checked
 _FIGURE_TEXTS = """(root) => {
     const figures = [];
     const scope = root ? document.querySelector(root) : document;
-    for (const gd of (scope ? scope.querySelectorAll('.js-plotly-plot, svg.line-chart') : [])) {
-        const chart = gd.matches('svg.line-chart');
+    for (const gd of (scope ? scope.querySelectorAll('.js-plotly-plot, svg.svg-figure') : [])) {
+        const chart = gd.matches('svg.svg-figure');
         const svg = chart ? gd : gd.querySelector('svg.main-svg');
         if (!svg || !gd.checkVisibility({visibilityProperty: true, checkVisibilityCSS: true})) continue;  // hidden tab
         // what can be seen of the figure: the drawn SVG, cut to the plot's block (whose overflow is hidden)
@@ -426,7 +426,7 @@ def plots_drawn(page, count: int | None = None) -> None:
     if count:
         page.wait_for_function("""n => [...document.querySelectorAll('[role=tabpanel]')].some(p => p.checkVisibility()
             && p.querySelectorAll('.js-plotly-plot .main-svg').length / 2  // two main-svg per plotly figure
-               + p.querySelectorAll('svg.line-chart').length >= n)""", arg=count)
+               + p.querySelectorAll('svg.svg-figure').length >= n)""", arg=count)
     page.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
 
 
