@@ -15,8 +15,8 @@ import numpy as np
 from .line_chart import FONT_SIZE, TITLE_SIZE, TEXT_COLOR, escape
 from .style import ATTENTION_COLORSCALE, FONT, MASKED_COLOR, as_array, visible_whitespace
 
-WIDTH = 520
-LEFT, RIGHT, TOP, BOTTOM = 86, 80, 34, 58  # room for query labels, the colour bar, the title, key labels
+WIDTH = 400  # viewBox units, as visualize.line_chart's (the two sit side by side)
+LEFT, RIGHT, TOP, BOTTOM = 70, 64, 34, 58  # room for query labels, the colour bar, the title, key labels
 MAX_LABEL = 6  # characters of a token's label (the hover has the whole token)
 _STOPS = np.array([p for p, _ in ATTENTION_COLORSCALE])
 _RGB = np.array([[int(v) for v in c[4:-1].split(",")] for _, c in ATTENTION_COLORSCALE], dtype=float)
@@ -49,7 +49,7 @@ def head_heatmap_svg(weights, query_tokens, key_tokens, title: str = "", mask=No
         raise ValueError(f"weights of {T} queries x {S} keys need {T} query and {S} key tokens, got "
                          f"{len(query_tokens)} and {len(key_tokens)}")
     allowed = np.ones((T, S), bool) if mask is None else np.broadcast_to(as_array(mask, name="mask") != 0, (T, S))
-    cell = min((WIDTH - LEFT - RIGHT) / max(S, 1), 330 / max(T, 1))
+    cell = min((WIDTH - LEFT - RIGHT) / max(S, 1), 270 / max(T, 1))
     x0, y0 = LEFT, TOP
     x1, y1 = x0 + cell * S, y0 + cell * T
     height = (y1 if T else y0 + 200) + BOTTOM
@@ -75,19 +75,19 @@ def head_heatmap_svg(weights, query_tokens, key_tokens, title: str = "", mask=No
     if T and S:
         out.append(f'<rect class="frame" x="{x0}" y="{y0}" width="{x1 - x0:.2f}" height="{y1 - y0:.2f}" '
                    f'fill="none" stroke="#444444"/>')
-        size = FONT_SIZE if cell >= FONT_SIZE else max(11, FONT_SIZE - 2)
-        step = _every(T, cell, size + 1)
+        size = FONT_SIZE if cell >= FONT_SIZE + 1 else max(10, int(cell - 1))  # a label per row while they fit
+        step = _every(T, cell, size + 0.5)
         out += [f'<text class="query-label" x="{x0 - 5}" y="{y0 + (i + 0.5) * cell + size / 3:.2f}" '
                 f'text-anchor="end" font-size="{size}">{escape(_label(query_tokens[i]))}</text>'
                 for i in range(0, T, step)]
         widest = max(len(_label(t)) for t in key_tokens) * 0.6 * size
-        step = _every(S, cell, min(widest, size + 1) + 2)
+        step = _every(S, cell, min(widest, size + 0.5) + 2)
         if widest <= cell * step - 2:  # upright labels fit
             out += [f'<text class="key-label" x="{x0 + (j + 0.5) * cell:.2f}" y="{y1 + size + 3}" '
                     f'text-anchor="middle" font-size="{size}">{escape(_label(key_tokens[j]))}</text>'
                     for j in range(0, S, step)]
         else:  # turned: each label reads downwards from under its column
-            step = _every(S, cell, size + 1)
+            step = _every(S, cell, size + 0.5)
             out += [f'<text class="key-label" transform="translate({x0 + (j + 0.5) * cell + size / 3:.2f} '
                     f'{y1 + 4}) rotate(90)" font-size="{size}">{escape(_label(key_tokens[j]))}</text>'
                     for j in range(0, S, step)]
@@ -96,7 +96,7 @@ def head_heatmap_svg(weights, query_tokens, key_tokens, title: str = "", mask=No
         out.append(f'<text class="axis-title" transform="translate(16 {(y0 + y1) / 2:.2f}) rotate(-90)" '
                    f'text-anchor="middle">query (attending)</text>')
     # the colour bar: 1 at the top, 0 at the bottom
-    bar_x, bar_top, bar_h = WIDTH - RIGHT + 22, y0, max(min(y1 - y0, 330), 120)
+    bar_x, bar_top, bar_h = WIDTH - RIGHT + 22, y0, max(min(y1 - y0, 270), 120)
     stops = "".join(f'<stop offset="{1 - p:.3f}" stop-color="{c}"/>' for p, c in reversed(ATTENTION_COLORSCALE))
     out.append(f'<defs><linearGradient id="attention-scale" x1="0" y1="0" x2="0" y2="1">{stops}</linearGradient>'
                f'</defs><g class="colour-bar"><rect x="{bar_x}" y="{bar_top}" width="14" height="{bar_h:.2f}" '

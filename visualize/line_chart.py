@@ -23,9 +23,9 @@ from .style import BAR_COLOR, FONT, HIGHLIGHT_COLOR
 from .training import EXACT_COLOR, downsample_indices
 
 LIVE_POINTS = 200  # per curve: a projector laptop redraws the chart twice a second while a run streams
-WIDTH = 520  # viewBox units; the drawing is scaled to its container's width (~600 px on a projector, ~370 on a phone)
-FONT_SIZE, TITLE_SIZE = 15, 17  # in viewBox units: ~11 and ~12 px on a phone, ~17 and ~20 px on a projector
-PLOT_HEIGHT = 230
+WIDTH = 400  # viewBox units; the drawing is scaled to its container's width (~590 px on a projector, ~300 on a phone)
+FONT_SIZE, TITLE_SIZE = 15, 17  # in viewBox units: ~11 and ~13 px on a phone, ~22 and ~25 px on a projector
+PLOT_HEIGHT = 200
 LEFT, RIGHT_WITH_AXIS, RIGHT_WITHOUT = 62, 58, 18  # the plot area's margins, room for the tick labels and axis titles
 LEGEND_ROW = 24
 CHAR_WIDTH = 0.56  # an estimate of a sans-serif character's width, in font sizes (for the legend's rows)
@@ -124,10 +124,10 @@ def line_chart(curves: list[Curve], title: str = "", x_title: str = "step", left
     has_right = any(c.right for c in curves)
     right_margin = RIGHT_WITH_AXIS if has_right else RIGHT_WITHOUT
     x0, x1 = LEFT, WIDTH - right_margin
-    title_h = 30 if title else 8
+    title_h = 40 if title else 12
     y0, y1 = title_h, title_h + PLOT_HEIGHT  # top and bottom of the plot area
     legend = _legend_rows([c.name for c in curves], WIDTH - 20)
-    height = y1 + 46 + LEGEND_ROW * len(legend) + 6
+    height = y1 + 58 + LEGEND_ROW * len(legend) + 6
 
     xs = [_finite(c.x) for c in curves]
     x_top = max([x_max or 0.0] + [float(x.max()) for x in xs if len(x)] + [1.0])
@@ -161,16 +161,16 @@ def line_chart(curves: list[Curve], title: str = "", x_title: str = "step", left
         x = sx(t)
         out.append(f'<g class="tick" data-value="{t!r}"><line x1="{x:.2f}" x2="{x:.2f}" y1="{y0}" y2="{y1}" '
                    f'stroke="{GRID_COLOR}"/><line x1="{x:.2f}" x2="{x:.2f}" y1="{y1}" y2="{y1 + 5}" '
-                   f'stroke="{AXIS_COLOR}"/><text x="{x:.2f}" y="{y1 + 20}" text-anchor="middle">'
+                   f'stroke="{AXIS_COLOR}"/><text x="{x:.2f}" y="{y1 + 23}" text-anchor="middle">'
                    f'{tick_label(t, x_ticks)}</text></g>')
-    out.append(f'<text class="axis-title" x="{(x0 + x1) / 2}" y="{y1 + 40}" text-anchor="middle">'
+    out.append(f'<text class="axis-title" x="{(x0 + x1) / 2}" y="{y1 + 43}" text-anchor="middle">'
                f'{escape(x_title)}</text></g>')
     mid = (y0 + y1) / 2
     out += _y_axis("left", y_ticks, lambda t: sy(t, y_ticks), (x0, x1), GRID_COLOR, x0 - 6, "end",
                    f'transform="translate(14 {mid}) rotate(-90)"', left_title)
     if has_right:
         out += _y_axis("right", r_ticks, lambda t: sy(t, r_ticks), (x1, x1 + 5), AXIS_COLOR, x1 + 8, "start",
-                       f'transform="translate({WIDTH - 10} {mid}) rotate(90)"', right_title or "")
+                       f'transform="translate({WIDTH - 18} {mid}) rotate(90)"', right_title or "")
         for rule in right_rules:
             y = sy(rule, r_ticks)
             out.append(f'<line class="rule" x1="{x0}" x2="{x1}" y1="{y:.2f}" y2="{y:.2f}" stroke="#888888" '
@@ -196,7 +196,7 @@ def line_chart(curves: list[Curve], title: str = "", x_title: str = "step", left
         out.append(f'<text class="message" x="{(x0 + x1) / 2}" y="{(y0 + y1) / 2}" text-anchor="middle" '
                    f'font-size="{TITLE_SIZE + 3}" fill="#666666">{escape(message)}</text>')
     # the legend, under the plot
-    top = y1 + 50
+    top = y1 + 64
     for r, row in enumerate(legend):
         x, y = 10.0, top + r * LEGEND_ROW
         for i, w in row:
