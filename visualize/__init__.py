@@ -1,21 +1,21 @@
 """Plotly figures for Attention Lab: plain data in (arrays, tensors, lists, tokens), a go.Figure out.
 
-Nothing here runs a model or imports gradio; app.py computes the numbers and hands them over.
+Nothing here runs a model or imports gradio; app.py computes the numbers and hands them over. What a live run
+redraws many times (the Train tab's curves and attention map) is plain SVG instead: visualize.line_chart and
+visualize.heatmap_svg (a plotly figure per update kept the page's memory growing, issue 19).
 """
 from .attention import (attended_bar, grid_columns, head_heatmap, layer_grid, narrow_page, overview, scores_table,
                         token_probabilities)
 from .lens import final_token_curve, logit_lens_grid
 from .model import parameter_breakdown
-from .phase_change import phase_change_curves
 from .positional import pe_matrix, pe_side_by_side, pe_similarity, pe_waves
 from .relative_positions import alibi_bias_figure, rope_angles_figure, rope_distance_figure
 from .steps import qk_steps, rollout_heatmap
 from .style import axis_labels
-from .training import comparison_curves, empty_curves, training_curves
+from .training import empty_curves, training_curves
 
 __all__ = ["head_heatmap", "layer_grid", "grid_columns", "narrow_page", "overview", "scores_table", "attended_bar",
            "token_probabilities",
            "pe_matrix", "pe_waves", "pe_similarity", "pe_side_by_side", "training_curves", "empty_curves",
-           "parameter_breakdown", "axis_labels", "qk_steps", "rollout_heatmap", "comparison_curves",
-           "rope_angles_figure", "rope_distance_figure", "alibi_bias_figure", "logit_lens_grid", "final_token_curve",
-           "phase_change_curves"]
+           "parameter_breakdown", "axis_labels", "qk_steps", "rollout_heatmap",
+           "rope_angles_figure", "rope_distance_figure", "alibi_bias_figure", "logit_lens_grid", "final_token_curve"]

@@ -1,4 +1,6 @@
-"""Live training curves: train loss, validation loss and the learning rate against the step."""
+"""Training curves as a plotly figure (train loss, validation loss, the learning rate or the exact match against the
+step), and the rule that thins every drawn curve (`downsample_indices`). The Train tab's live curves are SVG
+(visualize.line_chart): a plotly figure per update kept the page's memory growing (issue 19)."""
 from __future__ import annotations
 
 import numpy as np
@@ -75,20 +77,3 @@ def empty_curves(message) -> go.Figure:
     fig.update_xaxes(visible=False)
     fig.update_yaxes(visible=False)
     return style_figure(fig)
-
-
-COMPARISON_COLORS = ["rgb(33,113,181)", "rgb(230,85,13)", "rgb(49,163,84)", "rgb(117,107,177)"]
-
-
-def comparison_curves(series: dict, title="") -> go.Figure:
-    """Train-loss curves of several runs on one plot: series = {name: (steps, losses)}, each thinned to 500 points."""
-    fig = go.Figure()
-    for i, (name, (steps, losses)) in enumerate(series.items()):
-        steps = as_array(steps, 1, "steps")
-        losses = _series(losses, "losses", len(steps))
-        keep = downsample_indices(len(steps))
-        fig.add_trace(go.Scatter(x=steps[keep], y=losses[keep], mode="lines", name=str(name),
-                                 line=dict(color=COMPARISON_COLORS[i % len(COMPARISON_COLORS)], width=2)))
-    fig.update_xaxes(title_text="step")
-    fig.update_yaxes(title_text="train loss (nats/token)", rangemode="tozero")
-    return style_figure(fig, title, uirevision="comparison", legend=LEGEND_BELOW)
