@@ -24,9 +24,9 @@ def run_comparison_session(request: TrainingRequest, which: str = "kv-heads",
     """A comparison of attention variants (transformer.compare: `which` names one of COMPARISONS): the requested
     model trained once per variant, one after the other, same data, steps and seed; yields (the loss curves as an
     SVG chart (visualize.line_chart), status, main table or None, details table or None), at most
-    LIMITS["updates_per_second"] a second, and at the end the tables (visualize.comparison_table) of parameters, KV-cache bytes per token, training and
-    decoding speed, final quality and how far the heads look. The variants share `seconds` of wall-clock time,
-    each at most COMPARE_LIMITS["seconds_per_variant"]. `control.is_set()` (the Stop button) ends it after the
+    LIMITS["updates_per_second"] a second, and at the end the tables (visualize.comparison_table) of parameters,
+    KV-cache bytes per token, training and decoding speed, final quality and how far the heads look. The variants
+    share `seconds` of wall-clock time, each at most COMPARE_LIMITS["seconds_per_variant"]. `control.is_set()` (the Stop button) ends it after the
     current step: the variants trained before get their rows, every curve stays as far as it got."""
     request = request.validated()
     if which not in COMPARISONS:

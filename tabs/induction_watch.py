@@ -8,7 +8,6 @@ import time
 from dataclasses import dataclass, field
 
 import gradio as gr
-
 import numpy as np
 
 from visualize.heatmap_svg import head_heatmap_svg

@@ -54,8 +54,8 @@ def head_heatmap_svg(weights, query_tokens, key_tokens, title: str = "", mask=No
     x1, y1 = x0 + cell * S, y0 + cell * T
     height = (y1 if T else y0 + 200) + BOTTOM
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" class="svg-figure heatmap-chart" viewBox="0 0 {WIDTH} '
-           f'{height:.0f}" role="img" aria-label="{escape(title or "attention")}" font-family="{escape(FONT["family"])}"'
-           f' font-size="{FONT_SIZE}" fill="{TEXT_COLOR}" style="width:100%;height:auto;display:block;'
+           f'{height:.0f}" role="img" aria-label="{escape(title or "attention")}" '
+           f'font-family="{escape(FONT["family"])}" font-size="{FONT_SIZE}" fill="{TEXT_COLOR}" style="width:100%;height:auto;display:block;'
            f'background:#ffffff"><rect x="0" y="0" width="{WIDTH}" height="{height:.0f}" fill="#ffffff"/>']
     if title:
         out.append(f'<text class="title" x="{WIDTH / 2}" y="22" text-anchor="middle" font-size="{TITLE_SIZE}">'
