@@ -16,7 +16,7 @@ from visualize.line_chart import training_chart
 
 from .catalogue import USER_MODELS, browser_key, checkpoint_choices
 from .checks import UserError, check_choice, check_number
-from .controls import Number, Slider
+from .controls import Number, Slider, index_slider
 from .errors import handler
 from .admission import client_address
 from .exports import EXPORTS
@@ -66,7 +66,7 @@ def run_train(source, task, text, upload, hub, layers, heads, d_model, lr, steps
             samples = update.samples if update.samples is not None else keep
             if update.attention is not None:
                 heatmap = live.show(update.attention, update.step)
-                head = gr.update(maximum=max(live.n_heads - 1, 1), value=live.head, interactive=live.n_heads > 1)
+                head = index_slider(live.n_heads, live.head)  # the model's own heads; hidden for a 1-head model
             elif update.first_evaluation:
                 heatmap, head = LiveHeatmap.waiting(update.first_evaluation), keep
             else:

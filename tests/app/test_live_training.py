@@ -156,3 +156,18 @@ def test_a_validation_loss_climbing_back_is_called_overfitting():
 
     assert overfitting([2.0, 1.5, 1.6]) and overfitting([3.0, 1.2, 1.3, 1.4])
     assert not overfitting([2.0, 1.5, 1.55]) and not overfitting([2.0, 1.5, 1.4]) and not overfitting([1.0, 2.0])
+
+
+def test_a_task_run_is_never_called_overfitting():
+    """Regression (issue 19, noticed on "Attention forming live"): the status of a reverse run said the model was
+    memorising its text when its validation loss went 0.001 -> 0.002. A task draws fresh examples every step: the
+    note is for text runs only."""
+    from tabs.training_session import _History, _status
+    from transformer.train import EvalEvent, StepEvent
+
+    step = StepEvent(300, 0.01, 1e-3, 1000.0, 10.0, 1.0)
+    evaluation = EvalEvent(300, 0.002, 10.0, 1.0, 1.0, [], None)
+    for task, noted in ((True, False), (False, True)):
+        history = _History(task=task)
+        history.val_losses = [2.0, 0.001, 0.002]
+        assert ("memorising" in _status(step, evaluation, 3000, history)) is noted
