@@ -264,18 +264,17 @@ class MultiHeadAttention(nn.Module):
         One matrix product when query, key and value are one tensor (self-attention); key=None skips K and V
         (cross-attention keys already in the cache)."""
         w, b = self.in_proj.weight, self.in_proj.bias
+        rows = lambda lo, hi=None: (w[lo:hi], None if b is None else b[lo:hi])  # noqa: E731  W and b rows lo..hi
+        n_q, n_k = self.sizes[0], self.sizes[0] + self.sizes[1]
         if key is None:
-            return F.linear(query, w[:self.sizes[0]], None if b is None else b[:self.sizes[0]]), None, None
+            return F.linear(query, *rows(0, n_q)), None, None
         if query is key and key is value:
             return F.linear(query, w, b).split(self.sizes, dim=-1)  # one GEMM: (B, T, (H + 2G) d_k)
-        n_q = self.sizes[0]
-        q = F.linear(query, w[:n_q], None if b is None else b[:n_q])
-        if key is value:
-            k, v = F.linear(key, w[n_q:], None if b is None else b[n_q:]).split(self.sizes[1:], dim=-1)
+        q = F.linear(query, *rows(0, n_q))
+        if key is value:  # cross-attention: K and V of the memory in one GEMM
+            k, v = F.linear(key, *rows(n_q)).split(self.sizes[1:], dim=-1)
         else:
-            n_k = n_q + self.sizes[1]
-            k = F.linear(key, w[n_q:n_k], None if b is None else b[n_q:n_k])
-            v = F.linear(value, w[n_k:], None if b is None else b[n_k:])
+            k, v = F.linear(key, *rows(n_q, n_k)), F.linear(value, *rows(n_k))
         return q, k, v
 
     def forward(self, query: Tensor, key: Tensor, value: Tensor, mask: Tensor | None = None,
