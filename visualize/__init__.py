@@ -11,11 +11,10 @@ from .model import parameter_breakdown
 from .positional import pe_matrix, pe_side_by_side, pe_similarity, pe_waves
 from .relative_positions import alibi_bias_figure, rope_angles_figure, rope_distance_figure
 from .steps import qk_steps, rollout_heatmap
-from .style import axis_labels
-from .training import empty_curves, training_curves
+from .style import axis_labels, empty_curves
 
 __all__ = ["head_heatmap", "layer_grid", "grid_columns", "narrow_page", "overview", "scores_table", "attended_bar",
            "token_probabilities",
-           "pe_matrix", "pe_waves", "pe_similarity", "pe_side_by_side", "training_curves", "empty_curves",
+           "pe_matrix", "pe_waves", "pe_similarity", "pe_side_by_side", "empty_curves",
            "parameter_breakdown", "axis_labels", "qk_steps", "rollout_heatmap",
            "rope_angles_figure", "rope_distance_figure", "alibi_bias_figure", "logit_lens_grid", "final_token_curve"]

@@ -9,7 +9,7 @@ stays. The chart scales with its container (viewBox), so one drawing serves a pr
 range (exact match in %, a score 0..1). Each curve is a `<polyline class="curve" data-name=... data-axis=...>` whose
 points map to its data through the axes: a tick at SVG x (or y) shows its value, so a reader of the SVG, a test or
 an eye, gets the numbers back. Every curve is thinned to at most `max_points` points (LIVE_POINTS by default;
-visualize.training's rule: first and last kept).
+`downsample_indices`: evenly spread, first and last kept).
 """
 from __future__ import annotations
 
@@ -20,7 +20,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from .style import BAR_COLOR, FONT, HIGHLIGHT_COLOR
-from .training import EXACT_COLOR, downsample_indices
 
 LIVE_POINTS = 200  # per curve: a projector laptop redraws the chart twice a second while a run streams
 WIDTH = 400  # viewBox units; the drawing is scaled to its container's width (~590 px on a projector, ~300 on a phone)
@@ -30,6 +29,7 @@ LEFT, RIGHT_WITH_AXIS, RIGHT_WITHOUT = 62, 58, 18  # the plot area's margins, ro
 LEGEND_ROW = 24
 CHAR_WIDTH = 0.56  # an estimate of a sans-serif character's width, in font sizes (for the legend's rows)
 GRID_COLOR, AXIS_COLOR, TEXT_COLOR = "#e3e3e3", "#444444", FONT["color"]
+EXACT_COLOR = "rgb(49,163,84)"
 BAND_COLOR = "rgba(230,85,13,0.12)"
 SCORE_COLORS = {"previous token": "rgb(49,163,84)", "induction": "rgb(117,107,177)"}
 COMPARISON_COLORS = ["rgb(33,113,181)", "rgb(230,85,13)", "rgb(49,163,84)", "rgb(117,107,177)", "rgb(140,86,75)",
@@ -74,6 +74,13 @@ def tick_label(value: float, ticks: list[float]) -> str:
     step = ticks[1] - ticks[0] if len(ticks) > 1 else 1.0
     decimals = max(0, -math.floor(math.log10(step) + 1e-9)) if step < 1 else 0
     return f"{value:,.{decimals}f}"
+
+
+def downsample_indices(n: int, max_points: int) -> np.ndarray:
+    """At most `max_points` evenly spread indices into a series of length n, always keeping the first and last."""
+    if n <= max_points:
+        return np.arange(n)
+    return np.unique(np.linspace(0, n - 1, max_points).round().astype(int))
 
 
 def _finite(values) -> np.ndarray:

@@ -76,6 +76,16 @@ def style_figure(fig: go.Figure, title: str = "", top_space: int = 0, **layout) 
     return fig
 
 
+def empty_curves(message) -> go.Figure:
+    """A blank figure that only says `message` in the middle (a plot with nothing to show yet)."""
+    fig = go.Figure()
+    fig.add_annotation(text=message, x=0.5, y=0.5, xref="paper", yref="paper", showarrow=False,
+                       font=dict(size=20, color="#666666"))
+    fig.update_xaxes(visible=False)
+    fig.update_yaxes(visible=False)
+    return style_figure(fig)
+
+
 def visible_whitespace(token) -> str:
     """A token's text with its spaces, newlines and tabs drawn as visible signs (␣ ⏎ ⇥ ␍)."""
     return "".join(_VISIBLE_WHITESPACE.get(ch, ch) for ch in str(token))

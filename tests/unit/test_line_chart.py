@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from tests.chart_reader import pixel_tolerance, read_chart
-from visualize.line_chart import (LIVE_POINTS, Curve, comparison_chart, line_chart, nice_ticks, phase_change_chart,
-                                  training_chart)
+from visualize.line_chart import (LIVE_POINTS, Curve, comparison_chart, downsample_indices, line_chart, nice_ticks,
+                                  phase_change_chart, training_chart)
 
 
 def _assert_reads_back(curve: dict, x, y, svg: str, side: str = "left"):
@@ -97,6 +97,15 @@ def test_a_long_run_is_thinned_to_a_bounded_chart():
                                                            min(100_000, nearest + int(dx) + 1) + 1)) <= dy
     short = training_chart(steps[:LIVE_POINTS], losses[:LIVE_POINTS], steps[:LIVE_POINTS:2], losses[:LIVE_POINTS:2])
     assert len(svg) < 1.1 * len(short) and len(svg) < 20_000
+
+
+def test_thinning_keeps_short_series_whole_and_the_ends_of_long_ones():
+    """At most max_points indices, strictly increasing, the first and last kept; a series that fits is untouched."""
+    assert list(downsample_indices(3, 500)) == [0, 1, 2]
+    assert list(downsample_indices(150, 150)) == list(range(150))
+    for n, most in [(5000, 500), (3000, 150), (101, 100)]:
+        keep = downsample_indices(n, most)
+        assert len(keep) <= most and keep[0] == 0 and keep[-1] == n - 1 and np.all(np.diff(keep) > 0)
 
 
 def test_phase_change_chart_puts_the_scores_on_the_right_axis():

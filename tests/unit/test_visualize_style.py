@@ -2,7 +2,8 @@
 import numpy as np
 import plotly.graph_objects as go
 
-from visualize import pe_waves, training_curves
+from visualize import empty_curves, head_heatmap, pe_waves, rope_distance_figure
+from visualize.alignment import gold_link_marks
 from visualize.style import TITLE_LINE, TITLE_WRAP, style_figure, wrap_title
 
 
@@ -34,7 +35,18 @@ def test_top_margin_holds_the_title_lines():
 def test_legends_sit_under_the_plot_not_over_the_title():
     """A horizontal legend above the plot area wraps into the title on a narrow screen; it goes to the bottom of
     the figure instead (container coordinates, so plotly grows the bottom margin to hold it)."""
-    table = np.random.default_rng(0).normal(size=(20, 8))
-    for fig in (pe_waves(table, [0, 1, 2, 3, 4]), training_curves([0, 1], [2.0, 1.0], [1], [1.5], lrs=[0.1, 0.2])):
+    rng = np.random.default_rng(0)
+    table = rng.normal(size=(20, 8))
+    tokens = list("abcd")
+    masked = head_heatmap(np.tril(np.full((4, 4), 0.25)), tokens, tokens, mask=np.tril(np.ones((4, 4), dtype=bool)))
+    for fig in (pe_waves(table, [0, 1, 2, 3, 4]), rope_distance_figure([-1, 0, 1], {"a": [1, 2, 3], "b": [3, 2, 1]}),
+                masked, gold_link_marks(head_heatmap(np.full((4, 4), 0.25), tokens, tokens), [(0, 1), (2, 3)])):
         legend = fig.layout.legend
         assert (legend.orientation, legend.yref, legend.y, legend.yanchor) == ("h", "container", 0, "bottom")
+
+
+def test_empty_curves_shows_only_the_message():
+    fig = empty_curves("Generate something first")
+    assert len(fig.data) == 0
+    assert [a.text for a in fig.layout.annotations] == ["Generate something first"]
+    assert not fig.layout.xaxis.visible and not fig.layout.yaxis.visible
