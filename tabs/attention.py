@@ -3,8 +3,6 @@ from __future__ import annotations
 
 import functools
 import json
-import threading
-from collections import OrderedDict
 
 import gradio as gr
 import pandas as pd
@@ -25,6 +23,7 @@ from .attention_views import NORMS_EXPLAINED, SHOW, draw_caption, view_pattern, 
 from .inside import build_inside, selected_pattern
 from .translation_view import GOLD_SCORE, gold_scores, with_gold
 from .lens import build_lens
+from .record_cache import RecordCache
 from .two_inputs import build_two_inputs
 
 SCORES = ["entropy", "mean distance", "diagonal", "anti-diagonal", "previous token", "duplicate token", "induction",
@@ -150,29 +149,18 @@ def draw_figures(record, kind, layer, head, score, parts=("one", "grid", "overvi
     return tuple(build[part]() for part in parts)
 
 
-class _FigureCache:
+class _FigureCache(RecordCache):
     """Figures of shared records, serialised once for every user (a class sends the same few inputs and steps
-    through the same heads), least recently used out past `size`. An entry holds its record, so a record's id is
-    never reused while its figures are cached; records are never modified after they are made."""
+    through the same heads): a RecordCache whose values are build()'s tuples with each plotly figure as gr.Plot
+    sends it."""
 
     def __init__(self, size: int = 256):
-        self.size, self._entries, self._lock = size, OrderedDict(), threading.Lock()
+        super().__init__(size)
         self._plot = gr.Plot()
 
     def get(self, record, key: tuple, build):
-        key = (id(record),) + key
-        with self._lock:
-            hit = self._entries.get(key)
-            if hit is not None and hit[0] is record:
-                self._entries.move_to_end(key)
-                return hit[1]
-        value = build()
-        value = tuple(self._plot.postprocess(v) if hasattr(v, "to_plotly_json") else v for v in value)
-        with self._lock:
-            self._entries[key] = (record, value)
-            while len(self._entries) > self.size:
-                self._entries.popitem(last=False)
-        return value
+        return super().get(record, key, lambda: tuple(self._plot.postprocess(v) if hasattr(v, "to_plotly_json")
+                                                      else v for v in build()))
 
 
 FIGURES = _FigureCache(512)

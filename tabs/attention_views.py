@@ -3,9 +3,6 @@ value-weighted norms (Kobayashi et al. 2020), over tokens or merged into words, 
 itself in one line. The numbers come from transformer.interpretability (views, value_norms, captions)."""
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
-
 import gradio as gr
 
 from transformer.interpretability.captions import describe_head
@@ -17,6 +14,7 @@ from .checks import UserError, check_choice, check_index
 from .errors import handler
 from .gpu import gpu
 from .inside import selected_pattern
+from .record_cache import RecordCache
 
 NORMS_EXPLAINED = ("**Weights or what moves.** A weight α says where a head looks; the value-weighted norm "
                    "‖α·W_O W_V x‖ says how much that key actually adds to the output (Kobayashi et al. 2020), "
@@ -31,29 +29,6 @@ def norms_on_gpu(source: ModelRef, record, kind: str) -> ValueNorms:
     """transformer.interpretability.value_norms of one kind of the record: its forward pass again, keeping v."""
     model, _, _ = source.load()
     return value_weighted_norms(model, record, kind)
-
-
-class RecordCache:
-    """What a view computed from a record (value norms per kind, a logit lens), least recently used out past
-    `size`; an entry holds its record so the record's id is not reused while cached (records are never modified
-    after they are made)."""
-
-    def __init__(self, size: int = 32):
-        self.size, self._entries, self._lock = size, OrderedDict(), threading.Lock()
-
-    def get(self, record, what: str, compute):
-        key = (id(record), what)
-        with self._lock:
-            hit = self._entries.get(key)
-            if hit is not None and hit[0] is record:
-                self._entries.move_to_end(key)
-                return hit[1]
-        value = compute()
-        with self._lock:
-            self._entries[key] = (record, value)
-            while len(self._entries) > self.size:
-                self._entries.popitem(last=False)
-        return value
 
 
 NORMS = RecordCache()

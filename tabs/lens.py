@@ -8,13 +8,13 @@ import gradio as gr
 import visualize as viz
 from transformer.interpretability.logit_lens import LogitLens, logit_lens
 
-from .attention_views import RecordCache
 from .catalogue import ModelRef, browser_key, model_ref
 from .checks import UserError, check_index
 from .controls import Slider, index_slider
 from .errors import handler
 from .ui import FAST
 from .gpu import gpu
+from .record_cache import RecordCache
 
 LENS_EXPLAINED = ("Each row passes the residual stream after that layer through the model's final LayerNorm and "
                   "its unembedding, as the last layer's goes to make the output: a cell is the token that layer "
