@@ -13,7 +13,8 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
-from ..interpretability.words import SPECIAL_WORDS, merge_to_words, text_words, word_labels, word_spans
+from ..interpretability.views import pattern_in_words
+from ..interpretability.words import SPECIAL_WORDS
 from .alignment import AlignmentScore, aligned_targets, attention_alignment, score
 from .bible import VersePair
 from .corpus import find_verse
@@ -32,13 +33,13 @@ class WordCross:
 
 
 def cross_words(pattern) -> WordCross:
-    """The cross-attention pattern of a record in words: summed over an English word's tokens, averaged over a
-    Spanish word's (transformer.interpretability.words); `</s>` left out of both axes."""
-    q_spans, k_spans = word_spans(pattern.query_tokens), word_spans(pattern.key_tokens)
-    merged = merge_to_words(pattern.weights, q_spans, k_spans)  # (L, H, Wq, Wk)
-    rows, cols = text_words(pattern.query_tokens, q_spans), text_words(pattern.key_tokens, k_spans)
-    es, en = word_labels(pattern.query_tokens, q_spans), word_labels(pattern.key_tokens, k_spans)
-    return WordCross(merged[:, :, rows][:, :, :, cols], [es[r] for r in rows], [en[c] for c in cols])
+    """The cross-attention pattern of a record in words, as the Attention tab's words view merges it
+    (transformer.interpretability.views.pattern_in_words: summed over an English word's tokens, averaged over a
+    Spanish word's), keeping only the text words: `</s>` left out of both axes."""
+    words = pattern_in_words(pattern)  # (L, H, Wq, Wk), special tokens words of their own
+    rows, cols = words.query_text, words.key_text
+    return WordCross(words.weights[:, :, rows][:, :, :, cols], [words.query_tokens[r] for r in rows],
+                     [words.key_tokens[c] for c in cols])
 
 
 def _text(tokens: list[str]) -> str:
