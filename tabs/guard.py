@@ -12,7 +12,7 @@ from . import admission
 from .disk import DiskBudget
 from .exports import EXPORTS
 from .http_gate import RequestGate
-from .limits import BODY_BYTES, DISK_BYTES, DISK_SWEEP_SECONDS, UPLOAD_BYTES
+from .limits import BODY_BYTES, DISK_BYTES, DISK_SWEEP_SECONDS, SESSIONS, UPLOAD_BYTES
 from .memory import return_freed_memory
 
 _BUDGETS: dict[str, DiskBudget] = {}
@@ -32,9 +32,9 @@ def disk_budget(demo: gr.Blocks) -> DiskBudget:
 
 def protect(demo: gr.Blocks) -> dict:
     """Put the admission checks on `demo` (after demo.queue()) and its exports inside gradio's cache; returns the
-    settings `demo.launch` needs: the upload limit and the front-door middleware."""
+    settings `demo.launch` needs: the upload limit, the sessions kept and the front-door middleware."""
     admission.install(demo)
     budget = disk_budget(demo)
     EXPORTS.parent = budget.root
     gate = Middleware(RequestGate, max_body=BODY_BYTES, on_upload=budget.wrote)
-    return dict(max_file_size=UPLOAD_BYTES, app_kwargs={"middleware": [gate]})
+    return dict(max_file_size=UPLOAD_BYTES, state_session_capacity=SESSIONS, app_kwargs={"middleware": [gate]})

@@ -14,6 +14,8 @@ QUEUE_WAITING = {"train": 8}  # requests waiting per concurrency group; other gr
 DEFAULT_WAITING = 64
 TRAININGS_PER_CLIENT = 1  # queued or running, per session and per client address
 STORED_MODELS = 48  # trained models kept for every browser together (each browser: its last 3)
+SESSIONS = 256  # sessions whose state gradio keeps (~0.4 MB each: its copy of the page's config), least recently
+#                used out first; gradio's default, 10,000, let invented session ids hold about 4 GB
 DISK_BYTES = 1 << 30  # the app's folder (gradio's cache: uploads, served files, exports); ATTENTION_LAB_DISK_BYTES
 DISK_SWEEP_SECONDS = 30  # how often that budget is checked (and after every upload and download)
 

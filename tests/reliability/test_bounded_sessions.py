@@ -1,0 +1,45 @@
+"""Bounded sessions: gradio keeps a SessionState for every session id that reaches it (a copy of the page's config,
+~0.4 MB, and every component an event updated), and by default keeps 10,000 of them: a client inventing session
+ids (any request names one, even a refused component call) grew the server by about 4 GB before gradio let any go.
+The app keeps SESSIONS (tabs/limits.py), least recently used out first, so a session in use stays.
+
+Bounded: SESSIONS + 100 cheap requests to 127.0.0.1."""
+from __future__ import annotations
+
+import uuid
+
+import httpx
+import pytest
+
+from tabs.limits import SESSIONS
+
+
+@pytest.fixture(scope="module")
+def served():
+    import app
+
+    demo, (_, url, _) = app.launch(server_name="127.0.0.1", server_port=None, prevent_thread_lock=True, quiet=True)
+    try:
+        yield demo, url
+    finally:
+        demo.close()
+
+
+def new_session(http: httpx.Client, url: str, session: str, component: int) -> int:
+    """A request that only names a session (a call to a component function that does not exist: 404)."""
+    body = {"session_hash": session, "component_id": component, "fn_name": "nothing", "data": None}
+    return http.post(url + "gradio_api/component_server", json=body).status_code
+
+
+def test_invented_session_ids_are_bounded_and_a_session_in_use_stays(served):
+    demo, url = served
+    mine, component = uuid.uuid4().hex, next(iter(demo.blocks))
+    with httpx.Client(timeout=30) as http:
+        assert new_session(http, url, mine, component) == 404
+        for i in range(SESSIONS + 100):
+            assert new_session(http, url, uuid.uuid4().hex, component) == 404
+            if i % 50 == 0:
+                new_session(http, url, mine, component)  # the class keeps using its page
+    sessions = demo.state_holder.session_data
+    assert len(sessions) <= SESSIONS, f"{len(sessions)} sessions kept; the limit is {SESSIONS}"
+    assert mine in sessions
