@@ -8,7 +8,7 @@ from pathlib import Path
 import gradio as gr
 from starlette.middleware import Middleware
 
-from . import admission
+from . import admission, session_state
 from .disk import DiskBudget
 from .exports import EXPORTS
 from .http_gate import RequestGate
@@ -31,9 +31,11 @@ def disk_budget(demo: gr.Blocks) -> DiskBudget:
 
 
 def protect(demo: gr.Blocks) -> dict:
-    """Put the admission checks on `demo` (after demo.queue()) and its exports inside gradio's cache; returns the
-    settings `demo.launch` needs: the upload limit, the sessions kept and the front-door middleware."""
+    """Put the admission checks on `demo` (after demo.queue()), keep its sessions at the page's size and its
+    exports inside gradio's cache; returns the settings `demo.launch` needs: the upload limit, the sessions kept
+    and the front-door middleware."""
     admission.install(demo)
+    session_state.install(demo)
     budget = disk_budget(demo)
     EXPORTS.parent = budget.root
     gate = Middleware(RequestGate, max_body=BODY_BYTES, on_upload=budget.wrote)

@@ -3,7 +3,7 @@
 ids (any request names one, even a refused component call) grew the server by about 4 GB before gradio let any go.
 The app keeps SESSIONS (tabs/limits.py), least recently used out first, so a session in use stays.
 
-Bounded: SESSIONS + 100 cheap requests to 127.0.0.1."""
+Bounded: SESSIONS + 100 cheap requests and 16 views, all to 127.0.0.1."""
 from __future__ import annotations
 
 import uuid
@@ -43,3 +43,22 @@ def test_invented_session_ids_are_bounded_and_a_session_in_use_stays(served):
     sessions = demo.state_holder.session_data
     assert len(sessions) <= SESSIONS, f"{len(sessions)} sessions kept; the limit is {SESSIONS}"
     assert mine in sessions
+
+
+def test_a_session_keeps_the_page_size_however_many_requests_it_makes(served):
+    """Regression: each "update a slider, then read it" cycle (Show attention sets the layer and head sliders'
+    ranges, a redraw reads them) added a component and its config to the session, forever: gradio files the
+    updated component under its new id when it is next an input. 20 clients grew the server by ~40 MB per 1,000
+    requests (bench/RESULTS.md, issue 18)."""
+    from gradio_client import Client
+
+    demo, url = served
+    client = Client(url, verbose=False)
+    for i in range(8):
+        client.predict("reverse", ["attention", "transformer"][i % 2], "", api_name="/attention")
+        client.predict("cross", i % 2, i % 4, "entropy", api_name="/draw_attention")
+    session = demo.state_holder.session_data[client.session_hash]
+    page = set(demo.default_config.blocks)
+    assert set(session.blocks_config.blocks) == page, \
+        f"{len(set(session.blocks_config.blocks) - page)} components beyond the page's {len(page)}"
+    assert set(session.config_values) <= page
