@@ -28,6 +28,7 @@ from tabs.catalogue import SHIPPED, fixed_choices, load_at_start, pretrained  # 
 from tabs.demos import demo_buttons, wire_demos  # noqa: E402
 from tabs.generate import build_generate_tab  # noqa: E402
 from tabs.guard import protect  # noqa: E402
+from tabs.memory import arrow_on_malloc  # noqa: E402
 from tabs.model import build_model_tab  # noqa: E402
 from tabs.positional import build_positional_tab  # noqa: E402
 from tabs.train import build_train_tab, restore_models  # noqa: E402
@@ -139,6 +140,7 @@ def launch(**overrides):
     """Start the app as `python app.py` does and return (demo, launch result); tests and benchmarks pass
     overrides (server_port=None, prevent_thread_lock=True, quiet=True)."""
     keep_freed_memory()
+    arrow_on_malloc()
     warm_up()
     demo = build_demo()
     settings = dict(server_name=os.environ.get("GRADIO_SERVER_NAME", "127.0.0.1"),
