@@ -1,6 +1,8 @@
 """Train tab: train a small model in this browser session and watch it learn."""
 from __future__ import annotations
 
+import functools
+
 import gradio as gr
 import numpy as np
 import pandas as pd
@@ -133,12 +135,26 @@ def restore_models(key, request: gr.Request = None):
 
 
 def busy():
-    """While a run is going, neither button starts another (one run per browser tab at a time)."""
-    return gr.update(interactive=False, value="Training…"), gr.update(interactive=False)
+    """While a run is going, no button (Start, Compare, Watch) starts another (one run per browser tab at a time)."""
+    return gr.update(interactive=False, value="Training…"), gr.update(interactive=False), gr.update(interactive=False)
 
 
 def idle():
-    return gr.update(interactive=True, value="Start"), gr.update(interactive=True)
+    return gr.update(interactive=True, value="Start"), gr.update(interactive=True), gr.update(interactive=True)
+
+
+def disables_the_buttons(fn):
+    """The run's updates with the three buttons' appended: disabled by its first update, left alone after; `idle`
+    runs after the run, however it ended. The run itself disables them, not a step before it: the server may refuse
+    a run at the queue's door (a full line, one already running for this client), and gradio then skips the steps
+    after it, so a step before had left a refused Start at "Training…" until the page was reloaded."""
+    @functools.wraps(fn)
+    def run(*args, **kwargs):
+        buttons = busy()
+        for update in fn(*args, **kwargs):
+            yield (*update, *buttons)
+            buttons = (gr.update(),) * 3
+    return run
 
 
 def bounded_number(key: str, label: str) -> Number:
@@ -219,26 +235,26 @@ def build_train_tab(ckpt, key):
     model_options = [attention, positions]
     # show_progress "minimal": a queued run shows its place in the queue, and the status line stays readable while
     # the run streams (the full overlay greyed it out)
-    start.click(busy, None, [start, compare], queue=False, api_visibility="private").then(
-        run_train, inputs + model_options, [curves, status, samples, heatmap, ckpt, control, live, live_head],
+    buttons = [start, compare, watch]
+    start.click(
+        disables_the_buttons(run_train), inputs + model_options,
+        [curves, status, samples, heatmap, ckpt, control, live, live_head] + buttons,
         api_name="train", concurrency_limit=LIMITS["concurrent_trainings"], concurrency_id="train",
         show_progress="minimal", show_progress_on=[status]).then(
-        idle, None, [start, compare], queue=False, api_visibility="private")
+        idle, None, buttons, queue=False, api_visibility="private")
     live_head.input(choose_live_head, [live, live_head], heatmap, api_visibility="private", **FAST)
-    compare.click(busy, None, [start, compare], queue=False, api_visibility="private").then(
-        run_compare, inputs + [compare_which] + model_options, [curves, status, compare_table, compare_details,
-                                                                control],
+    compare.click(
+        disables_the_buttons(run_compare), inputs + [compare_which] + model_options,
+        [curves, status, compare_table, compare_details, control] + buttons,
         api_name="compare_variants", concurrency_id="train", show_progress="minimal", show_progress_on=[status]).then(
-        idle, None, [start, compare], queue=False, api_visibility="private")
-    buttons = [start, compare, watch]
+        idle, None, buttons, queue=False, api_visibility="private")
 
     def watch_after(trigger, **kwargs):
         """Run "Watch an induction head form" after `trigger` (its button, or a demo click's `.then`)."""
-        return trigger(lambda: [gr.update(interactive=False)] * 3, None, buttons, queue=False,
-                       api_visibility="private").then(
-            run_watch, key, [curves, status, heatmap, ckpt, control], concurrency_limit=LIMITS["concurrent_trainings"],
-            concurrency_id="train", show_progress_on=[status], **kwargs).then(
-            lambda: [gr.update(interactive=True)] * 3, None, buttons, queue=False, api_visibility="private")
+        return trigger(
+            disables_the_buttons(run_watch), key, [curves, status, heatmap, ckpt, control] + buttons,
+            concurrency_limit=LIMITS["concurrent_trainings"], concurrency_id="train", show_progress_on=[status],
+            **kwargs).then(idle, None, buttons, queue=False, api_visibility="private")
 
     watch_after(watch.click, api_name="watch_induction")
     # Stop asks the run to end after its current step (a training or a comparison); each reports how it ended
