@@ -16,7 +16,7 @@ from .catalogue import SHIPPED, ModelRef, browser_key, model_ref
 from .checks import MAX_PROMPT_CHARS, UserError, check_choice, check_index, check_text
 from .controls import Radio, Slider, index_slider, only_one
 from .errors import handler
-from .ui import ATTENTION_CAP, FAST
+from .ui import ATTENTION_CAP, FAST, separately
 from .exports import EXPORTS
 from .gpu import gpu
 from .attention_views import NORMS_EXPLAINED, SHOW, draw_caption, view_pattern, view_title
@@ -302,17 +302,18 @@ def build_attention_tab(demo, ckpt, key):
         compute_after(trigger(clear_attention, None, [record, made_by, notice] + figures + [caption], queue=False,
                               api_visibility="private").then,
                       api_name=api, api_visibility="public" if api else "private")
-    compute_after(ckpt.change, api_visibility="private")
+    compute_after(separately(ckpt.change), api_visibility="private")
     compute_after(demo.load, api_visibility="private")  # a heatmap from the first second
     # The user's own changes (input, not change: a new record's values must not redraw with half-updated controls)
     # share one event, so replies come in order and never show a stale head.
-    gr.on([kind.input, layer.input, head.input, score.input, cells.input, words.input], draw_attention,
-          [record, kind, layer, head, score] + shown + [page_width], figures, api_name="draw_attention", **FAST)
+    separately(kind.input, layer.input, head.input, score.input, cells.input, words.input)(
+        draw_attention, [record, kind, layer, head, score] + shown + [page_width], figures, api_name="draw_attention",
+        **FAST)
     # another kind of attention may have another number of layers (an encoder deeper than its decoder)
     kind.input(handler(fit_sliders), [record, kind, layer, head], [notice, layer, head], queue=False,
                api_visibility="private")
-    gr.on([kind.input, layer.input, head.input, cells.input, words.input], draw_caption,
-          [record, kind, layer, head] + shown, caption, api_name="head_caption", **FAST)
+    separately(kind.input, layer.input, head.input, cells.input, words.input)(
+        draw_caption, [record, kind, layer, head] + shown, caption, api_name="head_caption", **FAST)
     export.click(export_attention, record, files, api_name="export_attention", concurrency_limit=2)
     return dict(text=text, target=target, record=record, focus=focus, kind=kind, layer=layer, head=head,
                 score=score, one=one, grid=grid, overview=overview, table=table, caption=caption, show=show,

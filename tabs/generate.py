@@ -18,7 +18,7 @@ from .catalogue import ModelRef, browser_key, model_ref, resolve
 from .checks import MAX_PROMPT_CHARS, check_choice, check_index, check_number, check_text, unknown_notice
 from .controls import Number, Slider, index_slider
 from .errors import handler
-from .ui import ATTENTION_CAP, STREAM_UPDATES_PER_SECOND
+from .ui import ATTENTION_CAP, STREAM_UPDATES_PER_SECOND, separately
 from .gpu import gpu
 
 LM_PROMPTS = ["ROMEO:\n", "First Citizen:\nBefore we proceed", "KING RICHARD III:\nNow is the", "JULIET:\nO "]
@@ -174,7 +174,7 @@ def build_generate_tab(ckpt, key):
             probs_plot = gr.Plot(show_label=False, label="Top alternatives", elem_id="gen-probs")
             where_plot = gr.Plot(show_label=False, label="Where it looked", elem_id="gen-where")
     example.click(example_input, [ckpt, key], prompt, api_name="example")
-    ckpt.change(decoding_for, [ckpt, key], strategy, api_visibility="private", show_progress="hidden")
+    separately(ckpt.change)(decoding_for, [ckpt, key], strategy, api_visibility="private", show_progress="hidden")
     inputs = [ckpt, prompt, strategy, temperature, top_k, top_p, num_beams, max_new, seed, key]
     cleared = [output, table, gen_state, picker, notice, probs_plot, where_plot]
     inspect = dict(fn=inspect_step, inputs=[gen_state, picker], outputs=[probs_plot, where_plot])

@@ -18,7 +18,7 @@ from .catalogue import ModelRef, browser_key, model_ref
 from .checks import UserError, check_index
 from .controls import Slider
 from .errors import handler
-from .ui import ATTENTION_CAP, FAST
+from .ui import ATTENTION_CAP, FAST, separately
 from .gpu import gpu
 
 
@@ -163,10 +163,10 @@ def build_inside(demo, record, made_by, key, kind, layer, head):
     for section, shown in ((qk_section, qk_shown), (rollout_section, rollout_shown)):
         section.expand(lambda: True, None, shown, queue=False, api_visibility="private")
         section.collapse(lambda: False, None, shown, queue=False, api_visibility="private")
-    gr.on([qk_section.expand, record.change, kind.change, layer.change, head.change, query.change], draw_qk,
-          [made_by, key, record, kind, layer, head, query, qk_shown], qk_plot, api_name="draw_qk", **FAST)
-    gr.on([rollout_section.expand, record.change, kind.change], draw_rollout, [record, kind, rollout_shown],
-          rollout_plot, api_name="draw_rollout", **FAST)
+    separately(qk_section.expand, record.change, kind.change, layer.change, head.change, query.change)(
+        draw_qk, [made_by, key, record, kind, layer, head, query, qk_shown], qk_plot, api_name="draw_qk", **FAST)
+    separately(rollout_section.expand, record.change, kind.change)(
+        draw_rollout, [record, kind, rollout_shown], rollout_plot, api_name="draw_rollout", **FAST)
     run.click(run_ablation, [made_by, key, record, kind, heads], ablation, api_name="ablate", concurrency_limit=4)
     importance.click(run_importance, [made_by, key, record, kind], importance_plot, api_name="head_importance",
                      concurrency_limit=2)

@@ -12,7 +12,7 @@ from .catalogue import ModelRef, browser_key, model_ref
 from .checks import UserError, check_index
 from .controls import Slider, index_slider
 from .errors import handler
-from .ui import FAST
+from .ui import FAST, separately
 from .gpu import gpu
 from .record_cache import RecordCache
 
@@ -66,10 +66,10 @@ def build_lens(demo, record, made_by, key):
     demo.load(lambda: False, None, shown, queue=False, api_visibility="private")
     section.expand(lambda: True, None, shown, queue=False, api_visibility="private")
     section.collapse(lambda: False, None, shown, queue=False, api_visibility="private")
-    gr.on([section.expand, record.change, position.change], draw_lens, [made_by, key, record, position, shown],
-          [grid, curve, note], api_name="logit_lens", **FAST)
-    record.change(lambda r: gr.update() if r is None else index_slider(_positions(r)), record, position, queue=False,
-                  api_visibility="private")
+    separately(section.expand, record.change, position.change)(
+        draw_lens, [made_by, key, record, position, shown], [grid, curve, note], api_name="logit_lens", **FAST)
+    separately(record.change)(lambda r: gr.update() if r is None else index_slider(_positions(r)), record, position,
+                              queue=False, api_visibility="private")
 
 
 def _positions(record) -> int:

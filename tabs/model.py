@@ -13,6 +13,7 @@ from transformer.model import parameter_counts
 
 from .catalogue import browser_key, resolve
 from .errors import handler
+from .ui import separately
 
 
 @handler
@@ -79,6 +80,6 @@ def build_model_tab(demo, ckpt, key):
         kv = gr.Dataframe(label="Cache size per generated token (fp32): keys and values for MHA / GQA / MQA, the "
                                 "latent (and rotary key) for MLA", elem_id="model-cache")
     outputs = [summary, table, plot, kv]
-    ckpt.change(describe_model, [ckpt, key], outputs, api_name="model", concurrency_limit=8,
-                concurrency_id="draw")
+    separately(ckpt.change)(describe_model, [ckpt, key], outputs, api_name="model", concurrency_limit=8,
+                            concurrency_id="draw")
     demo.load(describe_model, [ckpt, key], outputs, api_visibility="private")

@@ -14,7 +14,7 @@ from .catalogue import SHIPPED, browser_key, resolve, shipped_model
 from .checks import UserError, check_number
 from .controls import Slider
 from .errors import handler
-from .ui import FAST
+from .ui import FAST, separately
 
 
 LEARNED_ROWS = 256  # positions of a learned table drawn beside the sinusoids
@@ -194,8 +194,8 @@ def build_positional_tab(demo, ckpt, key):
     # The RoPE and ALiBi controls take the checkpoint's sizes; their figures are drawn when a section opens or a
     # control changes, not on page load.
     for event in (demo.load, ckpt.change):
-        event(checkpoint_sizes, [ckpt, key], [d_k, n_heads, rope_note, alibi_note], api_visibility="private",
-              **FAST)
+        separately(event)(checkpoint_sizes, [ckpt, key], [d_k, n_heads, rope_note, alibi_note],
+                          api_visibility="private", **FAST)
     gr.on([rope_section.expand, d_k.change, rope_length.change], draw_rope, [d_k, rope_length],
           [rope_plot, distance_plot], api_name="rope", **FAST)
     gr.on([alibi_section.expand, n_heads.change, alibi_length.change, causal.change], draw_alibi,

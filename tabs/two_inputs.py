@@ -10,7 +10,7 @@ from transformer.interpretability.two_inputs import differing_positions, head_di
 from .catalogue import browser_key
 from .checks import MAX_PROMPT_CHARS, UserError, check_index
 from .errors import handler
-from .ui import FAST
+from .ui import FAST, separately
 from .inside import selected_pattern
 
 TWO_INPUTS_EXPLAINED = ("Type a second input that differs from the first in a word or two (a minimal pair such as "
@@ -75,6 +75,7 @@ def build_two_inputs(record, made_by, key, kind, layer, head):
     for trigger, api in ((compare.click, "compare_inputs"), (text_b.submit, None)):
         trigger(compare_inputs, [made_by, key, record, text_b], record_b, api_name=api,
                 api_visibility="public" if api else "private", concurrency_limit=4, concurrency_id="attention")
-    record.change(lambda: None, None, record_b, queue=False, api_visibility="private")  # B belongs to A's model
-    gr.on([record_b.change, kind.input, layer.input, head.input], draw_two, [record, record_b, kind, layer, head],
-          [plot_a, plot_b, grid, note], api_name="draw_two_inputs", **FAST)
+    separately(record.change)(lambda: None, None, record_b, queue=False, api_visibility="private")  # B: A's model
+    separately(record_b.change, kind.input, layer.input, head.input)(
+        draw_two, [record, record_b, kind, layer, head], [plot_a, plot_b, grid, note], api_name="draw_two_inputs",
+        **FAST)

@@ -44,9 +44,26 @@ def _controls(page) -> tuple[tuple[int, int], tuple[int, int]]:
     return read("number"), read("range")
 
 
+def _calls_during(page, ms: int) -> list[str]:
+    """The calls (queue/join requests, as "fn_index trigger_id") the page makes in the next `ms` milliseconds."""
+    calls = []
+
+    def seen(request):
+        if "/queue/join" in request.url:
+            body = request.post_data_json or {}
+            calls.append(f"{body.get('fn_index')} {body.get('trigger_id')}")
+    page.on("request", seen)
+    page.wait_for_timeout(ms)
+    page.remove_listener("request", seen)
+    return calls
+
+
 def test_quick_layer_and_head_changes_never_leave_a_stale_heatmap(lab):
     """Regression: type 5 in Layer + Enter, then 5 in Head + Enter: the controls said 5/5 and the title said
-    "layer 5, head 6" (3 of 4 tries), because a slow layer redraw overwrote a fast head redraw."""
+    "layer 5, head 6" (3 of 4 tries), because a slow layer redraw overwrote a fast head redraw. And once the last
+    reply is in, the page asks for nothing more: the heatmap, its caption and the two-input view had re-run each
+    other about twice a second until the page was reloaded (tabs.ui.separately), which left the page and the server
+    busy for every later test (the Train tab's Start did not react within a minute)."""
     page = lab.page
     tour.show_tab(page, "attention")
     tour.select_checkpoint(page, "shakespeare-char")
@@ -59,6 +76,8 @@ def test_quick_layer_and_head_changes_never_leave_a_stale_heatmap(lab):
         boxes, sliders = _controls(page)
         assert boxes == sliders == (layer, head), (boxes, sliders, title)
         assert title.endswith(expected), (title, layer, head)
+    calls = _calls_during(page, 5000)
+    assert not calls, f"{len(calls)} calls in 5 s after the last reply: {calls}"
 
 
 def _click_demo(page, label: str) -> None:
