@@ -25,12 +25,14 @@ import gradio as gr  # noqa: E402
 
 from tabs.attention import build_attention_tab  # noqa: E402
 from tabs.catalogue import SHIPPED, fixed_choices, load_at_start, pretrained  # noqa: E402
+from tabs.controls import CheckpointDropdown  # noqa: E402
 from tabs.demos import demo_buttons, wire_demos  # noqa: E402
 from tabs.generate import build_generate_tab  # noqa: E402
 from tabs.guard import protect  # noqa: E402
 from tabs.memory import arrow_on_malloc  # noqa: E402
 from tabs.model import build_model_tab  # noqa: E402
 from tabs.positional import build_positional_tab  # noqa: E402
+from tabs.sessions import remember_key  # noqa: E402
 from tabs.train import build_train_tab, restore_models  # noqa: E402
 from tabs.training_session import warm_up  # noqa: E402
 from visualize.style import PHONE_WIDTH  # noqa: E402
@@ -48,10 +50,13 @@ BROWSER_KEY_JS = """() => {
 }"""
 
 
-def adopt_browser_key(key: str) -> str:
-    """The browser's key (see BROWSER_KEY_JS) into the session's state, which every handler reads; its models are
-    kept on the server under it, so they survive a reload. API clients, with no local storage, use their session."""
-    return key if isinstance(key, str) and re.fullmatch(r"[0-9a-f]{32}", key) else uuid.uuid4().hex
+def adopt_browser_key(key: str, request: gr.Request = None) -> str:
+    """The browser's key (see BROWSER_KEY_JS) into the session's state, which every handler reads, and into
+    tabs.sessions, which keeps it if gradio lets the session's state go; its models are kept on the server under
+    it, so they survive a reload. API clients, with no local storage, use their session."""
+    key = key if isinstance(key, str) and re.fullmatch(r"[0-9a-f]{32}", key) else uuid.uuid4().hex
+    remember_key(request, key)
+    return key
 
 
 PRETRAINED_NOTE = ("<small>Real GPT-2 weights join this list when they are in the machine's Hugging Face cache: "
@@ -69,8 +74,8 @@ def build_demo() -> gr.Blocks:
         with gr.Row(elem_id="header", equal_height=True):
             gr.Markdown("# Attention Lab\nA Transformer from *Attention Is All You Need*, written from scratch: "
                         "generate with it, look inside its attention, and train one yourself.", elem_id="title")
-            ckpt = gr.Dropdown(fixed_choices(), value=default, label="Checkpoint (used by every tab)",
-                               elem_id="ckpt")
+            ckpt = CheckpointDropdown(fixed_choices(), value=default, label="Checkpoint (used by every tab)",
+                                      elem_id="ckpt")
         buttons, explain = demo_buttons()
         with gr.Tabs(elem_id="tabs") as tabs:
             build_generate_tab(ckpt, key)

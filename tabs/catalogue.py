@@ -12,6 +12,7 @@ import gradio as gr
 from transformer.checkpoint import load_checkpoint
 from transformer.pretrained import cached_gpt2_models, load_gpt2
 
+from . import sessions
 from .checks import UserError
 from .gpu import DEVICE, onto_device
 from .limits import STORED_MODELS
@@ -48,10 +49,14 @@ def fixed_choices() -> list[str]:
 
 
 def browser_key(key, request: gr.Request | None = None) -> str:
-    """The key of this browser's model store: the random key kept in its local storage, or, for an API client
-    (which has no local storage), its session."""
+    """The key of this browser's model store: the random key kept in its local storage (from the session's state,
+    or, when gradio has let that state go, from tabs.sessions), or, for an API client (which has no local
+    storage), its session."""
     if isinstance(key, str) and key:
         return key
+    known = sessions.key_of(request)
+    if known:
+        return known
     session = getattr(request, "session_hash", None) if request is not None else None
     return f"session:{session}" if session else ""
 

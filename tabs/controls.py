@@ -74,3 +74,15 @@ class Radio(gr.Radio):
         if payload is not None and not isinstance(payload, str):
             raise gr.Error(f"{self.label} must be one of the listed choices, got {str(payload)[:40]!r}")
         return payload
+
+
+class CheckpointDropdown(gr.Dropdown):
+    """The checkpoint list: passes a name outside its current choices on to the handler instead of failing in
+    gradio. A page whose session state gradio let go (tabs.sessions) still lists the models it trained, while the
+    server's fresh copy of its list has only the fixed checkpoints; the handler (tabs.catalogue.resolve) knows the
+    browser's models and answers an unknown name with a clear message."""
+
+    def preprocess(self, payload):
+        if payload is not None and not isinstance(payload, str):
+            raise gr.Error(f"{self.label} must be one of the listed checkpoints, got {str(payload)[:40]!r}")
+        return payload

@@ -16,6 +16,7 @@ from transformer.interpretability.phase_change import (induction_run, rise_windo
                                                        watch_induction)
 from transformer.interpretability.probe import record_ids
 
+from . import sessions
 from .catalogue import USER_MODELS, browser_key, checkpoint_choices
 from .errors import handler
 from .gpu import GPU_SECONDS_MARGIN, for_the_app, gpu, wall_seconds
@@ -140,6 +141,7 @@ def run_watch(key, request: gr.Request = None, progress=gr.Progress()):
     key = browser_key(key, request)
     name = USER_MODELS.reserve(key, "induction")
     control, finished = StopSignal(), False
+    sessions.attach_run(request, control)
     try:
         yield _Curves(total=WATCH["steps"]).figure(), f"Starting “{name}”…", gr.update(), gr.update(), control
         for part in watch_on_gpu(control):
@@ -155,6 +157,7 @@ def run_watch(key, request: gr.Request = None, progress=gr.Progress()):
             attention = part.attention if part.attention is not None else gr.update()
             yield part.curves, status, attention, gr.update(choices=checkpoint_choices(key)), control
     finally:
+        sessions.detach_run(request, control)
         control.discard()
         if not finished:
             USER_MODELS.release(key, name)

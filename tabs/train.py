@@ -16,6 +16,7 @@ from visualize.comparison_table import comparison_tables
 from visualize.heatmap_svg import head_heatmap_svg
 from visualize.line_chart import training_chart
 
+from . import sessions
 from .catalogue import USER_MODELS, browser_key, checkpoint_choices
 from .checks import UserError, check_choice, check_number
 from .controls import Number, Slider, index_slider
@@ -60,10 +61,13 @@ def run_train(source, task, text, upload, hub, layers, heads, d_model, lr, steps
     key = browser_key(key, request)
     request_ = TrainingRequest(source, task, text, upload, hub, layers, heads, d_model, lr, steps, batch, attention,
                                positions)
-    live, keep = LiveHeatmap(), gr.update()
+    live, keep, control = LiveHeatmap(), gr.update(), None
     try:
         for update in run_training_session(request_, USER_MODELS, key, train=train_on_gpu,
                                            client=client_address(request)):
+            if control is None:
+                control = update.control
+                sessions.attach_run(request, control)
             ckpt = gr.update(choices=checkpoint_choices(key)) if update.done else keep
             samples = update.samples if update.samples is not None else keep
             if update.attention is not None:
@@ -75,6 +79,7 @@ def run_train(source, task, text, upload, hub, layers, heads, d_model, lr, steps
                 heatmap, head = keep, keep
             yield update.curves, update.status, samples, heatmap, ckpt, update.control, live, head
     finally:
+        sessions.detach_run(request, control)
         return_freed_memory()  # the run's activations and optimiser state, back to the system
 
 
@@ -88,7 +93,7 @@ def choose_live_head(live, head):
 
 @handler
 def run_compare(source, task, text, upload, hub, layers, heads, d_model, lr, steps, batch, key, which="kv-heads",
-                attention="mha", positions="sinusoidal"):
+                attention="mha", positions="sinusoidal", request: gr.Request = None):
     """A comparison of attention variants (MHA / GQA / MQA / MLA, or the position schemes): one loss curve per
     variant on one plot, then the table (tabs.comparison_session). Each variant changes its own fields of the
     requested model (attention, positions) and keeps the rest."""
@@ -96,20 +101,25 @@ def run_compare(source, task, text, upload, hub, layers, heads, d_model, lr, ste
     request_ = TrainingRequest(source, task, text, upload, hub, layers, heads, d_model, lr, steps, batch, attention,
                                positions).validated()
     control = StopSignal()
+    sessions.attach_run(request, control)
     try:
         for figure, status, table, details in compare_on_gpu(request_, which, control):
             keep = gr.update()
             yield (figure, status, table if table is not None else keep,
                    details if details is not None else keep, control)
     finally:
+        sessions.detach_run(request, control)
         control.discard()
         return_freed_memory()
 
 
-def stop_training(control):
+def stop_training(control, request: gr.Request = None):
     """Ask this session's run to stop after its current step. The run is the status line's one writer: its last
     update says how it ended ("Training stopped after ..."), within a step of the click. A reply of Stop's own
-    there ("Stopping…") could arrive after that last update and hide it, so Stop leaves the status as it is."""
+    there ("Stopping…") could arrive after that last update and hide it, so Stop leaves the status as it is. The
+    run's signal comes from the session's state, or from tabs.sessions when gradio has let that state go."""
+    if not isinstance(control, StopSignal) or control.is_set():
+        control = sessions.run_of(request) or control
     if not isinstance(control, StopSignal) or control.is_set():
         raise gr.Error("Nothing is training in this tab: press Start first", print_exception=False)
     control.set()

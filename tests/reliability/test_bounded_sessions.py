@@ -6,6 +6,8 @@ The app keeps SESSIONS (tabs/limits.py), least recently used out first, so a ses
 Bounded: SESSIONS + 100 cheap requests and 16 views, all to 127.0.0.1."""
 from __future__ import annotations
 
+import re
+import time
 import uuid
 
 import httpx
@@ -62,3 +64,38 @@ def test_a_session_keeps_the_page_size_however_many_requests_it_makes(served):
     assert set(session.blocks_config.blocks) == page, \
         f"{len(set(session.blocks_config.blocks) - page)} components beyond the page's {len(page)}"
     assert set(session.config_values) <= page
+
+
+LONG = ("task", "reverse", "", None, "", 1, 4, 32, 3e-3, 5000, 8)  # minutes, unless stopped
+
+
+def test_a_page_whose_session_was_let_go_keeps_its_models_and_its_stop(served):
+    """A page idle while SESSIONS newer sessions came finds its gr.State values back at their defaults. Its browser
+    key (its trained models) and its running training's Stop must survive that (tabs.sessions): before, Stop
+    answered "Nothing is training" while the run went on, and the page's models were "unknown" until a reload."""
+    from types import SimpleNamespace
+
+    from gradio_client import Client
+    from gradio_client.utils import Status
+
+    import app
+    from tabs.catalogue import USER_MODELS
+
+    demo, url = served
+    client, key = Client(url, verbose=False), uuid.uuid4().hex
+    app.adopt_browser_key(key, SimpleNamespace(session_hash=client.session_hash))  # the page's load event
+    job = client.submit(*LONG, api_name="/train")
+    for _ in range(600):
+        if job.status().code == Status.ITERATING or job.done():
+            break
+        time.sleep(0.1)
+    assert job.status().code == Status.ITERATING, job.status()
+    demo.state_holder.session_data.pop(client.session_hash)  # gradio lets the session's state go
+    client.predict(api_name="/stop")  # raised "Nothing is training in this tab" before
+    outputs = job.result(timeout=120)
+    status = outputs[1]
+    assert "Training stopped" in status, status
+    name = re.search(r"“(my reverse model #\d+)”", status).group(1)
+    assert USER_MODELS.get(key, name) is not None, "the model went to the session, not to the browser's key"
+    demo.state_holder.session_data.pop(client.session_hash, None)
+    client.predict(name, "abc", "", api_name="/attention")  # its own model, found through its key
