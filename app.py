@@ -25,7 +25,7 @@ import gradio as gr  # noqa: E402
 
 from tabs.attention import build_attention_tab  # noqa: E402
 from tabs.catalogue import SHIPPED, fixed_choices, load_at_start, pretrained  # noqa: E402
-from tabs.controls import CheckpointDropdown  # noqa: E402
+from tabs.controls import Dropdown  # noqa: E402
 from tabs.demos import demo_buttons, wire_demos  # noqa: E402
 from tabs.generate import build_generate_tab  # noqa: E402
 from tabs.guard import protect  # noqa: E402
@@ -74,8 +74,7 @@ def build_demo() -> gr.Blocks:
         with gr.Row(elem_id="header", equal_height=True):
             gr.Markdown("# Attention Lab\nA Transformer from *Attention Is All You Need*, written from scratch: "
                         "generate with it, look inside its attention, and train one yourself.", elem_id="title")
-            ckpt = CheckpointDropdown(fixed_choices(), value=default, label="Checkpoint (used by every tab)",
-                                      elem_id="ckpt")
+            ckpt = Dropdown(fixed_choices(), value=default, label="Checkpoint (used by every tab)", elem_id="ckpt")
         buttons, explain = demo_buttons()
         with gr.Tabs(elem_id="tabs") as tabs:
             build_generate_tab(ckpt, key)

@@ -76,13 +76,14 @@ class Radio(gr.Radio):
         return payload
 
 
-class CheckpointDropdown(gr.Dropdown):
-    """The checkpoint list: passes a name outside its current choices on to the handler instead of failing in
-    gradio. A page whose session state gradio let go (tabs.sessions) still lists the models it trained, while the
-    server's fresh copy of its list has only the fixed checkpoints; the handler (tabs.catalogue.resolve) knows the
-    browser's models and answers an unknown name with a clear message."""
+class Dropdown(gr.Dropdown):
+    """gr.Dropdown that passes a name outside its current choices on to the handler instead of failing in gradio
+    (the checkpoint list). A page whose session state gradio let go (tabs.sessions) still lists the models it
+    trained, while the server's fresh copy of its list has only the fixed checkpoints; the handler
+    (tabs.catalogue.resolve) knows the browser's models and answers an unknown name with a clear message. (Named
+    as gradio's: the page draws a component by its class name.)"""
 
     def preprocess(self, payload):
         if payload is not None and not isinstance(payload, str):
-            raise gr.Error(f"{self.label} must be one of the listed checkpoints, got {str(payload)[:40]!r}")
+            raise gr.Error(f"{self.label} must be one of the listed choices, got {str(payload)[:40]!r}")
         return payload
