@@ -90,11 +90,24 @@ def _attention_figure(model, tokenizer, head: str, step: int):
                             title=f"best induction head {head} (step {step})", mask=pattern.mask)
 
 
+def watch_metrics(point, eval_examples: int) -> dict:
+    """What the Model tab shows of a watched model: its last evaluation's validation loss and best heads (a
+    PhasePoint), and on what they were measured; {} when it stopped before any evaluation."""
+    if point is None:
+        return {}
+    return {"val_loss": round(point.val_loss, 4),
+            "previous_token_head": point.previous_token_head, "previous_token_score": round(point.previous_token, 4),
+            "induction_head": point.induction_head, "induction_score": round(point.induction, 4),
+            "measured_on": f"{eval_examples} validation sequences (loss) and 8 repeated random sequences (heads) "
+                           f"at step {point.step}"}
+
+
 def watch_stream(control, max_seconds: float = LIMITS["seconds"], steps: int = WATCH["steps"], seed: int = 0):
     """Train the induction recipe and yield WatchProgresses: a few a second, one at every evaluation, the last with
     the model. `control.is_set()` stops it after the current step."""
     model, tokenizer, data, train_cfg = induction_run(steps, WATCH["eval_every"], seed, max_seconds)
     curves, status, last_yield, outcome = _Curves(total=steps), "Starting…", 0.0, "finished"
+    last_eval = None
     attention = head_heatmap_svg(np.zeros((0, 0)), [], [],
                                  message=f"The best induction head appears at step {WATCH['eval_every']}")
     started = time.perf_counter()
@@ -104,6 +117,7 @@ def watch_stream(control, max_seconds: float = LIMITS["seconds"], steps: int = W
             curves.losses.append(event.loss)
             status = f"step {event.step}/{steps} · loss {event.loss:.3f} · {event.elapsed:.0f} s"
         else:
+            last_eval = event
             curves.eval_steps.append(event.step)
             curves.val_losses.append(event.val_loss)
             curves.previous.append(event.previous_token)
@@ -120,8 +134,9 @@ def watch_stream(control, max_seconds: float = LIMITS["seconds"], steps: int = W
             attention = None
     wall = time.perf_counter() - started
     summary = f"{curves.summary()} ({wall:.0f} s of training)"
-    info = {"task": "induction", "metrics": {}, "training": {"steps": curves.steps[-1] if curves.steps else 0,
-                                                            "wall_time_s": round(wall, 1), "recipe": "induction"}}
+    info = {"task": "induction", "metrics": watch_metrics(last_eval, train_cfg.eval_examples),
+            "training": {"steps": curves.steps[-1] if curves.steps else 0, "wall_time_s": round(wall, 1),
+                         "recipe": "induction"}}
     model.zero_grad(set_to_none=True)
     yield WatchProgress(curves.figure(), summary, attention, info["training"]["steps"], steps, outcome,
                         for_the_app(model), tokenizer, info)

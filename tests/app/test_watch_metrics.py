@@ -1,0 +1,30 @@
+"""A model from "Watch an induction head form" carries its last evaluation's numbers to the Model tab.
+
+Regression: the watch kept `metrics = {}`, so the Model tab said "Metrics: none recorded" of a model whose loss and
+best heads the run had just shown. The head scores are checked against a fresh computation on the model itself."""
+from __future__ import annotations
+
+import math
+
+from tabs.catalogue import USER_MODELS
+from tabs.induction_watch import WATCH, watch_stream
+from tabs.model import describe_model
+from tabs.stop_signal import StopSignal
+from transformer.interpretability.phase_change import best_scores
+
+
+def test_the_watched_model_carries_its_last_evaluation_to_the_model_tab():
+    control = StopSignal()
+    last = list(watch_stream(control, steps=WATCH["eval_every"]))[-1]  # one evaluation, at the last step
+    control.discard()
+    metrics = last.info["metrics"]
+    assert math.isfinite(metrics["val_loss"]) and metrics["val_loss"] > 0, metrics
+    prev_head, prev, ind_head, ind = best_scores(last.model)  # the model has not changed since that evaluation
+    assert (metrics["previous_token_head"], metrics["induction_head"]) == (prev_head, ind_head), metrics
+    assert abs(metrics["previous_token_score"] - prev) < 1e-4 and abs(metrics["induction_score"] - ind) < 1e-4
+    assert f"at step {WATCH['eval_every']}" in metrics["measured_on"]
+    key = "test-watch-metrics"
+    name = USER_MODELS.reserve(key, "induction")
+    USER_MODELS.put(key, name, last.model, last.tokenizer, last.info)
+    summary = describe_model(name, key)[0]
+    assert "none recorded" not in summary and f"induction_score = {metrics['induction_score']:.4g}" in summary, summary
