@@ -16,18 +16,14 @@ mimalloc pool keeping pandas' freed strings (tabs.memory.arrow_on_malloc); bench
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-import tempfile
 import threading
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from hostile_load import Tally, classroom, rss_mb  # noqa: E402
-from load import INPUTS, Server, loadavg, make_client  # noqa: E402
-
-ROOT = Path(__file__).resolve().parent.parent
+from hostile_load import Tally, classroom, open_inputs, rss_mb, serve_in_fresh_cache  # noqa: E402
+from load import INPUTS, loadavg  # noqa: E402
 
 
 def mappings(pid: int) -> dict[tuple[str, str], int]:
@@ -47,15 +43,10 @@ def main():
     parser.add_argument("--clients", type=int, default=20)
     parser.add_argument("--seconds", type=float, default=150)
     args = parser.parse_args()
-    cache = Path(tempfile.mkdtemp(prefix="classroom-memory-"))
-    os.environ["GRADIO_TEMP_DIR"] = str(cache)
-    server = Server(ROOT, 0, 0.0, cache.parent / f"{cache.name}.log")
-    print(f"load average before: {loadavg()}", flush=True)
+    server, _ = serve_in_fresh_cache("classroom-memory-")
     try:
         url = server.wait_ready(600)
-        warm = make_client(url, 120)
-        for ckpt, text in INPUTS:
-            warm.predict(ckpt, text, "", api_name="/attention")
+        open_inputs(url, INPUTS)
         pid = server.proc.pid
         start, before = rss_mb(pid), mappings(pid)
         print(f"start: {start:.0f} MB", flush=True)

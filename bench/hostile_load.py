@@ -110,6 +110,22 @@ def flooder(url: str, end: float, counts: dict):
                 counts[f"upload {up.status_code}"] = counts.get(f"upload {up.status_code}", 0) + 1
 
 
+def serve_in_fresh_cache(prefix: str) -> tuple[Server, Path]:
+    """The app of this checkout started in a subprocess with gradio's cache in a new folder (whose size the bench
+    reads), its log beside that folder; the load average is printed first (the machine may be shared)."""
+    cache = Path(tempfile.mkdtemp(prefix=prefix))
+    os.environ["GRADIO_TEMP_DIR"] = str(cache)
+    print(f"load average before: {loadavg()}", flush=True)
+    return Server(ROOT, 0, 0.0, cache.parent / f"{cache.name}.log"), cache
+
+
+def open_inputs(url: str, inputs) -> None:
+    """Show attention once for each (checkpoint, text): the checkpoints loaded before anything is measured."""
+    warm = make_client(url, 120)
+    for ckpt, text in inputs:
+        warm.predict(ckpt, text, "", api_name="/attention")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--clients", type=int, default=20)
@@ -117,16 +133,11 @@ def main():
     parser.add_argument("--flood-models", type=int, default=66)
     parser.add_argument("--downloads", type=int, default=100)
     args = parser.parse_args()
-    cache = Path(tempfile.mkdtemp(prefix="hostile-load-cache-"))
-    os.environ["GRADIO_TEMP_DIR"] = str(cache)
-    server = Server(ROOT, 0, 0.0, cache.parent / f"{cache.name}.log")
+    server, cache = serve_in_fresh_cache("hostile-load-cache-")
     tally, counts = Tally(), {}
-    print(f"load average before: {loadavg()}", flush=True)
     try:
         url = server.wait_ready(600)  # a busy shared machine can take minutes to import torch and gradio
-        warm = make_client(url, 120)
-        for ckpt, text in INPUTS[:1] + INPUTS[3:4]:
-            warm.predict(ckpt, text, "", api_name="/attention")
+        open_inputs(url, INPUTS[:1] + INPUTS[3:4])
         start_rss = rss_mb(server.proc.pid)
         victims = [make_client(url, 300) for _ in range(3)]
         for v in victims:
