@@ -160,8 +160,8 @@ def run_watch(key, request: gr.Request = None, progress=gr.Progress()):
     try:
         yield _Curves(total=WATCH["steps"]).figure(), f"Starting “{name}”…", gr.update(), gr.update(), control
         for part in watch_on_gpu(control):
+            attention = part.attention if part.attention is not None else gr.update()
             if part.outcome is None:
-                attention = part.attention if part.attention is not None else gr.update()
                 yield part.curves, part.status, attention, gr.update(), control
                 progress((part.step, part.total), desc="training")
                 continue
@@ -169,7 +169,6 @@ def run_watch(key, request: gr.Request = None, progress=gr.Progress()):
             finished = True
             status = (f"**Training {part.outcome}** after {part.step} steps: {part.status}. “{name}” is now in the "
                       f"checkpoint list: open it in the Attention tab.")
-            attention = part.attention if part.attention is not None else gr.update()
             yield part.curves, status, attention, gr.update(choices=checkpoint_choices(key)), control
     finally:
         sessions.detach_run(request, control)

@@ -118,8 +118,7 @@ def stop_training(control, request: gr.Request = None):
     update says how it ended ("Training stopped after ..."), within a step of the click. A reply of Stop's own
     there ("Stopping…") could arrive after that last update and hide it, so Stop leaves the status as it is. The
     run's signal comes from the session's state, or from tabs.sessions when gradio has let that state go."""
-    if not isinstance(control, StopSignal) or control.is_set():
-        control = sessions.run_of(request) or control
+    control = sessions.run_of(request) or control
     if not isinstance(control, StopSignal) or control.is_set():
         raise gr.Error("Nothing is training in this tab: press Start first", print_exception=False)
     control.set()
