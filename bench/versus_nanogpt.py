@@ -45,7 +45,7 @@ from transformer.tokenization import CharTokenizer
 from transformer.train import TrainConfig, Trainer, learning_rate
 
 PEER = ROOT.parent / "shared" / "peers" / "nanogpt_model.py"
-CORPUS = ROOT.parent / "shared" / "data" / "tinyshakespeare.txt"
+CORPUS = ROOT / "data" / "tinyshakespeare.txt"  # shipped: the README's test command runs in a plain clone
 N_LAYERS, N_HEADS, D_MODEL, BLOCK, BATCH = 4, 4, 128, 64, 12
 VAL_WINDOWS, VAL_SEED = 200, 1234
 

@@ -1,7 +1,7 @@
 """Training: a Trainer that yields small event records, the paper's schedule and optimiser; its CLI is cli.py.
 
     python -m transformer.train --task reverse --out checkpoints/reverse
-    python -m transformer.train --text ../shared/data/tinyshakespeare.txt --arch decoder-only --out runs/lm
+    python -m transformer.train --text data/tinyshakespeare.txt --arch decoder-only --out runs/lm
     torchrun --standalone --nproc_per_node=2 -m transformer.train --task reverse --out runs/reverse
 
 (torchrun: several processes train one model, each on its rows of every batch; see transformer.distributed.)
