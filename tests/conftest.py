@@ -131,7 +131,7 @@ def reverse_run(tmp_path_factory):
                            out_dir=out_dir, train_cfg=train_cfg)
 
 
-# --- a small random GPT-2 in the Hugging Face layout (transformer/pretrained.py; transformers is a dev dependency) ---
+# --- a small random GPT-2 in the Hugging Face layout (transformer/pretrained/; transformers is a dev dependency) ---
 
 TINY_GPT2_TEXTS = [
     "Hello, world! The quick brown fox jumps over the lazy dog.",

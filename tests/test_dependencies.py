@@ -71,7 +71,7 @@ def test_visualize_does_not_import_gradio():
 
 
 def test_the_app_and_library_never_import_transformers():
-    """Invariant: `transformers` is a dev/test dependency only (the oracle for transformer/pretrained.py and the peer
+    """Invariant: `transformers` is a dev/test dependency only (the oracle for transformer/pretrained/ and the peer
     in bench/versus_hf.py): no module of transformer/, tabs/ or visualize/, and not app.py, imports it."""
     found = [v for package in ("transformer", "tabs", "visualize") if (ROOT / package).is_dir()
              for v in violations(package, {"transformers"})]

@@ -282,7 +282,7 @@ def _read_weights(path: Path, config: TransformerConfig) -> dict[str, torch.Tens
             header, start = read_header(f, size, MAX_HEADER_BYTES)
         except ValueError as e:
             raise CheckpointError(f"{file} is not a valid safetensors file: {e}") from None
-        _match_config(file, fuse_legacy_projections(header, _fused_entry), *_expected_tensors(path, config))
+        _match_config(file, fuse_legacy_projections(header, _fused_entry), *expected_tensors(path, config))
         try:
             return read_tensors(f, size, header, start)
         except ValueError as e:
@@ -297,7 +297,7 @@ def _fused_entry(entries: list[dict]) -> dict:
     return {"shape": [sum(s[0] for s in shapes), *shapes[0][1:]]}
 
 
-def _expected_tensors(path: Path, config: TransformerConfig) -> tuple[dict[str, tuple[int, ...]], list[set[str]]]:
+def expected_tensors(path: Path, config: TransformerConfig) -> tuple[dict[str, tuple[int, ...]], list[set[str]]]:
     """The state dict config.json implies (name -> shape) and the groups of names sharing one tensor (tied
     embeddings), read off the model built on the `meta` device: shapes without memory. A model of more than
     MAX_MODEL_NUMBERS parameters and buffers is refused, and so is one whose buffers computed at load time (not

@@ -2,7 +2,7 @@
 
 Both reserve the same special tokens at the same ids, so a model's pad/bos/eos ids never depend on the text.
 `encode` adds no special tokens; characters never seen in training become <unk>, never an exception.
-GPT2BPETokenizer reads GPT-2's own byte-level BPE (transformer/pretrained.py): no <unk>, since any text is bytes.
+GPT2BPETokenizer reads GPT-2's own byte-level BPE (transformer/pretrained/): no <unk>, since any text is bytes.
 """
 from __future__ import annotations
 

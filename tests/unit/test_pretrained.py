@@ -1,4 +1,4 @@
-"""transformer/pretrained.py: GPT-2's own weights in the from-scratch decoder, checked against `transformers`' GPT-2.
+"""transformer/pretrained/: GPT-2's own weights in the from-scratch decoder, checked against `transformers`' GPT-2.
 
 The oracle is a small random `transformers.GPT2LMHeadModel` saved with its byte-level BPE tokenizer (the
 `tiny_gpt2_dir` fixture in tests/conftest.py), reloaded by `transformers` from the same files that `load_gpt2`
@@ -277,7 +277,7 @@ def test_hub_repo_without_safetensors_is_refused_before_any_download(monkeypatch
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path))
     monkeypatch.setattr(huggingface_hub.HfApi, "model_info", lambda self, repo_id, **kw: listing)
-    monkeypatch.setattr(pretrained, "snapshot_download", lambda *a, **k: pytest.fail("snapshot_download called"))
+    monkeypatch.setattr(pretrained.hub, "snapshot_download", lambda *a, **k: pytest.fail("snapshot_download called"))
     with pytest.raises(CheckpointError, match=r"someone/old-gpt2: no model\.safetensors.*pytorch_model\.bin"):
         load_gpt2("someone/old-gpt2")
 
@@ -410,3 +410,32 @@ def test_cli_prints_where_a_cached_model_is_and_fails_clearly_otherwise(tiny_gpt
     assert printed == f"{TINY_GPT2_REPO}: {cached_gpt2_models()[0][1]}"
     with pytest.raises(SystemExit, match="error: openai-community/gpt2 is not in the local Hugging Face cache"):
         main(["openai-community/gpt2"])
+
+
+# --- the one loader -----------------------------------------------------------------------------------------------
+
+def test_load_pretrained_dispatches_on_model_type(tiny_gpt2_dir, tmp_path, ours, eot):
+    """Invariant: load_pretrained reads a GPT-2 directory as load_gpt2 does (the same logits, bit for bit), and a
+    model_type no family registered is refused naming the supported ones."""
+    from transformer.pretrained import load_pretrained
+
+    model, tokenizer, info = load_pretrained(tiny_gpt2_dir, device="cpu")
+    ids = random_ids(model.config.vocab_size, eot, seed=5)
+    with torch.no_grad():
+        assert torch.equal(model(ids).logits, ours[0](ids).logits)
+    assert tokenizer.kind == "gpt2-bpe" and info["training"]["family"] == "GPT-2"
+    directory = copy_dir(tiny_gpt2_dir, tmp_path / "t5", config={"model_type": "t5"})
+    with pytest.raises(CheckpointError, match=r"model_type 't5' is not supported \(supported: .*gpt2"):
+        load_pretrained(directory)
+
+
+def test_weights_of_the_wrong_shape_are_refused_before_they_are_read(tiny_gpt2_dir, tmp_path, monkeypatch):
+    """Invariant: model.safetensors is checked against config.json from its header: a file whose wte does not have
+    the shape config.json implies is refused naming the tensor, and no tensor data is read."""
+    from transformer.pretrained import weights
+
+    directory = copy_dir(tiny_gpt2_dir, tmp_path / "wide", config={"n_positions": 128})  # the file has 64 rows
+    monkeypatch.setattr(weights, "read_tensors", lambda *a, **k: pytest.fail("tensor data read"))
+    with pytest.raises(CheckpointError, match=r"does not match config\.json: wpe\.weight is \[64, 64\], config\.json "
+                                              r"implies \[128, 64\]"):
+        load_gpt2(directory)
