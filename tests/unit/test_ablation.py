@@ -98,3 +98,71 @@ def test_head_importance_is_the_drop_of_one_head_at_a_time(reverse):
     layer, head = divmod(int(grid["cross"].argmax()), 4)
     expected = base - evaluate(model, tok, eval_set, heads_off(model, [("cross", layer, head)]))
     assert grid["cross"][layer, head].item() == pytest.approx(expected) and expected > 0.5
+
+
+@pytest.fixture(scope="module")
+def translator():
+    return load_checkpoint("checkpoints/translate-en-es", device="cpu")
+
+
+def _held_out_record(translator):
+    from transformer.interpretability.probe import record_attention
+    from transformer.translation.corpus import held_out
+
+    model, tok, _ = translator
+    verse = next(p for p in held_out()[0] if p.verse == "Acts.13.52")  # a test verse: never trained on
+    return record_attention(model, tok, verse.en, verse.es)
+
+
+def test_translation_eval_set_is_the_loss_of_the_verse_read(translator):
+    """Oracle: on a held-out verse read with its reference Spanish, the score a head is judged by is the mean
+    -log P of each reference token (then </s>), computed here one decoding step at a time from the prefix alone.
+    Failed before: evaluate raised 'an encoder-decoder model needs both a source and a target'."""
+    from transformer.interpretability.ablation import default_eval_set
+
+    model, tok, info = translator
+    record = _held_out_record(translator)
+    eval_set = default_eval_set(model, tok, info["task"], record.input_ids, record.target_ids)
+    assert eval_set.metric == "loss"
+    produced = record.target_ids + [model.config.eos_id]
+    src, prefix, nll = torch.tensor([record.input_ids]), [model.config.bos_id], []
+    with torch.no_grad():
+        for token in produced:
+            logits = model(src, torch.tensor([prefix])).logits[0, -1].float()
+            nll.append(-torch.log_softmax(logits, -1)[token].item())
+            prefix.append(token)
+    assert evaluate(model, tok, eval_set) == pytest.approx(sum(nll) / len(nll), abs=1e-4)
+
+
+def test_translation_eval_set_without_a_target_reads_the_greedy_translation(translator):
+    """Oracle: with no target given, the verse's target is the model's own greedy translation (generate_text)."""
+    from transformer.generate import generate_text
+    from transformer.interpretability.ablation import default_eval_set
+
+    model, tok, info = translator
+    record = _held_out_record(translator)
+    eval_set = default_eval_set(model, tok, info["task"], record.input_ids)
+    greedy = generate_text(model, tok, tok.decode(record.input_ids), model.config.max_len - 1)
+    assert tok.decode(eval_set.targets) == greedy and len(eval_set.targets) > 3
+
+
+def test_head_importance_on_the_translation_model(translator):
+    """On a held-out verse: every kind's grid has the model's shape, each cell is the rise in the verse's loss with
+    that head off (oracle: recomputed for the most important cross head), and switching every cross-attention head
+    off costs more than any single head (invariant: the decoder then cannot read the English at all).
+    Failed before: 'an encoder-decoder model needs both a source and a target' (issue 30, item 7)."""
+    from transformer.interpretability.ablation import default_eval_set
+
+    model, tok, info = translator
+    record = _held_out_record(translator)
+    eval_set = default_eval_set(model, tok, info["task"], record.input_ids, record.target_ids)
+    grid = head_importance(model, tok, eval_set)
+    L, H = model.config.n_decoder_layers, model.config.n_heads
+    assert {k: tuple(v.shape) for k, v in grid.items()} == {"encoder self": (4, H), "decoder self": (L, H),
+                                                           "cross": (L, H)}
+    base = evaluate(model, tok, eval_set)
+    layer, head = divmod(int(grid["cross"].argmax()), H)
+    alone = evaluate(model, tok, eval_set, heads_off(model, [("cross", layer, head)]))
+    assert grid["cross"][layer, head].item() == pytest.approx(alone - base, abs=1e-5)
+    every_cross = heads_off(model, [("cross", la, h) for la in range(L) for h in range(H)])
+    assert evaluate(model, tok, eval_set, every_cross) - base > grid["cross"].max().item() > 0

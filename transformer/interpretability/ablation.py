@@ -2,7 +2,8 @@
 
 A head is switched off by zeroing its output before the layer's output projection (`HeadMask`, passed at forward
 time). `head_importance` switches off one head at a time and measures, on a fixed small evaluation set, the drop in
-exact match (seq2seq) or the rise in loss (language model): the heads a model cannot do without.
+exact match (a seq2seq task) or the rise in loss (a language model, or an encoder-decoder without a task, such as the
+translation model: the loss of its target given its source): the heads a model cannot do without.
 """
 from __future__ import annotations
 
@@ -14,7 +15,9 @@ import torch
 import torch.nn.functional as F
 
 from ..data import Task
+from ..encoding import decoder_ids
 from ..evaluate import greedy_exact_match
+from ..generate import generate
 from ..model import HeadMask, Transformer
 
 KIND_FIELDS = {"encoder self": "encoder_self", "decoder self": "decoder_self", "cross": "cross"}
@@ -44,10 +47,12 @@ def heads_off(model: Transformer, heads: list[tuple[str, int, int]]) -> HeadMask
 
 @dataclass
 class EvalSet:
-    """A fixed small evaluation set: seq2seq (source, target) pairs, or token sequences for a language model."""
+    """A fixed small evaluation set: seq2seq (source, target) pairs scored by exact match; or token sequences
+    scored by loss: a language model's, or an encoder-decoder's sources (with `</s>`) and their targets."""
 
-    pairs: list[tuple[str, str]] | None = None  # seq2seq
-    sequences: torch.Tensor | None = None  # language model, (B, T) token ids
+    pairs: list[tuple[str, str]] | None = None  # seq2seq task
+    sequences: torch.Tensor | None = None  # (B, T) token ids: a language model's input, or an encoder's source
+    targets: list[int] | None = None  # encoder-decoder: the target tokens of the one source (no <s>, no </s>)
 
     @property
     def metric(self) -> str:
@@ -61,12 +66,17 @@ def task_eval_set(task: Task, n: int = 100, seed: int = 4242) -> EvalSet:
 
 @torch.no_grad()
 def evaluate(model: Transformer, tokenizer, eval_set: EvalSet, head_mask: HeadMask | None = None) -> float:
-    """Exact match of greedy outputs (seq2seq) or mean next-token cross-entropy in nats (language model)."""
+    """Exact match of greedy outputs (seq2seq task) or mean next-token cross-entropy in nats: of the sequences
+    (language model), or of the target given the source, teacher-forced (encoder-decoder)."""
     if eval_set.pairs is not None:
         longest = max(len(tokenizer.encode(t)) for _, t in eval_set.pairs)
         return greedy_exact_match(model, tokenizer, eval_set.pairs, longest + 1, head_mask=head_mask,
                                   batch_size=len(eval_set.pairs))[0]
     x = eval_set.sequences.to(model.device)
+    if eval_set.targets is not None:
+        dec_in, dec_out = (torch.tensor([ids], device=x.device) for ids in decoder_ids(eval_set.targets, model.config))
+        logits = model(x, dec_in, head_mask=head_mask).logits.float()  # (1, T, V)
+        return F.cross_entropy(logits.flatten(0, 1), dec_out.flatten()).item()
     logits = model(x[:, :-1], head_mask=head_mask).logits.float()
     return F.cross_entropy(logits.flatten(0, 1), x[:, 1:].flatten()).item()
 
@@ -104,14 +114,23 @@ def head_importance_stream(model: Transformer, tokenizer, eval_set: EvalSet
     yield result
 
 
-def default_eval_set(model: Transformer, tokenizer, task: str | None, input_ids: list[int]) -> EvalSet:
-    """The fixed small set a head is judged on: 100 fresh examples of a seq2seq model's task; for the induction
-    model, 32 repeated random sequences; for any other language model, the input being looked at."""
+def default_eval_set(model: Transformer, tokenizer, task: str | None, input_ids: list[int],
+                     target_ids: list[int] | None = None) -> EvalSet:
+    """The fixed small set a head is judged on: 100 fresh examples of a seq2seq model's task; for any other
+    encoder-decoder (the translation model), the input being looked at: its source `input_ids` (with `</s>`) and
+    its target `target_ids` (the reference the record read; the model's greedy output when None); for the
+    induction model, 32 repeated random sequences; for any other language model, the input being looked at."""
     from ..data import TASKS
     from .analysis import repeated_sequences
 
-    if model.config.is_encoder_decoder and task in TASKS:
-        return task_eval_set(TASKS[task])
+    if model.config.is_encoder_decoder:
+        if task in TASKS:
+            return task_eval_set(TASKS[task])
+        if not input_ids:
+            raise ValueError("give a source to translate to measure the loss on")
+        if target_ids is None:
+            target_ids = [s.token_id for s in generate(model, list(input_ids), model.config.max_len - 1)]
+        return EvalSet(sequences=torch.tensor([list(input_ids)]), targets=list(target_ids)[:model.config.max_len - 1])
     if task == "induction":
         return EvalSet(sequences=repeated_sequences(model, n_seqs=32, seed=4242).cpu())
     if len(input_ids) < 2:
