@@ -1,25 +1,37 @@
 """The comparison of attention variants as tables a room can read: a short main table and the details.
 
-Rows are the plain dicts of transformer.compare.ComparisonRow.to_dict(). The main table has at most 8 columns,
-each header a name and its unit; columns no row has a value for (exact match of a language model, nats per
-character of a task) are left out. The details table holds the rest.
+Rows are the plain dicts of transformer.compare.ComparisonRow.to_dict(). The main table has at most 8 columns with
+short headers, so that it fits a projector's page (1,216 px at 1280) without scrolling; the units and what a
+header means are in UNITS_NOTE, written under the table. Counts are written with thousands separators
+("1,234,567"). Columns no row has a value for (exact match of a language model, nats per character of a task) are
+left out. The details table holds the rest.
 """
 from __future__ import annotations
 
 import pandas as pd
 
+
+def thousands(value) -> str:
+    """A count with thousands separators: 1234567 -> "1,234,567"."""
+    return f"{int(round(value)):,}"
+
+
 # (row key, header, how a value is written); None values stay empty cells
 MAIN = [
     ("variant", "Variant", str),
-    ("kv_cache_bytes_per_token", "KV cache (bytes/token)", int),
-    ("parameters", "Parameters", int),
-    ("val_loss", "Val loss (nats/token)", lambda v: round(v, 3)),
-    ("exact_match", "Exact match (%)", lambda v: round(100 * v, 1)),
-    ("nats_per_char", "Val nats/char", lambda v: round(v, 3)),
-    ("train_seconds", "Train time (s)", lambda v: round(v, 1)),
-    ("decode_tokens_per_sec", "Decoding (tokens/s)", lambda v: round(v)),
-    ("mean_attended_distance", "Looks back (tokens, mean)", lambda v: round(v, 2)),
+    ("kv_cache_bytes_per_token", "KV cache", thousands),
+    ("parameters", "Parameters", thousands),
+    ("val_loss", "Val loss", lambda v: round(v, 3)),
+    ("exact_match", "Exact %", lambda v: round(100 * v, 1)),
+    ("nats_per_char", "Nats/char", lambda v: round(v, 3)),
+    ("train_seconds", "Train s", lambda v: round(v, 1)),
+    ("decode_tokens_per_sec", "Decode tok/s", thousands),
+    ("mean_attended_distance", "Looks back", lambda v: round(v, 2)),
 ]
+UNITS_NOTE = ("KV cache: bytes cached per generated token. Parameters: the model's weights, counted. Val loss: validation loss in nats per token. Exact %: "
+              "outputs exactly right. Nats/char: validation loss per character. Train s: training time in seconds. "
+              "Decode tok/s: generated tokens per second. Looks back: how many tokens back a head attends, on "
+              "average.")
 DETAILS = [
     ("variant", "Variant", str),
     ("n_heads", "Query heads", int),
@@ -28,7 +40,7 @@ DETAILS = [
     ("pos_encoding", "Positions", str),
     ("steps", "Steps", int),
     ("final_train_loss", "Final train loss (nats/token)", lambda v: round(v, 3)),
-    ("train_tokens_per_sec", "Training (tokens/s)", lambda v: round(v)),
+    ("train_tokens_per_sec", "Training (tokens/s)", thousands),
 ]
 MAX_MAIN_COLUMNS = 8
 

@@ -230,10 +230,14 @@ def training_chart(steps, losses, val_steps=(), val_losses=(), exact_match=None,
                       right_range=(0, 100), x_max=x_max, max_points=max_points, message=message)
 
 
-def comparison_chart(series: dict, title="", x_max=None, max_points: int = LIVE_POINTS) -> str:
-    """The train loss of several runs on one chart: series = {name: (steps, losses)}, one colour each."""
+def comparison_chart(series: dict, title="", x_max=None, max_points: int = LIVE_POINTS, planned: bool = True
+                     ) -> str:
+    """The train loss of several runs on one chart: series = {name: (steps, losses)}, one colour each (a run keeps
+    its colour whichever are shown). With `planned` (while the comparison runs) a run without a step yet is in the
+    legend, as what comes next; without it (the comparison ended or was stopped) the legend and the chart hold only
+    the runs that have a curve."""
     curves = [Curve(name, steps, losses, COMPARISON_COLORS[i % len(COMPARISON_COLORS)])
-              for i, (name, (steps, losses)) in enumerate(series.items())]
+              for i, (name, (steps, losses)) in enumerate(series.items()) if planned or len(steps)]
     return line_chart(curves, title, left_title="train loss (nats/token)", x_max=x_max, max_points=max_points)
 
 

@@ -22,7 +22,7 @@ from tabs.train_request import LIMITS, TrainingRequest
 from tabs.training_session import run_training_session
 from tabs.user_models import UserModels
 from tests.chart_reader import pixel_tolerance, read_chart
-from visualize.comparison_table import MAX_MAIN_COLUMNS, comparison_tables
+from visualize.comparison_table import MAX_MAIN_COLUMNS, UNITS_NOTE, comparison_tables
 
 
 def request(**kw):
@@ -128,26 +128,38 @@ ROW = dict(variant="MHA (4 kv heads)", n_heads=4, n_kv_heads=4, parameters=1000,
            train_tokens_per_sec=5000.0, mean_attended_distance=1.234)
 
 
-@pytest.mark.parametrize("row, absent", [(ROW, "Val nats/char"),
-                                         ({**ROW, "exact_match": None, "nats_per_char": 1.9}, "Exact match (%)")])
-def test_comparison_table_has_units_percent_and_no_empty_column(row, absent):
+@pytest.mark.parametrize("row, absent", [(ROW, "Nats/char"),
+                                         ({**ROW, "exact_match": None, "nats_per_char": 1.9}, "Exact %")])
+def test_comparison_table_has_short_headers_percent_and_no_empty_column(row, absent):
     """Regression: raw headers (kv_cache_bytes_per_token), 16 columns, exact match as 0.046875, an empty
-    nats_per_char column for a task. Every header is words with its unit; exact match is in percent."""
+    nats_per_char column for a task; then headers with their units that made the table 1,511 px wide in a
+    1,216 px box at 1280 (issue 29, item 10). Every header is at most 12 characters of words, its unit said in
+    UNITS_NOTE; exact match is in percent."""
     main, details = comparison_tables([row])
     assert len(main.columns) <= MAX_MAIN_COLUMNS and absent not in main.columns
     assert all(not h.islower() or " " in h for h in main.columns), "no raw field names"
     assert not any("_" in h for h in list(main.columns) + list(details.columns))
+    assert max(len(h) for h in main.columns) <= 12, list(main.columns)
+    assert all(f"{h}:" in UNITS_NOTE for h in main.columns if h != "Variant"), "each header explained"
     if row["exact_match"] is not None:
-        assert main["Exact match (%)"][0] == 4.7
-    assert main["KV cache (bytes/token)"][0] == 256 and details["Positions"][0] == "sinusoidal"
+        assert main["Exact %"][0] == 4.7
+    assert main["KV cache"][0] == "256" and details["Positions"][0] == "sinusoidal"
     assert not main.isna().all().any(), "no empty column"
+
+
+def test_counts_have_thousands_separators():
+    """Oracle: Python's "{:,}" format. Regression (issue 29, item 10): 1234567 parameters were written 1234567."""
+    main, details = comparison_tables([{**ROW, "parameters": 1234567, "kv_cache_bytes_per_token": 4096,
+                                        "decode_tokens_per_sec": 12345.6, "train_tokens_per_sec": 54321.2}])
+    assert main["Parameters"][0] == "1,234,567" and main["KV cache"][0] == "4,096"
+    assert main["Decode tok/s"][0] == "12,346" and details["Training (tokens/s)"][0] == "54,321"
 
 
 def test_an_empty_comparison_table_has_its_headers():
     """Regression: before any comparison the table showed gradio's placeholder headers "1 2 3"."""
     main, details = comparison_tables([])
     assert isinstance(main, pd.DataFrame) and main.empty and main.columns[0] == "Variant"
-    assert "KV cache (bytes/token)" in main.columns and "KV heads" in details.columns
+    assert "KV cache" in main.columns and "KV heads" in details.columns
 
 
 def test_a_validation_loss_climbing_back_is_called_overfitting():

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from tests.chart_reader import pixel_tolerance, read_chart
-from visualize.line_chart import (LIVE_POINTS, Curve, comparison_chart, downsample_indices, line_chart, nice_ticks,
+from visualize.line_chart import (COMPARISON_COLORS, LIVE_POINTS, Curve, comparison_chart, downsample_indices, line_chart, nice_ticks,
                                   phase_change_chart, training_chart)
 
 
@@ -78,6 +78,17 @@ def test_empty_curves_are_drawn_empty_and_named():
     assert read_chart(line_chart([]))["curves"] == {}
     one = read_chart(comparison_chart({"MHA": ([5], [1.5]), "MQA": ([], [])}))["curves"]
     assert one["MQA"]["x"] == [] and one["MHA"]["x"] == [pytest.approx(5, abs=0.05)]
+
+
+def test_an_ended_comparison_lists_only_the_variants_with_a_curve():
+    """Regression (issue 29, item 10): after Stop the legend still named the variants that never trained. Ended
+    (planned=False): only the curves with points, each in the colour it had while running."""
+    series = {"MHA": ([5], [1.5]), "GQA": ([2], [1.7]), "MQA": ([], [])}
+    running, ended = comparison_chart(series), comparison_chart(series, planned=False)
+    assert read_chart(running)["legend"] == ["MHA", "GQA", "MQA"]
+    assert read_chart(ended)["legend"] == ["MHA", "GQA"] and list(read_chart(ended)["curves"]) == ["MHA", "GQA"]
+    assert 'data-name="GQA" data-axis="left" points' in ended and running.count(COMPARISON_COLORS[1]) == \
+        ended.count(COMPARISON_COLORS[1])
 
 
 def test_a_long_run_is_thinned_to_a_bounded_chart():
