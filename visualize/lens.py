@@ -2,17 +2,53 @@
 across the layers."""
 from __future__ import annotations
 
+import html
+import math
+
 import numpy as np
 import plotly.graph_objects as go
 
-from .style import ATTENTION_COLORSCALE, BAR_COLOR, FRAME, as_array, axis_labels, colorbar, style_figure, token_axis
+from .sizes import MIN_CELL_PX, figure_size
+from .style import (ATTENTION_COLORSCALE, BAR_COLOR, CHAR_WIDTH, FRAME, HIGHLIGHT_COLOR, LINE_HEIGHT, as_array,
+                    axis_labels, colorbar, style_figure)
 
 
-def logit_lens_grid(top_tokens, top_probs, row_labels, position_tokens, title="", chosen: int | None = None
-                    ) -> go.Figure:
+CELL_CHARS = 6  # a cell writes at most this many characters of its token ("Espíri…"); the hover has the whole token
+CELL_FONT = 14  # px: the cells' text and the labels, when the cells are wide enough (never below MIN_LABEL_PX)
+_ROW_PX = 36  # px: a row of the grid with the positions across
+_AROUND_Y = 170  # px above and below the cells: title, axis title, the colour bar under the plot
+_BAR_BELOW = 75  # px from the cells' lower edge to the flat colour bar (under the tick labels and the axis title)
+
+
+def _cell_text(token) -> str:
+    token = str(token)
+    return token if len(token) <= CELL_CHARS else token[:CELL_CHARS - 1] + "…"
+
+
+def _column_px(texts, font: int) -> float:
+    """The width a column needs to write the longest of `texts` in a `font` px font, at least MIN_CELL_PX."""
+    widest = max((len(html.unescape(t)) for row in texts for t in row), default=1)
+    return max(MIN_CELL_PX, math.ceil(CHAR_WIDTH * font * widest + 8))
+
+
+def _label_px(labels, font: int) -> float:
+    """The width of the widest of `labels` in a `font` px font, and the tick's gap."""
+    return CHAR_WIDTH * font * max((len(html.unescape(str(label))) for label in labels), default=1) + 12
+
+
+def logit_lens_grid(top_tokens, top_probs, row_labels, position_tokens, title="", chosen: int | None = None,
+                    container_px: float | None = None) -> go.Figure:
     """top_tokens (rows, T) written in the cells, coloured by their probability top_probs (rows, T): rows are the
-    embedding and then each layer, top to bottom; columns are the positions, labelled by the token each reads.
-    `chosen` marks one column with a frame."""
+    embedding and then each layer; the positions are labelled by the token each reads. `chosen` marks one
+    position with a frame.
+
+    Every cell writes its top token (up to CELL_CHARS characters; the hover has it whole) in a CELL_FONT px font,
+    never smaller than MIN_LABEL_PX, and every position is labelled. With `container_px`, the width of the figure's
+    box, the cells keep the width their text needs (visualize.sizes.figure_size): positions across when they fit
+    the box, else turned (positions down, layers across, taller instead of wider); when even that is wider than the
+    box, the figure is wider than it and the page scrolls it sideways. Without it (an API client) the positions go
+    across at the box's width.
+    """
     p = as_array(top_probs, 2, "top_probs")  # (rows, T)
     R, T = p.shape
     if len(top_tokens) != R or any(len(row) != T for row in top_tokens):
@@ -20,20 +56,44 @@ def logit_lens_grid(top_tokens, top_probs, row_labels, position_tokens, title=""
     if len(row_labels) != R or len(position_tokens) != T:
         raise ValueError(f"need {R} row labels and {T} position tokens, got {len(row_labels)} and "
                          f"{len(position_tokens)}")
-    text = [axis_labels(row) for row in top_tokens]
+    text = [axis_labels([_cell_text(t) for t in row]) for row in top_tokens]
+    positions = axis_labels(position_tokens)
+    font = CELL_FONT
+    column = _column_px(text, font)
+    across = figure_size(T, R, container_px or 1e9, _label_px(row_labels, font) + 20, _AROUND_Y, column, _ROW_PX)
+    turned = container_px is not None and across.width is not None and T > R
+    size = across
+    if turned:
+        size = figure_size(R, T, container_px, _label_px(positions, font) + 20, _AROUND_Y, column,
+                           max(MIN_CELL_PX, math.ceil(LINE_HEIGHT * font + 6)))
+    hover = np.array([positions] * R, dtype=object)  # (rows, T)
+    z, cells, custom = (p.T, [list(r) for r in zip(*text)], hover.T) if turned else (p, text, hover)
     fig = go.Figure(go.Heatmap(
-        z=p, x=list(range(T)), y=list(range(R)), zmin=0, zmax=1, colorscale=ATTENTION_COLORSCALE,
-        text=text, texttemplate="%{text}" if T <= 40 else "", xgap=1, ygap=1,
-        customdata=np.array([axis_labels(position_tokens)] * R, dtype=object),
-        hovertemplate="after %{y}, position %{x} (reads %{customdata}):<br>top %{text}, p = %{z:.2f}<extra></extra>",
-        colorbar=colorbar("probability of the top token")))
-    fig.update_xaxes(title_text="position (the token it reads)", **token_axis(position_tokens), **FRAME)
-    fig.update_yaxes(autorange="reversed", type="category", tickmode="array", tickvals=list(range(R)),
-                     ticktext=list(row_labels), **FRAME)
+        z=z, zmin=0, zmax=1, colorscale=ATTENTION_COLORSCALE, text=cells, texttemplate="%{text}",
+        textfont=dict(size=font), xgap=1, ygap=1, customdata=custom,
+        hovertemplate="position reading %{customdata}:<br>top %{text}, p = %{z:.2f}<extra></extra>",
+        colorbar=dict(colorbar("probability of the top token", orientation="h", yanchor="top"),
+                      title_side="top")))
+    position_axis = dict(title_text="position (the token it reads)", type="category", tickmode="array",
+                         tickvals=list(range(T)), ticktext=positions, tickfont=dict(size=font), **FRAME)
+    row_axis = dict(type="category", tickmode="array", tickvals=list(range(R)), ticktext=list(row_labels),
+                    tickfont=dict(size=font), **FRAME)
+    if turned:
+        fig.update_xaxes(title_text="after", side="top", **row_axis)
+        fig.update_yaxes(autorange="reversed", **position_axis)
+    else:
+        fig.update_xaxes(**position_axis)
+        fig.update_yaxes(autorange="reversed", **row_axis)
     if chosen is not None and 0 <= chosen < T:
-        fig.add_shape(type="rect", x0=chosen - 0.5, x1=chosen + 0.5, y0=-0.5, y1=R - 0.5,
-                      line=dict(color="rgb(230,85,13)", width=3))
-    return style_figure(fig, title, height=max(320, 170 + 36 * R))
+        frame = dict(x0=-0.5, x1=R - 0.5, y0=chosen - 0.5, y1=chosen + 0.5) if turned else \
+            dict(x0=chosen - 0.5, x1=chosen + 0.5, y0=-0.5, y1=R - 0.5)
+        fig.add_shape(type="rect", line=dict(color=HIGHLIGHT_COLOR, width=3), **frame)
+    height = max(320, size.height)
+    style_figure(fig, title, height=height, **({"width": size.width} if size.width else {}))
+    plot_height = height - fig.layout.margin.t - _AROUND_Y + 24 + 10  # the cells' height, as plotly lays them out
+    fig.update_layout(margin_b=_AROUND_Y - 24 - 10)
+    fig.update_traces(colorbar_y=-_BAR_BELOW / max(plot_height, 1))
+    return fig
 
 
 def final_token_curve(probs, row_labels, token: str, title="") -> go.Figure:

@@ -5,6 +5,9 @@ Attention tab's markers and its per-head AER all use.
 (layers, heads, Spanish words, English words), without `</s>`, so the words are exactly the whitespace words of
 the two texts. `verse_of(pattern)` finds the held-out verse whose English the encoder read and whose reference
 Spanish the decoder read (None for any other input), so its Strong's links can be drawn and scored.
+`function_link` is the one rule of which links join a function word (an article, a preposition, a conjunction):
+the Strong's numbers tag the original's words, and an article or "and" takes the number of the phrase it belongs
+to, so such links are where a bilingual reader would often not draw one.
 """
 from __future__ import annotations
 
@@ -20,6 +23,27 @@ from .bible import VersePair
 from .corpus import find_verse
 
 Link = tuple[int, int]
+
+# Function words: articles, prepositions and conjunctions (the Spanish of the Reina-Valera 1909 writes "á" for "a")
+FUNCTION_WORDS = {
+    "en": frozenset("a an the and or nor but of to in into on upon at by for with from unto as that".split()),
+    "es": frozenset("el la los las lo un una unos unas y e o u ni pero mas de del al a á en con por para que "
+                    "sobre".split()),
+}
+
+
+def is_function_word(word: str, language: str) -> bool:
+    """Whether a text word (punctuation and capitals allowed: "Y", "Spirit.") is a function word of `language`
+    ("en" or "es"): an article, a preposition or a conjunction of FUNCTION_WORDS."""
+    if language not in FUNCTION_WORDS:
+        raise ValueError(f"language must be one of {', '.join(FUNCTION_WORDS)}, got {language!r}")
+    return word.strip(".,;:!?¡¿\"'“”‘’()[]«»—-").lower() in FUNCTION_WORDS[language]
+
+
+def function_link(link: Link, en_words: list[str], es_words: list[str]) -> bool:
+    """Whether a gold link (English word i, Spanish word j) joins a function word on either side."""
+    i, j = link
+    return is_function_word(en_words[i], "en") or is_function_word(es_words[j], "es")
 
 
 @dataclass

@@ -1,0 +1,41 @@
+"""The minimum readable heatmap (visualize.sizes, issue 29 item 2): figure_size on numbers worked by hand."""
+from __future__ import annotations
+
+import pytest
+
+from visualize.sizes import MIN_CELL_PX, MIN_LABEL_PX, box_width, figure_size
+
+
+def test_cells_that_fit_share_the_box():
+    """Oracle, by hand: 10 columns in a 1192 px box with 92 px around: (1192 - 92) / 10 = 110 px each, the width
+    left to the box (None); 7 rows of 30 px + 100 = 310 px high."""
+    size = figure_size(10, 7, 1192, around_x=92, around_y=100, row_px=30)
+    assert size.width is None and size.column_px == 110 and size.height == 310 and size.row_px == 30
+
+
+def test_cells_below_the_minimum_keep_it_and_the_figure_grows_wider_than_its_box():
+    """Oracle, by hand: 12 columns in a 302 px box (a phone's section) with 60 px around would be 20 px each; they
+    keep MIN_CELL_PX (24) and the figure is 60 + 12 x 24 = 348 px, wider than the box (the page scrolls it)."""
+    size = figure_size(12, 12, 302, around_x=60, around_y=90)
+    assert MIN_CELL_PX == 24 and size.column_px == 24 and size.width == 348 > 302
+    assert size.height == 90 + 12 * 24
+
+
+def test_the_minimum_height_and_exact_fit():
+    """Invariant: exactly n x column_px free is enough (no scroll); the height never falls below min_height."""
+    size = figure_size(5, 1, 5 * MIN_CELL_PX + 10, around_x=10, min_height=320)
+    assert size.width is None and size.column_px == MIN_CELL_PX and size.height == 320
+
+
+def test_the_box_of_a_full_width_figure_is_the_measured_one():
+    """Measured in chromium on the app: full-width blocks 1216 px at 1280 and 326 at 390; inside an accordion
+    1192 and 302. MIN_LABEL_PX is readable (12 px or more)."""
+    assert (box_width(1280), box_width(390)) == (1216, 326)
+    assert (box_width(1280, in_section=True), box_width(390, in_section=True)) == (1192, 302)
+    assert box_width(3000) == 1500 - 64 and MIN_LABEL_PX >= 12
+
+
+@pytest.mark.parametrize("columns, rows, cell", [(0, 3, 24), (3, 0, 24), (3, 3, 0)])
+def test_no_cells_is_refused(columns, rows, cell):
+    with pytest.raises(ValueError):
+        figure_size(columns, rows, 300, column_px=cell)

@@ -1,0 +1,59 @@
+"""The smallest readable heatmap: the one owner of the minimum cell and label sizes, and of a figure's size.
+
+A heatmap shown on a projector or a phone never shrinks its cells below MIN_CELL_PX or its labels below MIN_LABEL_PX
+to fit the width it is given: past that it keeps the size and grows wider than its box, which the page scrolls
+sideways (app's CSS), or it is drawn turned (the logit lens puts the positions down). `figure_size` is the rule.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+MIN_LABEL_PX = 12  # the smallest tick label or cell text (px): a projector's back row and a phone at arm's length
+MIN_CELL_PX = 24  # the smallest side of a cell (px): holds a MIN_LABEL_PX label upright (1.25 x 12 = 15 px) or two
+# characters across, and a gold circle inside it
+PAGE_MARGIN_PX = 64  # a full-width block is the page's width less this (measured in chromium: 1216 px at 1280, 326 at
+# 390); the page is at most PAGE_MAX_PX wide (app's CSS)
+PAGE_MAX_PX = 1500
+SECTION_INSET_PX = 24  # an accordion's padding: a figure inside one is this much narrower (1192 px at 1280, 302 at 390)
+
+
+@dataclass(frozen=True)
+class FigureSize:
+    """A figure's size: `width` None = the width of its box (plotly's autosize), else a width larger than the box
+    (the page scrolls it sideways); `height`; the side of a cell along x and y as drawn."""
+
+    width: int | None
+    height: int
+    column_px: float
+    row_px: float
+
+
+def box_width(page_width: float, in_section: bool = False) -> float:
+    """The width (px) of a full-width figure's box on a page `page_width` px wide (inside an accordion with
+    `in_section`)."""
+    return min(page_width, PAGE_MAX_PX) - PAGE_MARGIN_PX - (SECTION_INSET_PX if in_section else 0)
+
+
+def figure_size(n_columns: int, n_rows: int, container_px: float, around_x: float = 0.0, around_y: float = 0.0,
+                column_px: float = MIN_CELL_PX, row_px: float = MIN_CELL_PX, min_height: float = 0.0
+                ) -> FigureSize:
+    """The size of a figure of n_columns x n_rows cells in a box `container_px` wide, with `around_x` px of it
+    (labels, margins) beside the cells and `around_y` above and below them.
+
+    Columns share the box's width when each then gets at least `column_px` (the width is the box's: None);
+    otherwise each gets `column_px` and the figure is around_x + n_columns * column_px wide, more than the box.
+    The height is around_y + n_rows * row_px, at least `min_height`.
+    Example: 12 columns in a 302 px box with 60 px around: 242 / 12 = 20 px < 24, so width 60 + 12 * 24 = 348.
+    """
+    if n_columns < 1 or n_rows < 1:
+        raise ValueError(f"a figure needs at least one column and one row, got {n_columns} x {n_rows}")
+    if column_px <= 0 or row_px <= 0:
+        raise ValueError(f"cells must be larger than 0 px, got {column_px} x {row_px}")
+    free = container_px - around_x
+    if free >= n_columns * column_px:
+        width, column = None, free / n_columns
+    else:
+        width, column = math.ceil(around_x + n_columns * column_px), float(column_px)
+    height = max(math.ceil(min_height), math.ceil(around_y + n_rows * row_px))
+    return FigureSize(width, height, column, float(row_px))
