@@ -18,6 +18,7 @@ from torch import Tensor
 
 from .config import TransformerConfig
 from .encoding import source_ids
+from .memory import cache_numbers_per_token
 from .model import HeadMask, Transformer
 
 STRATEGIES = ("greedy", "sample", "beam")
@@ -53,12 +54,9 @@ def never_emitted(config: TransformerConfig) -> list[int]:
 
 
 def cache_bytes_per_token(config: TransformerConfig, dtype: torch.dtype = torch.float32) -> int:
-    """Bytes the decoder's self-attention cache grows by per generated token, all layers:
-    multi-head attention keeps a key and a value per key/value head, 2 x n_kv_heads x d_k numbers;
-    MLA keeps its latent and its decoupled rotary key, kv_latent_dim + d_R numbers."""
-    per_layer = (config.kv_latent_dim + config.d_rope if config.attention == "mla"
-                 else 2 * config.n_kv_heads * config.d_k)
-    return config.n_decoder_layers * per_layer * torch.tensor([], dtype=dtype).element_size()
+    """Bytes the decoder's self-attention cache grows by per generated token, all layers
+    (transformer.memory.cache_numbers_per_token numbers of `dtype`)."""
+    return cache_numbers_per_token(config) * torch.tensor([], dtype=dtype).element_size()
 
 
 def context_start(length: int, max_len: int) -> int:
