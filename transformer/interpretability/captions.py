@@ -2,7 +2,8 @@
 
 A role is named only when its score says so: a band or detector score (previous token, induction, duplicate token,
 diagonal, anti-diagonal, one key) of at least ROLE_THRESHOLD, the highest one winning, or attention spread almost
-evenly (UNIFORM_THRESHOLD of the maximum entropy). A head that matches nothing says so, with its strongest score,
+evenly (UNIFORM_THRESHOLD of the maximum entropy). Only scores that mean something for the head's kind count
+(CROSS_SCORES for cross-attention), said of the unit the pattern is in (tokens, or words in the words view). A head that matches nothing says so, with its strongest score,
 rather than being given a role. Scores come from transformer.analysis through the pattern (one definition each);
 the two measured here, `one_key` and `evenness`, need the pattern's mask and tokens.
 """
@@ -19,17 +20,24 @@ from .probe import AttentionPattern
 ROLE_THRESHOLD = 0.5  # a role needs at least half of the attention where the score looks
 UNIFORM_THRESHOLD = 0.9  # a uniform head's entropy is at least this share of the most it could be
 
-# score name -> (role, what the share of attention goes to); the sentence reads "<role> head: 84% of <what>"
+# score name -> (role, what the share of attention goes to); the sentence reads "<role> head: 84% of <what>";
+# {unit} is "token", or "word" in the words view (where the scores are computed on the words map)
 ROLES = {
-    "previous token": ("previous-token", "each token's attention goes to the token before it"),
+    "previous token": ("previous-{unit}", "each {unit}'s attention goes to the {unit} before it"),
     "induction": ("induction", "a repeated token's attention goes to the token that followed its earlier "
                                "occurrence (it predicts the sequence will repeat)"),
     "duplicate token": ("duplicate-token", "a repeated token's attention goes to its earlier occurrences"),
-    "anti-diagonal": ("anti-diagonal", "the i-th token's attention goes to the i-th key from the end (it reads the "
-                                       "input backwards)"),
-    "diagonal": ("diagonal", "the i-th token's attention goes to the i-th key"),
+    "anti-diagonal": ("anti-diagonal", "the i-th {unit}'s attention goes to the i-th key {unit} from the end (it "
+                                       "reads the input backwards)"),
+    "diagonal": ("diagonal", "the i-th {unit}'s attention goes to the i-th key {unit}"),
 }
-SELF_DIAGONAL = ("self", "each token's attention goes to itself")  # the diagonal, said of self-attention
+# the diagonal, said of self-attention: over words it includes every token's attention to its own word's tokens
+SELF_DIAGONAL = {"token": ("self", "each token's attention goes to itself"),
+                 "word": ("within-word", "each word's attention stays inside the word itself")}
+# the scores that mean something for cross-attention, where queries and keys are two different texts: a query's
+# "previous" key, or a repeated token among the keys, says nothing of the target reading the source
+CROSS_SCORES = frozenset({"diagonal", "anti-diagonal"})
+UNITS = ("token", "word")
 
 
 @dataclass(frozen=True)
@@ -66,29 +74,45 @@ def evenness(w: Tensor, mask: Tensor, queries: list[int]) -> float:
     return sum(ratios) / len(ratios) if ratios else 0.0
 
 
-def describe_head(pattern: AttentionPattern, layer: int, head: int) -> HeadCaption:
-    """The caption of head (layer, head) of `pattern`, from its scores on this input."""
+def _meaningful(pattern: AttentionPattern, layer: int, head: int) -> dict[str, float]:
+    """The role scores of head (layer, head) that mean something for this pattern's kind (CROSS_SCORES for
+    cross-attention)."""
+    names = CROSS_SCORES if pattern.kind == "cross" else ROLES.keys()
+    return {name: float(table[layer, head]) for name, table in pattern.scores().items() if name in names}
+
+
+def describe_head(pattern: AttentionPattern, layer: int, head: int, unit: str = "token") -> HeadCaption:
+    """The caption of head (layer, head) of `pattern`, from its scores on this input, which are of `unit`s
+    ("token", or "word" for a pattern merged into words): only scores that mean something for the pattern's kind,
+    and none when the input has fewer than two text positions on either axis (nothing to compare)."""
     L, H = pattern.shape
     if not (0 <= layer < L and 0 <= head < H):
         raise ValueError(f"layer {layer}, head {head}: this pattern has {L} layers and {H} heads")
+    if unit not in UNITS:
+        raise ValueError(f"unit must be one of {', '.join(UNITS)}, got {unit!r}")
+    if min(len(pattern.query_text), len(pattern.key_text)) < 2:
+        why = " (an input without spaces is one word: switch Words off)" if unit == "word" else ""
+        return HeadCaption(None, "", 0.0, f"too few {unit}s to describe a head: it needs at least two {unit}s on "
+                                          f"each axis{why}")
     w, mask = pattern.weights[layer, head].float(), pattern.mask  # (T, S), (T, S)
-    scores = {name: float(table[layer, head]) for name, table in pattern.scores().items() if name in ROLES}
+    scores = _meaningful(pattern, layer, head)
     key, share = one_key(w, mask, pattern.query_text, pattern.kind != "cross")
     token = pattern.key_tokens[key]
-    where = "the first token" if key == 0 else f"key {key}"
+    where = f"the first {unit}" if key == 0 else f"key {key}"
     candidates = [(value, name) for name, value in scores.items()] + [(share, "one key")]
     best, name = max(candidates)
     if best >= ROLE_THRESHOLD:
         if name == "one key":
-            role = "first-token (sink)" if key == 0 else "one-token"
-            return HeadCaption(role, name, best, f"{role} head: {best:.0%} of each token's attention goes to "
+            role = "first-token (sink)" if key == 0 and unit == "token" else f"one-{unit}"
+            return HeadCaption(role, name, best, f"{role} head: {best:.0%} of each {unit}'s attention goes to "
                                                  f"{where}, {token!r}")
-        role, what = SELF_DIAGONAL if name == "diagonal" and pattern.kind != "cross" else ROLES[name]
+        role, what = SELF_DIAGONAL[unit] if name == "diagonal" and pattern.kind != "cross" else ROLES[name]
+        role, what = role.format(unit=unit), what.format(unit=unit)
         return HeadCaption(role, name, best, f"{role} head: {best:.0%} of {what}")
     even = evenness(w, mask, pattern.query_text)
     if even >= UNIFORM_THRESHOLD:
         return HeadCaption("uniform", "evenness", even, f"uniform head: its attention is spread almost evenly over "
-                                                        f"the tokens each may see ({even:.0%} of the most entropy)")
-    label = f"weight on {where}, {token!r}" if name == "one key" else f"{name} score"
+                                                        f"the {unit}s each may see ({even:.0%} of the most entropy)")
+    label = f"weight on {where}, {token!r}" if name == "one key" else f"{name.replace('token', unit)} score"
     return HeadCaption(None, name, best, f"no clear role: its strongest pattern, the {label}, is {best:.0%}, "
                                          f"below the {ROLE_THRESHOLD:.0%} a role needs")

@@ -1,12 +1,17 @@
 """What a heatmap shows of a pattern: the attention weights or the value-weighted norms, over tokens or words.
 
 `displayed_pattern` is the one place that turns a recorded AttentionPattern into the pattern a view draws and
-scores, so the heatmaps, the head captions and the overview of one view always agree.
+scores, so the heatmaps, the head captions and the overview of one view always agree; `describe_view` is the
+caption of a head in a view, `moved_share` how far the value-weighted norms are from the weights.
 """
 from __future__ import annotations
 
 from dataclasses import replace
 
+import torch
+from torch import Tensor
+
+from .captions import HeadCaption, describe_head
 from .probe import AttentionPattern
 from .value_norms import ValueNorms
 from .words import merge_mask, merge_to_words, text_words, word_labels, word_spans
@@ -35,3 +40,52 @@ def displayed_pattern(pattern: AttentionPattern, norms: ValueNorms | None = None
                              f"{pattern.kind} pattern {tuple(pattern.weights.shape)}")
         pattern = replace(pattern, weights=norms.shares)
     return pattern_in_words(pattern) if words else pattern
+
+
+AGREE_BELOW = 0.05  # norms and weights agree on a head when they move less than this share of a row's attention
+
+
+def moved_share(a: AttentionPattern, b: AttentionPattern) -> Tensor:
+    """(L, H): how much of each row's attention one pattern moves elsewhere than the other, the total variation
+    distance 1/2 sum_s |a_ts - b_ts| averaged over a's text queries: 0 when they are the same, 1 when no key has
+    weight in both. Between the weights and the value-weighted norms of one view: how different the norms look."""
+    if a.weights.shape != b.weights.shape:
+        raise ValueError(f"patterns of shapes {tuple(a.weights.shape)} and {tuple(b.weights.shape)} differ")
+    rows = torch.as_tensor(a.query_text, dtype=torch.long)
+    if not len(rows):
+        return torch.zeros(a.weights.shape[:2])
+    diff = (a.weights[:, :, rows].float() - b.weights[:, :, rows].float()).abs()  # (L, H, rows, S)
+    return 0.5 * diff.sum(-1).mean(-1)  # (L, H)
+
+
+def _norms_clause(weights: AttentionPattern, shown: AttentionPattern, layer: int, head: int) -> str:
+    """What the norms change on head (layer, head): that they agree with the weights, or the key they differ on
+    most."""
+    moved = float(moved_share(weights, shown)[layer, head])
+    if moved < AGREE_BELOW:
+        return (f"norms and weights agree here: the norms move {moved:.0%} of each row's attention (a head that "
+                f"looks at one key per row, or whose values are about the same size on every key, looks the same "
+                f"either way)")
+    rows = torch.as_tensor(weights.query_text, dtype=torch.long)
+    w = weights.weights[layer, head, rows].float().mean(0)  # (S,): each key's mean weight
+    n = shown.weights[layer, head, rows].float().mean(0)  # (S,): each key's mean share of the norms
+    key = int((w - n).abs().argmax())
+    return (f"the norms move {moved:.0%} of each row's attention: {shown.key_tokens[key]!r} gets {w[key]:.0%} of "
+            f"the weight and {n[key]:.0%} of the norms")
+
+
+def describe_view(pattern: AttentionPattern, layer: int, head: int, norms: ValueNorms | None = None,
+                  words: bool = False) -> HeadCaption:
+    """The caption of head (layer, head) as a view shows it (displayed_pattern): its role from the scores of the
+    map on screen, said in words when it is merged into words, with the role it has in tokens beside it; with
+    `norms`, whether the norms agree with the weights on this head."""
+    shown = displayed_pattern(pattern, norms, words)
+    caption = describe_head(shown, layer, head, unit="word" if words else "token")
+    sentence = caption.sentence
+    if words and caption.score_name:
+        in_tokens = describe_head(displayed_pattern(pattern, norms), layer, head)
+        if in_tokens.role is not None and in_tokens.role != caption.role:
+            sentence += f"; in tokens, {in_tokens.sentence}"
+    if norms is not None and caption.score_name:
+        sentence += f"; {_norms_clause(displayed_pattern(pattern, None, words), shown, layer, head)}"
+    return replace(caption, sentence=sentence)
