@@ -9,9 +9,6 @@ ALiBi (transformer/positions/alibi.py) adds a bias to the scores. Multi-head lat
 from __future__ import annotations
 
 import math
-from contextlib import contextmanager
-from contextvars import ContextVar
-from dataclasses import dataclass
 from typing import Callable
 
 import torch
@@ -19,12 +16,13 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from .dropout import dropout
+from .points import Point
 from .positions import ALiBi, RelativePosition, RotaryEmbedding
 
 
 def scaled_dot_product_attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None,
-                                 dropout_p: float = 0.0, bias: Tensor | None = None, scale: float | None = None
-                                 ) -> tuple[Tensor, Tensor]:
+                                 dropout_p: float = 0.0, bias: Tensor | None = None, scale: float | None = None,
+                                 pattern: Callable[[Tensor], Tensor] | None = None) -> tuple[Tensor, Tensor]:
     """Attention(Q, K, V) = softmax(Q K^T / sqrt(d_k)) V        (equation 1)
 
     q: (B, H, T, d_k); k: (B, H, S, d_k); v: (B, H, S, d_v); mask: bool, True = may attend, broadcastable to
@@ -32,6 +30,8 @@ def scaled_dot_product_attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor |
     Returns the output (B, H, T, d_v) and the attention weights (B, H, T, S).
     Masked positions get exactly zero weight; a row with nothing to attend to gets all zeros (not NaN).
     `scale` replaces 1 / sqrt(d_k) when q's size is not the d_k to scale by (MLA's absorbed decoding).
+    `pattern` (a Point) sees the weights after the softmax, before dropout and the product with V: what it returns
+    is used.
     """
     scale = 1 / math.sqrt(q.size(-1)) if scale is None else scale
     scores = q @ k.transpose(-2, -1) * scale  # (B, H, T, S)
@@ -40,6 +40,8 @@ def scaled_dot_product_attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor |
     if mask is not None:
         scores = scores.masked_fill(~mask, float("-inf"))
     weights = torch.softmax(scores, dim=-1).nan_to_num(0.0)  # (B, H, T, S); all -inf rows -> 0
+    if pattern is not None:
+        weights = pattern(weights)
     if dropout_p > 0.0:
         weights = dropout(weights, dropout_p)  # attention dropout, as in PyTorch and the Annotated Transformer
     return weights @ v, weights  # (B, H, T, d_v), (B, H, T, S)
@@ -59,46 +61,18 @@ def padding_mask(ids: Tensor, pad_id: int) -> Tensor:
     return (ids != pad_id)[:, None, None, :]  # (B, 1, 1, S)
 
 
-@dataclass
-class Captured:
-    """What one attention call computed, per head: q (B, H, T, d), k (B, H, S, d), v (B, H, S, d_v), the mask it
-    applied (bool, broadcastable to (B, H, T, S), or None) and the bias it added to the scaled scores (ALiBi,
-    broadcastable to (B, H, T, S), or None)."""
-
-    q: Tensor
-    k: Tensor
-    v: Tensor
-    mask: Tensor | None
-    bias: Tensor | None
-
-
-_CAPTURE: ContextVar[dict | None] = ContextVar("attention_capture", default=None)
-
-
-@contextmanager
-def capture_projections():
-    """Within this block, in this thread only, every attention call that builds its weights records a `Captured`
-    (the q, k, v it used, its mask and bias), keyed by the module (a list per module, one entry per call). Nothing
-    is stored on the modules, so other users of a shared model are not affected."""
-    store: dict = {}
-    token = _CAPTURE.set(store)
-    try:
-        yield store
-    finally:
-        _CAPTURE.reset(token)
-
-
 def attend(module: nn.Module, q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, *, is_causal: bool,
            need_weights: bool, dropout_p: float, bias: Tensor | None = None, scale: float | None = None
            ) -> tuple[Tensor, Tensor | None]:
-    """Equation 1 for every head, through our own scaled_dot_product_attention when the weights are wanted, else
-    through PyTorch's fused kernel. q (B, H, T, d); k (B, G, S, d), v (B, G, S, d_v) with G dividing H (GQA/MQA
+    """Equation 1 for every head, through our own scaled_dot_product_attention when the weights are wanted (by
+    `need_weights`, or by a `points` block reading or writing the module's `pattern` point), else through PyTorch's
+    fused kernel. q (B, H, T, d); k (B, G, S, d), v (B, G, S, d_v) with G dividing H (GQA/MQA
     share each key/value head between H/G query heads). Returns (B, H, T, d_v) and the weights or None.
 
     Training with dropout on a CPU also takes our path: there PyTorch's kernel falls back to the same math, but
     draws its dropout mask with the slow generator transformer/dropout.py avoids."""
     T, S = q.size(2), k.size(2)
-    explicit = need_weights or (dropout_p > 0.0 and q.device.type == "cpu")
+    explicit = need_weights or (dropout_p > 0.0 and q.device.type == "cpu") or module.pattern.wanted()
     if is_causal and T == 1:
         is_causal = False  # one new query may see every cached position
     if is_causal and (explicit or bias is not None or mask is not None or S != T):
@@ -109,10 +83,7 @@ def attend(module: nn.Module, q: Tensor, k: Tensor, v: Tensor, mask: Tensor | No
         if group > 1:
             k = k.repeat_interleave(group, dim=1)  # (B, H, S, d)
             v = v.repeat_interleave(group, dim=1)  # (B, H, S, d_v)
-        captured = _CAPTURE.get()
-        if captured is not None and need_weights:
-            captured.setdefault(module, []).append(Captured(q, k, v, mask, bias))
-        out, weights = scaled_dot_product_attention(q, k, v, mask, dropout_p, bias, scale)
+        out, weights = scaled_dot_product_attention(q, k, v, mask, dropout_p, bias, scale, module.pattern)
         return out, weights if need_weights else None
     if bias is not None:  # the fused kernel takes one float mask: the bias, with -inf where attention is forbidden
         bias = bias.to(q.dtype)
@@ -224,6 +195,9 @@ class MultiHeadAttention(nn.Module):
         self.in_proj = nn.Linear(d_model, sum(self.sizes), bias=bias)  # [W^Q; W^K; W^V] as rows
         self.out_proj = nn.Linear(n_heads * self.d_k, d_model, bias=bias)  # W^O
         self.position = position  # shared by the layers; its buffers are not saved (they are recomputed)
+        # named points (transformer/points.py documents each one's shape)
+        self.q_input, self.k_input, self.v_input = Point(), Point(), Point()
+        self.q, self.k, self.v, self.pattern, self.z, self.out = Point(), Point(), Point(), Point(), Point(), Point()
         self._register_load_state_dict_pre_hook(_fuse_legacy_hook)
 
     def projection_blocks(self) -> tuple[Tensor, Tensor, Tensor]:
@@ -278,18 +252,20 @@ class MultiHeadAttention(nn.Module):
         return q, k, v
 
     def forward(self, query: Tensor, key: Tensor, value: Tensor, mask: Tensor | None = None,
-                need_weights: bool = False, *, is_causal: bool = False, cache: KVCache | None = None,
-                head_mask: Tensor | None = None) -> tuple[Tensor, Tensor | None]:
+                need_weights: bool = False, *, is_causal: bool = False, cache: KVCache | None = None
+                ) -> tuple[Tensor, Tensor | None]:
         """query: (B, T, d_model); key, value: (B, S, d_model); mask: bool, True = may attend.
 
         `is_causal` adds the causal mask (built only on the explicit path; the fused kernel skips it).
-        `head_mask` (H,): 1 keeps a head, 0 switches it off (head ablation): its output head_i is zeroed before
-        Concat(head_1, ..., head_h) W^O, so the layer runs as if that head were not there.
         Returns the output (B, T, d_model) and, if `need_weights`, the weights (B, H, T, S), else None.
+        Passes its named points (transformer/points.py): q_input, k_input, v_input, q, k, v, pattern, z, out.
         """
         B, T, _ = query.shape
         start = len(cache) if cache is not None and not cache.static else 0  # position of the first new query
         cached = cache is not None and cache.static and len(cache) > 0  # cross-attention keys already projected
+        query = self.q_input(query)
+        if not cached:
+            key, value = self.k_input(key), self.v_input(value)  # the same tensor as query unless one is written
         q, k, v = self.project(query, None if cached else key, None if cached else value)
         q = split_heads(q, self.n_heads)  # (B, H, T, d_k)
         if cached:
@@ -299,15 +275,14 @@ class MultiHeadAttention(nn.Module):
             v = split_heads(v, self.n_kv_heads)  # (B, G, S, d_k)
             if isinstance(self.position, RotaryEmbedding):  # self-attention: keys sit at the queries' positions
                 q, k = self.position(q, start), self.position(k, start)  # rotated, same shapes
+            k, v = self.k(k), self.v(v)
             if cache is not None:
                 k, v = cache.append(k, v)  # (B, G, L + S, d_k) each
-        out, weights = attend(self, q, k, v, mask, is_causal=is_causal, need_weights=need_weights,
+        out, weights = attend(self, self.q(q), k, v, mask, is_causal=is_causal, need_weights=need_weights,
                               dropout_p=self.dropout if self.training else 0.0,
-                              bias=relative_bias(self.position, T, k.size(2)))
-        if head_mask is not None:
-            out = out * head_mask.to(out.dtype).view(1, -1, 1, 1)  # (B, H, T, d_k): ablated heads give 0
-        out = out.transpose(1, 2).reshape(B, T, self.n_heads * self.d_k)  # (B, T, d_model)
-        return self.out_proj(out), weights
+                              bias=relative_bias(self.position, T, k.size(2)))  # (B, H, T, d_k)
+        z = self.z(out.transpose(1, 2))  # (B, T, H, d_k): each head's output
+        return self.out(self.out_proj(z.reshape(B, T, self.n_heads * self.d_k))), weights  # (B, T, d_model)
 
 
 LEGACY_PROJECTIONS = ("q_proj", "k_proj", "v_proj")  # the separate W^Q, W^K, W^V of checkpoints before in_proj

@@ -23,6 +23,7 @@ import torch
 from torch import Tensor, nn
 
 from .attention import KVCache, RelativePosition, attend, relative_bias, split_heads
+from .points import Point
 from .positions import RotaryEmbedding
 
 
@@ -48,19 +49,25 @@ class MultiHeadLatentAttention(nn.Module):
         if self.d_rope:
             self.q_rope = nn.Linear(d_model, n_heads * self.d_rope, bias=bias)  # W^QR
             self.k_rope = nn.Linear(d_model, self.d_rope, bias=bias)  # W^KR: one rotary key for every head
+        # named points (transformer/points.py): no v_input, since keys and values both come from `key`
+        self.q_input, self.k_input = Point(), Point()
+        self.q, self.k, self.v, self.pattern, self.z, self.out = Point(), Point(), Point(), Point(), Point(), Point()
 
     def forward(self, query: Tensor, key: Tensor, value: Tensor, mask: Tensor | None = None,
-                need_weights: bool = False, *, is_causal: bool = False, cache: KVCache | None = None,
-                head_mask: Tensor | None = None) -> tuple[Tensor, Tensor | None]:
+                need_weights: bool = False, *, is_causal: bool = False, cache: KVCache | None = None
+                ) -> tuple[Tensor, Tensor | None]:
         """query: (B, T, d_model); key: (B, S, d_model) (`value` is the same sequence and is not read).
-        Returns the output (B, T, d_model) and, if `need_weights`, every head's weights (B, H, T, S)."""
+        Returns the output (B, T, d_model) and, if `need_weights`, every head's weights (B, H, T, S).
+        Decoding with a cache attends in latent space unless a `points` block reads or writes q, k, v or pattern."""
         B, T, _ = query.shape
         H = self.n_heads
         start = len(cache) if cache is not None and not cache.static else 0  # position of the first new query
+        query = self.q_input(query)
         q = split_heads(self.q_proj(query), H)  # (B, H, T, d_k)
         if cache is not None and cache.static and len(cache):
             kept = cache.tensors()  # cross-attention: the encoder output's latent, made at the first step
         else:
+            key = self.k_input(key)
             kept = [self.kv_down(key)[:, None]]  # (B, 1, S, d_c): c^KV
             if self.d_rope:
                 kept.append(self.position(self.k_rope(key)[:, None], start))  # (B, 1, S, d_R): k^R, rotated
@@ -69,7 +76,8 @@ class MultiHeadLatentAttention(nn.Module):
         S = kept[0].size(2)
         bias = relative_bias(self.position, T, S)
         q_rope = self.position(split_heads(self.q_rope(query), H), start) if self.d_rope else None  # (B, H, T, d_R)
-        if cache is not None and not need_weights and not self.training:
+        explicit = need_weights or self.training or any(p.wanted() for p in (self.q, self.k, self.v, self.pattern))
+        if cache is not None and not explicit:
             out = self._attend_in_latent_space(q, q_rope, kept, mask, is_causal, bias)  # (B, H, T, d_k)
             weights = None
         else:
@@ -79,12 +87,11 @@ class MultiHeadLatentAttention(nn.Module):
             if self.d_rope:
                 q = torch.cat([q, q_rope], dim=-1)  # (B, H, T, d_k + d_R)
                 k = torch.cat([k, kept[1].expand(B, H, S, self.d_rope)], dim=-1)  # (B, H, S, d_k + d_R)
-            out, weights = attend(self, q, k, v, mask, is_causal=is_causal, need_weights=need_weights,
-                                  dropout_p=self.dropout if self.training else 0.0, bias=bias)
-        if head_mask is not None:
-            out = out * head_mask.to(out.dtype).view(1, -1, 1, 1)  # (B, H, T, d_k): ablated heads give 0
-        out = out.transpose(1, 2).reshape(B, T, H * self.d_k)  # (B, T, d_model)
-        return self.out_proj(out), weights
+            out, weights = attend(self, self.q(q), self.k(k), self.v(v), mask, is_causal=is_causal,
+                                  need_weights=need_weights, dropout_p=self.dropout if self.training else 0.0,
+                                  bias=bias)  # (B, H, T, d_k)
+        z = self.z(out.transpose(1, 2))  # (B, T, H, d_k): each head's output
+        return self.out(self.out_proj(z.reshape(B, T, H * self.d_k))), weights  # (B, T, d_model)
 
     def _attend_in_latent_space(self, q: Tensor, q_rope: Tensor | None, kept: list[Tensor], mask: Tensor | None,
                                 is_causal: bool, bias: Tensor | None) -> Tensor:

@@ -11,6 +11,7 @@ from .attention import KVCache, MultiHeadAttention, RelativePosition
 from .config import TransformerConfig
 from .dropout import Dropout
 from .latent_attention import MultiHeadLatentAttention
+from .points import Point
 
 
 ACTIVATION_FUNCTIONS = {"relu": F.relu, "gelu": F.gelu,
@@ -26,16 +27,16 @@ class FeedForward(nn.Module):
         self.w_2 = nn.Linear(d_ff, d_model)
         self.activation = ACTIVATION_FUNCTIONS[activation]
         self.dropout = Dropout(dropout)
+        self.out = Point()  # the FFN's output (transformer/points.py)
 
     def forward(self, x: Tensor) -> Tensor:
-        return self.w_2(self.dropout(self.activation(self.w_1(x))))  # (B, T, d_ff) -> (B, T, d_model)
+        return self.out(self.w_2(self.dropout(self.activation(self.w_1(x)))))  # (B, T, d_ff) -> (B, T, d_model)
 
 
 class SublayerConnection(nn.Module):
     """LayerNorm(x + Sublayer(x))   (section 3.1), with dropout on the sub-layer output (section 5.4).
 
     `norm_first=True` gives the pre-norm variant x + Sublayer(LayerNorm(x)) used by GPT-2 and most later models.
-    The sub-layer returns (output, attention weights or None); the weights pass through untouched.
     """
 
     def __init__(self, d_model: int, dropout: float, norm_first: bool, eps: float = 1e-5):
@@ -44,12 +45,10 @@ class SublayerConnection(nn.Module):
         self.dropout = Dropout(dropout)
         self.norm_first = norm_first
 
-    def forward(self, x: Tensor, sublayer: Callable[[Tensor], tuple[Tensor, Tensor | None]]):
+    def forward(self, x: Tensor, sublayer: Callable[[Tensor], Tensor]) -> Tensor:
         if self.norm_first:
-            out, weights = sublayer(self.norm(x))
-            return x + self.dropout(out), weights
-        out, weights = sublayer(x)
-        return self.norm(x + self.dropout(out)), weights
+            return x + self.dropout(sublayer(self.norm(x)))
+        return self.norm(x + self.dropout(sublayer(x)))
 
 
 def _attention(cfg: TransformerConfig, position: RelativePosition = None
@@ -71,22 +70,26 @@ class EncoderLayer(nn.Module):
     """Multi-head self-attention, then the position-wise feed-forward network, each in a SublayerConnection.
 
     With `cfg.attention_only` the layer is its attention sub-layer alone. `position`: the model's RoPE or ALiBi.
+    Named points (transformer/points.py): resid_pre, resid_mid (after self-attention), resid_post.
     """
 
     def __init__(self, cfg: TransformerConfig, position: RelativePosition = None):
         super().__init__()
+        self.resid_pre = Point()  # named points in the order the forward pass visits them
         self.self_attn = _attention(cfg, position)
+        self.resid_mid = Point()
         self.ffn = _feed_forward(cfg)
+        self.resid_post = Point()
         n_sublayers = 1 if self.ffn is None else 2
         self.sublayers = nn.ModuleList(SublayerConnection(cfg.d_model, cfg.dropout, cfg.norm_first, cfg.layer_norm_eps)
                                        for _ in range(n_sublayers))
 
-    def forward(self, x: Tensor, mask: Tensor | None, need_weights: bool = False,
-                head_mask: Tensor | None = None) -> tuple[Tensor, Tensor | None]:
-        x, weights = self.sublayers[0](x, lambda h: self.self_attn(h, h, h, mask, need_weights, head_mask=head_mask))
+    def forward(self, x: Tensor, mask: Tensor | None) -> Tensor:
+        x = self.resid_pre(x)  # (B, S, d_model)
+        x = self.resid_mid(self.sublayers[0](x, lambda h: self.self_attn(h, h, h, mask)[0]))
         if self.ffn is not None:
-            x, _ = self.sublayers[1](x, lambda h: (self.ffn(h), None))
-        return x, weights  # (B, S, d_model), (B, H, S, S) or None
+            x = self.sublayers[1](x, self.ffn)
+        return self.resid_post(x)  # (B, S, d_model)
 
 
 class DecoderLayer(nn.Module):
@@ -94,32 +97,33 @@ class DecoderLayer(nn.Module):
 
     With `cross_attention=False` it is the block of a decoder-only (GPT-style) model: the same layer
     without its middle sub-layer. With `cfg.attention_only` it has no feed-forward sub-layer either.
+    Named points (transformer/points.py): resid_pre, resid_mid (after self-attention), resid_cross (after
+    cross-attention, when it has one), resid_post.
     """
 
     def __init__(self, cfg: TransformerConfig, cross_attention: bool = True, position: RelativePosition = None):
         super().__init__()
+        self.resid_pre = Point()  # named points in the order the forward pass visits them
         self.self_attn = _attention(cfg, position)
+        self.resid_mid = Point()
         self.cross_attn = _attention(cfg) if cross_attention else None
+        self.resid_cross = Point() if cross_attention else None
         self.ffn = _feed_forward(cfg)
+        self.resid_post = Point()
         n_sublayers = 1 + (self.cross_attn is not None) + (self.ffn is not None)
         self.sublayers = nn.ModuleList(SublayerConnection(cfg.d_model, cfg.dropout, cfg.norm_first, cfg.layer_norm_eps)
                                        for _ in range(n_sublayers))
 
     def forward(self, x: Tensor, tgt_mask: Tensor | None, memory: Tensor | None = None,
-                memory_mask: Tensor | None = None, need_weights: bool = False,
-                cache: tuple[KVCache, KVCache | None] | None = None,
-                head_mask: tuple[Tensor | None, Tensor | None] = (None, None)):
-        """Returns (x (B, T, d_model), self weights (B, H, T, T_k) or None, cross weights (B, H, T, S) or None).
-        T_k is the number of keys self-attention read: T, or with a KV cache the cached positions plus these T.
-        `head_mask` = (self-attention heads, cross-attention heads), each (H,) with 0 for a switched-off head."""
+                memory_mask: Tensor | None = None, cache: tuple[KVCache, KVCache | None] | None = None) -> Tensor:
+        """x (B, T, d_model) -> (B, T, d_model). With a KV cache, x holds only the new positions."""
         self_cache, cross_cache = cache if cache is not None else (None, None)
-        self_heads, cross_heads = head_mask
-        x, self_w = self.sublayers[0](x, lambda h: self.self_attn(
-            h, h, h, tgt_mask, need_weights, is_causal=True, cache=self_cache, head_mask=self_heads))
-        cross_w = None
+        x = self.resid_pre(x)
+        x = self.resid_mid(self.sublayers[0](x, lambda h: self.self_attn(h, h, h, tgt_mask, is_causal=True,
+                                                                         cache=self_cache)[0]))
         if self.cross_attn is not None:
-            x, cross_w = self.sublayers[1](x, lambda h: self.cross_attn(
-                h, memory, memory, memory_mask, need_weights, cache=cross_cache, head_mask=cross_heads))
+            x = self.resid_cross(self.sublayers[1](x, lambda h: self.cross_attn(h, memory, memory, memory_mask,
+                                                                                cache=cross_cache)[0]))
         if self.ffn is not None:
-            x, _ = self.sublayers[-1](x, lambda h: (self.ffn(h), None))
-        return x, self_w, cross_w
+            x = self.sublayers[-1](x, self.ffn)
+        return self.resid_post(x)  # (B, T, d_model)

@@ -1,7 +1,9 @@
 """The Transformer: encoder-decoder (figure 1 of the paper) or decoder-only, built from the same layers."""
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import Iterator
 
 import torch
 from torch import Tensor, nn
@@ -10,7 +12,9 @@ from .attention import KVCache, MultiHeadAttention, padding_mask
 from .config import TransformerConfig
 from .dropout import Dropout
 from .embeddings import TokenEmbedding
+from .heads import AttentionKind
 from .layers import DecoderLayer, EncoderLayer
+from .points import Point, check, name_points, points
 from .positions import position_scheme
 
 LayerCache = tuple[KVCache, KVCache | None]  # (decoder self-attention, cross-attention or None)
@@ -29,15 +33,20 @@ class AttentionMaps:
 class HeadMask:
     """Which attention heads run, for head ablation at forward time (nothing is stored on the model, so many users
     can share one model object): per kind, a (layers, heads) tensor with 1 for a head that runs and 0 for one
-    switched off (its output is zeroed before the layer's output projection). None = every head runs."""
+    switched off. None = every head runs. A write to each layer's `z` point (its heads' outputs before W^O)."""
 
     encoder_self: Tensor | None = None
     decoder_self: Tensor | None = None
     cross: Tensor | None = None
 
-    def layer(self, kind: str, i: int) -> Tensor | None:
-        mask = getattr(self, kind)
-        return None if mask is None else mask[i]
+    def writes(self) -> dict:
+        """{point name: write}: each masked layer's z (B, T, H, d_k) times its row of the mask."""
+        out = {}
+        for kind in AttentionKind:
+            mask = getattr(self, kind.field)
+            for i, row in enumerate(mask if mask is not None else []):
+                out[kind.point(i, "z")] = lambda z, row=row: z * row.to(z.dtype).view(1, 1, -1, 1)  # (B, T, H, d_k)
+        return out
 
 
 @dataclass
@@ -55,6 +64,9 @@ class Transformer(nn.Module):
     `n_encoder_layers` 0): `model(tokens)`, the decoder layers without cross-attention. Both return a ModelOutput:
     logits (B, T, vocab_size) of the next token, and with `return_attention=True` every attention map. `encode` and
     `decode` are the two halves, which generation calls with a KV cache (`new_cache`).
+
+    Its insides are read and written through named points (transformer/points.py; `point_names()` lists them):
+    attention maps, head masks and the logit lens's residuals are reads and writes of them.
     """
 
     def __init__(self, config: TransformerConfig):
@@ -79,6 +91,8 @@ class Transformer(nn.Module):
         self._init_weights()
         if cfg.tie_embeddings:  # "we share the same weight matrix between the two embedding layers and the pre-softmax linear transformation"
             self.lm_head.weight = self.embed.weight
+        self.final = Point()  # the decoder's output after the final norm: what lm_head reads
+        self._point_names = tuple(name_points(self))
 
     def _init_weights(self):
         if self.config.init == "gpt2":
@@ -115,7 +129,7 @@ class Transformer(nn.Module):
             x = self.pos_encoding(x, start)  # (B, T, d_model)
         return self.embed_dropout(x)
 
-    def _key_mask(self, ids: Tensor) -> Tensor | None:
+    def key_mask(self, ids: Tensor) -> Tensor | None:
         """Padding mask over keys, or None when there is no padding (so the fused kernel needs no mask).
 
         A model without a padding token of its own (GPT-2, `config.has_padding` False) masks nothing: its
@@ -125,50 +139,64 @@ class Transformer(nn.Module):
             return None
         return padding_mask(ids, self.config.pad_id)
 
+    def point_names(self) -> list[str]:
+        """Every named point of this model, in module order (transformer/points.py documents each one's shape)."""
+        return list(self._point_names)
+
+    @contextmanager
+    def _points(self, head_mask: HeadMask | None, kinds: list[AttentionKind]) -> Iterator[dict[str, Tensor]]:
+        """The block one call runs in: `head_mask`'s writes and a read of the patterns of `kinds`, if any; the
+        active blocks' names are checked against this model's."""
+        read = [kind.point(i, "pattern") for kind in kinds for i in range(kind.n_layers(self.config))]
+        if head_mask is None and not read:
+            check(self._point_names)
+            yield {}
+            return
+        with points(read=read, write=head_mask.writes() if head_mask is not None else None) as seen:
+            check(self._point_names)
+            yield seen
+
+    def _maps(self, seen: dict[str, Tensor], kind: AttentionKind) -> list[Tensor]:
+        """The weights (B, H, T, S) of every layer of `kind` that a block read."""
+        return [seen[kind.point(i, "pattern")] for i in range(kind.n_layers(self.config))]
+
     def encode(self, src: Tensor, need_weights: bool = False, head_mask: HeadMask | None = None
                ) -> tuple[Tensor, Tensor | None, list[Tensor]]:
         """src (B, S) -> memory (B, S, d_model), source padding mask (B, 1, 1, S) or None, weights per layer."""
-        src_mask, heads = self._key_mask(src), head_mask or HeadMask()
-        x, maps = self._embed(src), []
-        for i, layer in enumerate(self.encoder):
-            x, weights = layer(x, src_mask, need_weights, head_mask=heads.layer("encoder_self", i))
-            if need_weights:
-                maps.append(weights)
-        return self.encoder_norm(x), src_mask, maps
+        kinds = [AttentionKind.ENCODER_SELF] if need_weights else []
+        with self._points(head_mask, kinds) as seen:
+            src_mask, x = self.key_mask(src), self._embed(src)
+            for layer in self.encoder:
+                x = layer(x, src_mask)
+            memory = self.encoder_norm(x)
+        return memory, src_mask, self._maps(seen, AttentionKind.ENCODER_SELF) if need_weights else []
 
     def decode(self, tgt: Tensor, memory: Tensor | None = None, memory_mask: Tensor | None = None, *,
                need_weights: bool = False, cache: list[LayerCache] | None = None, start: int = 0,
-               head_mask: HeadMask | None = None, last_only: bool = False, residuals: list[Tensor] | None = None):
+               head_mask: HeadMask | None = None, last_only: bool = False):
         """tgt (B, T) -> logits (B, T, vocab_size), self weights per layer, cross weights per layer.
 
         With a `cache` the decoder sees only the new tokens; `start` is their position in the sequence.
         `last_only` projects only the last position onto the vocabulary, (B, 1, vocab_size): all a decoding step
         needs (for GPT-2 and a 128-token prompt that skips 127 x 768 x 50257 multiply-adds).
-        `residuals`, a list, receives the residual stream (B, T, d_model) after the embedding and after each layer,
-        before the final norm (the logit lens reads them).
         """
-        tgt_mask, heads = (self._key_mask(tgt) if cache is None else None), head_mask or HeadMask()
-        x, self_maps, cross_maps = self._embed(tgt, start), [], []
-        if residuals is not None:
-            residuals.append(x)
-        for i, layer in enumerate(self.decoder):
-            x, self_w, cross_w = layer(x, tgt_mask, memory, memory_mask, need_weights,
-                                       cache=None if cache is None else cache[i],
-                                       head_mask=(heads.layer("decoder_self", i), heads.layer("cross", i)))
-            if need_weights:
-                self_maps.append(self_w)
-                if cross_w is not None:
-                    cross_maps.append(cross_w)
-            if residuals is not None:
-                residuals.append(x)
-        if last_only:
-            x = x[:, -1:]  # (B, 1, d_model)
-        return self.lm_head(self.decoder_norm(x)), self_maps, cross_maps  # (B, T or 1, vocab_size)
+        kinds = [k for k in (AttentionKind.DECODER_SELF, AttentionKind.CROSS) if need_weights and k.n_layers(self.config)]
+        with self._points(head_mask, kinds) as seen:
+            tgt_mask, x = (self.key_mask(tgt) if cache is None else None), self._embed(tgt, start)
+            for i, layer in enumerate(self.decoder):
+                x = layer(x, tgt_mask, memory, memory_mask, cache=None if cache is None else cache[i])
+            if last_only:
+                x = x[:, -1:]  # (B, 1, d_model)
+            logits = self.lm_head(self.final(self.decoder_norm(x)))  # (B, T or 1, vocab_size)
+        if not need_weights:
+            return logits, [], []
+        return logits, self._maps(seen, AttentionKind.DECODER_SELF), self._maps(seen, AttentionKind.CROSS)
 
     def forward(self, src_or_tokens: Tensor, tgt: Tensor | None = None, return_attention: bool = False,
                 head_mask: HeadMask | None = None) -> ModelOutput:
         """Encoder-decoder: model(src, tgt). Decoder-only: model(tokens). Logits predict the next token.
-        `head_mask` switches heads off for this call only (head ablation)."""
+        `return_attention` reads every `pattern` point; `head_mask` switches heads off for this call only (head
+        ablation, a write to the `z` points)."""
         if self.config.is_encoder_decoder:
             if tgt is None:
                 raise ValueError("an encoder-decoder model needs both a source and a target: model(src, tgt)")

@@ -8,6 +8,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from transformer.layers import DecoderLayer, EncoderLayer, FeedForward, SublayerConnection
+from transformer.points import name_points, points
 from tests.conftest import copy_mha_from_torch as copy_from_torch, tiny_config
 
 D, H, D_FF = 32, 4, 64
@@ -39,8 +40,11 @@ def test_encoder_layer_matches_torch(norm_first, activation):
     x = torch.randn(2, 6, D)
     keep = torch.tensor([[True] * 6, [True] * 4 + [False] * 2])
     expected = ref(x, src_key_padding_mask=~keep)
-    got, weights = ours(x, keep[:, None, None, :], need_weights=True)
-    fused, _ = ours(x, keep[:, None, None, :])
+    name_points(ours)
+    with points(read=["self_attn.pattern"]) as seen:  # the explicit path: the weights are read
+        got = ours(x, keep[:, None, None, :])
+    weights = seen["self_attn.pattern"]
+    fused = ours(x, keep[:, None, None, :])
     torch.testing.assert_close(got, expected, atol=1e-5, rtol=0)
     torch.testing.assert_close(fused, expected, atol=1e-5, rtol=0)
     assert torch.all(weights[1, :, :, 4:] == 0)
@@ -60,9 +64,12 @@ def test_decoder_layer_matches_torch(norm_first):
     keep = torch.tensor([[True] * 7, [True] * 3 + [False] * 4])
     causal = nn.Transformer.generate_square_subsequent_mask(5) == float("-inf")  # True = masked (torch)
     expected = ref(x, memory, tgt_mask=causal, memory_key_padding_mask=~keep)
-    for need in (False, True):
-        got, self_w, cross_w = ours(x, None, memory, keep[:, None, None, :], need_weights=need)
+    name_points(ours)
+    for read in ([], ["self_attn.pattern", "cross_attn.pattern"]):  # fused, then explicit
+        with points(read=read) as seen:
+            got = ours(x, None, memory, keep[:, None, None, :])
         torch.testing.assert_close(got, expected, atol=1e-5, rtol=0)
+    self_w, cross_w = seen["self_attn.pattern"], seen["cross_attn.pattern"]
     assert torch.all(self_w.triu(1) == 0) and torch.all(cross_w[1, :, :, 3:] == 0)
 
 
@@ -79,9 +86,8 @@ def test_decoder_only_layer_is_the_decoder_layer_without_cross_attention():
     x = torch.randn(2, 5, D)
     causal = nn.Transformer.generate_square_subsequent_mask(5) == float("-inf")
     expected = ref(x, src_mask=causal, is_causal=True)
-    got, _, cross = ours(x, None)
+    got = ours(x, None)
     torch.testing.assert_close(got, expected, atol=1e-5, rtol=0)
-    assert cross is None
 
 
 def test_feed_forward_is_equation_2():
@@ -94,13 +100,11 @@ def test_feed_forward_is_equation_2():
 
 
 def test_sublayer_connection_post_norm_and_pre_norm():
-    """Oracle: post-norm LayerNorm(x + Sublayer(x)) (section 3.1) and pre-norm x + Sublayer(LayerNorm(x)),
-    with the sub-layer's second return value passed through untouched."""
+    """Oracle: post-norm LayerNorm(x + Sublayer(x)) (section 3.1) and pre-norm x + Sublayer(LayerNorm(x))."""
     x = torch.randn(2, 3, D)
-    sub = lambda h: (2 * h + 1, "weights")  # noqa: E731
+    sub = lambda h: 2 * h + 1  # noqa: E731
     post, pre = SublayerConnection(D, 0.0, norm_first=False), SublayerConnection(D, 0.0, norm_first=True)
-    out, w = post(x, sub)
+    out = post(x, sub)
     torch.testing.assert_close(out, F.layer_norm(x + 2 * x + 1, (D,)))
-    assert w == "weights"
-    out, _ = pre(x, sub)
+    out = pre(x, sub)
     torch.testing.assert_close(out, x + 2 * F.layer_norm(x, (D,)) + 1)

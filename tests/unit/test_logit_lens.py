@@ -51,7 +51,7 @@ def test_middle_layer_matches_a_hand_computation():
     d = model.config.d_model
     with torch.no_grad():
         x = model.embed.weight[ids] * math.sqrt(d) + sinusoidal_table(32, d)[: len(ids)]  # (T, d_model)
-        x, _, _ = model.decoder[0](x[None], None)
+        x = model.decoder[0](x[None], None)
         h = F.layer_norm(x[0], (d,), model.decoder_norm.weight, model.decoder_norm.bias, model.decoder_norm.eps)
         probs = torch.softmax(h @ model.embed.weight.T, -1)  # (T, vocab)
     lens = logit_lens(model, TOK, ids)

@@ -11,6 +11,7 @@ from transformer import load_checkpoint
 from transformer.interpretability.analysis import anti_diagonal
 from transformer.generate import context_start, generate
 from transformer.interpretability.probe import encode_input, record_attention, record_ids, record_step, step_context
+from transformer.points import points
 from transformer.tokenization import CharTokenizer
 
 TOK = CharTokenizer("abcdefghijklm")  # 4 special tokens + 13 letters = 17 = tiny_config's vocab_size
@@ -73,16 +74,19 @@ def test_step_context_is_what_the_decoder_read(monkeypatch, prompt_len, max_len,
 
 def test_step_attention_is_the_attention_of_the_forward_pass_that_step_made(monkeypatch):
     """Oracle: the pattern `record_step` returns for step k equals the attention weights of the very forward pass
-    the decoder made at step k (captured by re-running each decoding call with weights), and its key tokens are
+    the decoder made at step k (read at its `pattern` point during each decoding call), and its key tokens are
     that pass's input tokens."""
     model = lm(max_len=8)
     prompt = TOK.encode("abcdef")
     captured, real = [], model.decode
 
+    last = f"decoder.{model.config.n_decoder_layers - 1}.self_attn.pattern"
+
     def spy(tgt, *args, **kwargs):
-        _, self_maps, _ = real(tgt, need_weights=True)
-        captured.append((tgt[0].tolist(), self_maps[-1][0, :, -1].clone()))  # (H, S): last query, last layer
-        return real(tgt, *args, **kwargs)
+        with points(read=[last]) as seen:
+            out = real(tgt, *args, **kwargs)
+        captured.append((tgt[0].tolist(), seen[last][0, :, -1].clone()))  # (H, S): last query, last layer
+        return out
 
     monkeypatch.setattr(model, "decode", spy)
     out = [s.token_id for s in generate(model, prompt, 15, use_cache=False)]

@@ -6,10 +6,11 @@ import pytest
 import torch
 
 from transformer import Transformer, TransformerConfig
-from transformer.interpretability.value_norms import attention_modules, transformed_values, value_weighted_norms
-from transformer.attention import capture_projections
+from transformer.heads import AttentionKind
+from transformer.interpretability.value_norms import transformed_values, value_weighted_norms
+from transformer.points import points
 from transformer.pretrained import load_gpt2
-from transformer.interpretability.probe import _forward, record_ids
+from transformer.interpretability.probe import record_ids, run_record
 from transformer.tokenization import CharTokenizer
 
 TOK = CharTokenizer.from_text("abcdefgh ")
@@ -45,7 +46,7 @@ def _inputs_and_outputs(model, record, kind):
             seen.setdefault(i, (args[0], args[1], out[0]))
         return hook
 
-    hooks = [m.register_forward_hook(keep(i)) for i, m in enumerate(attention_modules(model, kind))]
+    hooks = [m.register_forward_hook(keep(i)) for i, m in enumerate(AttentionKind(kind).modules(model))]
     try:
         _record(model)
     finally:
@@ -70,7 +71,7 @@ def test_norms_equal_brute_force(arch, n_kv, pos, attention, kind):
     assert torch.allclose(result.weights, record.patterns[kind].weights, atol=1e-6)  # same forward pass
     H, d_k = model.config.n_heads, model.config.d_k
     G = model.config.n_kv_heads
-    for layer, (module, (_, key_in, _)) in enumerate(zip(attention_modules(model, kind),
+    for layer, (module, (_, key_in, _)) in enumerate(zip(AttentionKind(kind).modules(model),
                                                          _inputs_and_outputs(model, record, kind))):
         x = key_in[0]  # (S, d_model): what the values are made from
         for h in range(H):
@@ -93,11 +94,13 @@ def test_weighted_vectors_sum_to_the_attention_output(arch, n_kv, pos, attention
     model = tiny(arch, n_kv, pos, attention)
     record = _record(model)
     result = value_weighted_norms(model, record, kind)
-    with capture_projections() as captured:
-        _forward(model, record.input_ids, record.target_ids)
-    for layer, (module, (_, _, out)) in enumerate(zip(attention_modules(model, kind),
+    values = [AttentionKind(kind).point(i, "v") for i in range(len(AttentionKind(kind).modules(model)))]
+    with points(read=values) as seen:
+        run_record(model, record.input_ids, record.target_ids)
+    for layer, (module, (_, _, out)) in enumerate(zip(AttentionKind(kind).modules(model),
                                                       _inputs_and_outputs(model, record, kind))):
-        f = transformed_values(module, captured[module][0].v[0])  # (H, S, d_model)
+        v = seen[values[layer]][0]  # (G, S, d_v)
+        f = transformed_values(module, v.repeat_interleave(model.config.n_heads // v.size(0), dim=0))  # (H, S, d_model)
         summed = torch.einsum("hts,hsd->td", result.weights[layer], f) + module.out_proj.bias
         assert (summed - out[0]).abs().max() < 1e-5
         norms = result.weights[layer][..., None] * f[:, None]  # (H, T, S, d_model)

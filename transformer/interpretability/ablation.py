@@ -18,14 +18,8 @@ from ..data import Task
 from ..encoding import decoder_ids
 from ..evaluate import greedy_exact_match
 from ..generate import generate
+from ..heads import AttentionKind
 from ..model import HeadMask, Transformer
-
-KIND_FIELDS = {"encoder self": "encoder_self", "decoder self": "decoder_self", "cross": "cross"}
-
-
-def head_kinds(model: Transformer) -> list[str]:
-    """The kinds of attention this model has, in the probe's names."""
-    return ["encoder self", "decoder self", "cross"] if model.config.is_encoder_decoder else ["decoder self"]
 
 
 def heads_off(model: Transformer, heads: list[tuple[str, int, int]]) -> HeadMask | None:
@@ -33,16 +27,15 @@ def heads_off(model: Transformer, heads: list[tuple[str, int, int]]) -> HeadMask
     if not heads:
         return None
     cfg, dev = model.config, model.device
-    layers = {"encoder self": cfg.n_encoder_layers, "decoder self": cfg.n_decoder_layers,
-              "cross": cfg.n_decoder_layers if cfg.is_encoder_decoder else 0}
     masks = {}
     for kind, layer, head in heads:
-        if kind not in layers or not 0 <= layer < layers[kind] or not 0 <= head < cfg.n_heads:
-            raise ValueError(f"no {kind} head {layer}.{head} in this model ({layers.get(kind, 0)} layers x "
-                             f"{cfg.n_heads} heads)")
-        mask = masks.setdefault(kind, torch.ones(layers[kind], cfg.n_heads, device=dev))
+        kind = AttentionKind.parse(kind)
+        layers = kind.n_layers(cfg)
+        if not 0 <= layer < layers or not 0 <= head < cfg.n_heads:
+            raise ValueError(f"no {kind} head {layer}.{head} in this model ({layers} layers x {cfg.n_heads} heads)")
+        mask = masks.setdefault(kind.field, torch.ones(layers, cfg.n_heads, device=dev))
         mask[layer, head] = 0.0
-    return HeadMask(**{KIND_FIELDS[k]: v for k, v in masks.items()})
+    return HeadMask(**masks)
 
 
 @dataclass
@@ -98,13 +91,12 @@ def head_importance_stream(model: Transformer, tokenizer, eval_set: EvalSet
     """head_importance as a stream: (done, total) after each head, then the {kind: (layers, heads)} result."""
     base = evaluate(model, tokenizer, eval_set)
     sign = 1.0 if eval_set.metric == "exact match" else -1.0  # "worse" is lower exact match, higher loss
-    cfg, kinds = model.config, head_kinds(model)
-    shape = {"encoder self": cfg.n_encoder_layers, "decoder self": cfg.n_decoder_layers, "cross": cfg.n_decoder_layers}
-    total, done = sum(shape[k] * cfg.n_heads for k in kinds), 0
+    cfg, kinds = model.config, AttentionKind.of(model.config)
+    total, done = sum(k.n_layers(cfg) * cfg.n_heads for k in kinds), 0
     result = {}
     for kind in kinds:
-        scores = torch.zeros(shape[kind], cfg.n_heads)
-        for layer in range(shape[kind]):
+        scores = torch.zeros(kind.n_layers(cfg), cfg.n_heads)
+        for layer in range(kind.n_layers(cfg)):
             for head in range(cfg.n_heads):
                 ablated = evaluate(model, tokenizer, eval_set, heads_off(model, [(kind, layer, head)]))
                 scores[layer, head] = sign * (base - ablated)

@@ -15,6 +15,7 @@ from torch import Tensor
 
 from ..encoding import decoder_ids
 from ..model import Transformer
+from ..points import points
 
 
 @dataclass
@@ -41,16 +42,16 @@ def decoder_residuals(model: Transformer, input_ids: list[int], target_ids: list
     of one forward pass: a decoder-only model reads `input_ids`; an encoder-decoder model encodes `input_ids` (the
     source with its </s>) and its decoder reads <s> + `target_ids`."""
     cfg, dev = model.config, model.device
-    residuals: list[Tensor] = []
-    with torch.no_grad():
+    names = ["decoder.0.resid_pre"] + [f"decoder.{i}.resid_post" for i in range(cfg.n_decoder_layers)]
+    with torch.no_grad(), points(read=names) as seen:
         if cfg.is_encoder_decoder:
             dec_in, _ = decoder_ids(list(target_ids or []), cfg)
             memory, src_mask, _ = model.encode(torch.tensor([input_ids], device=dev))
-            model.decode(torch.tensor([dec_in], device=dev), memory, src_mask, residuals=residuals)
+            model.decode(torch.tensor([dec_in], device=dev), memory, src_mask)
         else:
             dec_in = list(input_ids)
-            model.decode(torch.tensor([dec_in], device=dev), residuals=residuals)
-    return dec_in, [r[0] for r in residuals]
+            model.decode(torch.tensor([dec_in], device=dev))
+    return dec_in, [seen[n][0] for n in names]
 
 
 def lens_logits(model: Transformer, residual: Tensor) -> Tensor:

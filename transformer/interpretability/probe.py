@@ -17,13 +17,15 @@ from dataclasses import dataclass, field
 import torch
 from torch import Tensor
 
-from ..attention import capture_projections, causal_mask
+from ..attention import causal_mask, relative_bias
 from ..encoding import EncodedInput, decoder_ids, encode_input  # noqa: F401  (re-exported for the app)
 from ..generate import context_start, generate
-from ..model import Transformer
+from ..heads import AttentionKind
+from ..model import ModelOutput, Transformer
+from ..points import points
 from .analysis import detector_scores, head_scores, top_head
 
-KINDS = ("encoder self", "decoder self", "cross")
+KINDS = tuple(AttentionKind)
 
 
 def step_context(model: Transformer, input_ids: list[int], output_ids: list[int], step: int) -> tuple[list[int], int]:
@@ -110,14 +112,16 @@ def _is_text(cfg, ids: list[int]) -> list[int]:
     return [i for i, t in enumerate(ids) if t not in (cfg.bos_id, cfg.eos_id, cfg.pad_id)]
 
 
-def _forward(model: Transformer, input_ids: list[int], target_ids: list[int] | None):
-    """The one forward pass a record is made of: every attention map of this input (and target)."""
+def run_record(model: Transformer, input_ids: list[int], target_ids: list[int] | None,
+               return_attention: bool = False) -> ModelOutput:
+    """The one forward pass a record is made of, on this input (and target): run it inside a `points` block to
+    read more of it."""
     dev = model.device
     if not model.config.is_encoder_decoder:
-        return model(torch.tensor([input_ids], device=dev), return_attention=True).attention
+        return model(torch.tensor([input_ids], device=dev), return_attention=return_attention)
     dec_in, _ = decoder_ids(target_ids or [], model.config)
     return model(torch.tensor([input_ids], device=dev), torch.tensor([dec_in], device=dev),
-                 return_attention=True).attention
+                 return_attention=return_attention)
 
 
 @torch.no_grad()
@@ -132,7 +136,7 @@ def record_ids(model: Transformer, tokenizer, input_ids: list[int], target_ids: 
     """
     cfg, name = model.config, tokenizer.id_to_token
     tokens = [name(i) for i in input_ids]
-    maps = _forward(model, input_ids, target_ids)
+    maps = run_record(model, input_ids, target_ids, return_attention=True).attention
     if not cfg.is_encoder_decoder:
         T, text = len(input_ids), _is_text(cfg, input_ids)
         pattern = AttentionPattern("decoder self", torch.stack(maps.decoder_self)[:, 0].float().cpu(), tokens,
@@ -211,25 +215,28 @@ class QKStep:
 def qk_step(model: Transformer, record: AttentionRecord, kind: str, layer: int, head: int, query: int) -> QKStep:
     """Softmax(q K^T / sqrt(d_k)) V for query `query` of one head, from the q, k, v that head computed in the
     record's forward pass (so `weights` equals the record's heatmap row)."""
+    kind = AttentionKind.parse(kind)
     pattern = record.patterns[kind]
     L, H = pattern.shape
     T = len(pattern.query_tokens)
     if not (0 <= layer < L and 0 <= head < H and 0 <= query < T):
         raise ValueError(f"layer {layer}, head {head}, query {query}: this pattern has {L} layers, {H} heads and "
                          f"{T} queries")
-    stack = model.encoder if kind == "encoder self" else model.decoder
-    module = stack[layer].cross_attn if kind == "cross" else stack[layer].self_attn
-    with capture_projections() as captured:
-        _forward(model, record.input_ids, record.target_ids)
-    call = captured[module][0]  # q (1, H, T, d), k (1, H, S, d), v (1, H, S, d_k), mask and bias ~ (1, H, T, S)
-    q, k, v = call.q[0, head, query].float().cpu(), call.k[0, head].float().cpu(), call.v[0, head].float().cpu()
+    names = [kind.point(layer, n) for n in ("q", "k", "v")]
+    with points(read=names) as seen:
+        run_record(model, record.input_ids, record.target_ids)
+    q, k, v = (seen[n][0].float().cpu() for n in names)  # q (H, T, d), k (G, S, d), v (G, S, d_v)
+    g = head // (H // k.size(0))  # the key/value head query head `head` reads (GQA/MQA share them)
+    q, k, v = q[head, query], k[g], v[g]  # (d,), (S, d), (S, d_v)
     S, d_k = k.shape  # d_k: the size the scores are scaled by (MLA with RoPE: d_k + d_R)
-    allowed = (torch.ones(S, dtype=torch.bool) if call.mask is None
-               else call.mask.expand(1, H, T, S)[0, head, query].cpu())  # (S,)
-    bias = None if call.bias is None else call.bias.expand(1, H, T, S)[0, head, query].float().cpu()  # (S,): ALiBi
+    padding = model.key_mask(torch.tensor([pattern.key_ids]))  # (1, 1, 1, S), or None with no padding
+    allowed = pattern.mask[query] if padding is None else pattern.mask[query] & padding[0, 0, 0].cpu()  # (S,)
+    bias = relative_bias(kind.modules(model)[layer].position, T, S)  # (H, T, S): ALiBi, else None
+    bias = None if bias is None else bias[head, query].float().cpu()  # (S,)
     scores = k @ q  # (S,)
     scaled = scores / math.sqrt(d_k)
     logits = scaled if bias is None else scaled + bias
     weights = torch.softmax(logits.masked_fill(~allowed, float("-inf")), dim=-1).nan_to_num(0.0)  # (S,)
     return QKStep(pattern.query_tokens[query], pattern.key_tokens, d_k, scores, scaled, allowed, weights,
                   weights @ v, weights * v.norm(dim=-1), bias)
+

@@ -13,9 +13,10 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
-from ..attention import capture_projections
+from ..heads import AttentionKind
 from ..model import Transformer
-from .probe import AttentionRecord, _forward
+from ..points import points
+from .probe import AttentionRecord, run_record
 
 
 @dataclass
@@ -27,17 +28,6 @@ class ValueNorms:
     norms: Tensor
     shares: Tensor
     weights: Tensor
-
-
-def attention_modules(model: Transformer, kind: str) -> list:
-    """The attention module of every layer for `kind` ("encoder self", "decoder self", "cross"), in layer order."""
-    if kind == "encoder self":
-        return [layer.self_attn for layer in model.encoder]
-    if kind == "decoder self":
-        return [layer.self_attn for layer in model.decoder]
-    if kind == "cross":
-        return [layer.cross_attn for layer in model.decoder if layer.cross_attn is not None]
-    raise ValueError(f"kind: must be 'encoder self', 'decoder self' or 'cross', got {kind!r}")
 
 
 def transformed_values(module, v: Tensor) -> Tensor:
@@ -54,16 +44,19 @@ def value_weighted_norms(model: Transformer, record: AttentionRecord, kind: str)
     input (the same pass that gave its weights)."""
     if kind not in record.patterns:
         raise ValueError(f"this record has no {kind!r} attention (it has {', '.join(record.kinds)})")
-    modules = attention_modules(model, kind)
-    with capture_projections() as captured:
-        maps = _forward(model, record.input_ids, record.target_ids)
-    weights = {"encoder self": maps.encoder_self, "decoder self": maps.decoder_self, "cross": maps.cross}[kind]
-    norms = []
-    for module, alpha in zip(modules, weights):
-        v = captured[module][0].v[0].float()  # (H, S, d_v)
+    kind = AttentionKind.parse(kind)
+    modules = kind.modules(model)
+    with points(read=[kind.point(i, n) for i in range(len(modules)) for n in ("v", "pattern")]) as seen:
+        run_record(model, record.input_ids, record.target_ids)
+    weights, norms = [], []
+    for i, module in enumerate(modules):
+        alpha = seen[kind.point(i, "pattern")][0].float()  # (H, T, S)
+        v = seen[kind.point(i, "v")][0].float()  # (G, S, d_v): each key/value head's values
+        v = v.repeat_interleave(alpha.size(0) // v.size(0), dim=0)  # (H, S, d_v)
         f_norm = transformed_values(module, v).norm(dim=-1)  # (H, S)
-        norms.append(alpha[0].float() * f_norm[:, None, :])  # (H, T, S): ||alpha_ij f(x_j)|| = alpha_ij ||f(x_j)||
+        norms.append(alpha * f_norm[:, None, :])  # (H, T, S): ||alpha_ij f(x_j)|| = alpha_ij ||f(x_j)||
+        weights.append(alpha)
     norms_t = torch.stack(norms).cpu()  # (L, H, T, S)
     total = norms_t.sum(-1, keepdim=True)
     shares = torch.where(total > 0, norms_t / total.clamp_min(1e-30), torch.zeros_like(norms_t))
-    return ValueNorms(kind, norms_t, shares, torch.stack([w[0].float() for w in weights]).cpu())
+    return ValueNorms(kind, norms_t, shares, torch.stack(weights).cpu())
