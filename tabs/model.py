@@ -11,10 +11,9 @@ from transformer.compare import kv_head_variants
 from transformer.generate import cache_bytes_per_token
 from transformer.model import parameter_counts
 
-from limits import DRAW_CONCURRENCY
-from store.catalogue import browser_key, resolve
-from widgets.errors import handler
-from widgets.ui import separately
+from .catalogue import browser_key, resolve
+from .errors import handler
+from .ui import separately
 
 
 @handler
@@ -81,6 +80,6 @@ def build_model_tab(demo, ckpt, key):
         kv = gr.Dataframe(label="Cache size per generated token (fp32): keys and values for MHA / GQA / MQA, the "
                                 "latent (and rotary key) for MLA", elem_id="model-cache")
     outputs = [summary, table, plot, kv]
-    separately(ckpt.change)(describe_model, [ckpt, key], outputs, api_name="model", concurrency_limit=DRAW_CONCURRENCY,
+    separately(ckpt.change)(describe_model, [ckpt, key], outputs, api_name="model", concurrency_limit=8,
                             concurrency_id="draw")
     demo.load(describe_model, [ckpt, key], outputs, api_visibility="private")

@@ -1,0 +1,321 @@
+"""Attention tab: every attention pattern of one input, per layer and head, with per-head scores."""
+from __future__ import annotations
+
+import functools
+import json
+
+import gradio as gr
+import pandas as pd
+import torch
+
+import visualize as viz
+from transformer.interpretability.analysis import LOW_IS_INTERESTING, top_head
+from transformer.interpretability.probe import KINDS, record_attention
+
+from .catalogue import SHIPPED, ModelRef, browser_key, model_ref
+from .checks import MAX_PROMPT_CHARS, UserError, check_choice, check_index, check_text
+from .controls import Radio, Slider, index_slider, only_one
+from .errors import handler
+from .ui import ATTENTION_CAP, FAST, separately
+from .exports import EXPORTS
+from .gpu import gpu
+from .attention_views import NORMS_EXPLAINED, SHOW, draw_caption, view_pattern, view_title
+from .inside import build_inside, selected_pattern
+from .translation_view import GOLD_SCORE, gold_scores, with_gold
+from .lens import build_lens
+from .record_cache import RecordCache
+from .two_inputs import build_two_inputs
+
+SCORES = ["entropy", "mean distance", "diagonal", "anti-diagonal", "previous token", "duplicate token", "induction",
+          GOLD_SCORE]  # the last: translation verses with gold links only (tabs.translation_view)
+
+
+@gpu(duration=10)
+@handler
+def record_on_gpu(source: ModelRef, text: str, target: str):
+    """The one forward pass of a heatmap: every attention pattern of the input (on the CPU, ready to draw)."""
+    model, tok, _ = source.load()
+    return record_attention(model, tok, text, target or None, max_tokens=ATTENTION_CAP)
+
+
+@functools.lru_cache(maxsize=64)
+def _shipped_record(ckpt: str, text: str, target: str):
+    """A class sends the same few inputs: the attention of a shipped checkpoint is computed once for everyone
+    (records are never modified after they are made)."""
+    return record_on_gpu(ModelRef(ckpt), text, target)
+
+
+def attention_record(ckpt, text, target, key):
+    """The attention record of an input, from the shared cache for shipped checkpoints."""
+    text = check_text(text)
+    target = check_text(target, "target") if target else ""
+    source = model_ref(ckpt, key)
+    if ckpt in SHIPPED:
+        return _shipped_record(ckpt, text, target)
+    return record_on_gpu(source, text, target)
+
+
+def focus_head(record, focus) -> tuple[str, int, int]:
+    """(kind, layer, head) to open on: with `focus` = (kind, score) from a demo, the head that scores best on it;
+    otherwise cross-attention when there is one, on its sharpest (lowest-entropy) head."""
+    kind, score = focus if focus else (None, None)
+    kind = kind if kind in record.patterns else ("cross" if "cross" in record.patterns else record.kinds[0])
+    pattern = record.patterns[kind]
+    gold = gold_scores(pattern) if score == GOLD_SCORE else {}
+    if gold:  # the head that aligns this verse's words best (lowest AER against its gold links)
+        return (kind,) + top_head(-gold[GOLD_SCORE])  # the lowest AER
+    layer, head = pattern.best_head(score) if score in pattern.scores() else pattern.sharpest_head()
+    return kind, layer, head
+
+
+def record_notice(record, kind: str) -> str:
+    """What the tab says above the controls about this input and this kind of attention: what the encoding cut,
+    characters the model never saw, and a layer or head that is the only one (its slider is hidden)."""
+    notice = "".join(f"**{m}** " for m in record.notices)
+    if record.unknown_chars:
+        notice += (f"Characters this model never saw became `<unk>`: "
+                   f"{' '.join(repr(c) for c in record.unknown_chars)}. ")
+    L, H = record.patterns[kind].shape
+    return notice + only_one(layer=L, head=H)
+
+
+def fit_sliders(record, kind, layer, head):
+    """The notice and the layer and head sliders for `kind` of `record`: a range of 0 to layers - 1 and heads - 1,
+    hidden where there is only one (tabs.controls.index_slider); nothing changes while there is no record."""
+    if record is None or kind not in record.patterns:
+        return gr.update(), gr.update(), gr.update()
+    L, H = record.patterns[kind].shape
+    return (record_notice(record, kind), index_slider(L, check_index(layer, "layer", L)),
+            index_slider(H, check_index(head, "head", H)))
+
+
+@handler
+def compute_attention(ckpt, text, target, key, focus=None, request: gr.Request = None):
+    """Run the model once on the input and keep every attention pattern for the controls to browse."""
+    key = browser_key(key, request)
+    record = attention_record(ckpt, text, target, key)
+    kind, layer, head = focus_head(record, focus[1:] if isinstance(focus, tuple) and focus[0] == ckpt else None)
+    H = record.patterns[kind].shape[1]
+    T = len(record.patterns[kind].query_tokens)
+    labels = [f"{layer}.{head}" for layer in range(max(p.shape[0] for p in record.patterns.values()))
+              for head in range(H)]
+    notice, layer_slider, head_slider = fit_sliders(record, kind, layer, head)
+    return (notice, gr.update(choices=labels, value=[]), gr.update(choices=record.kinds, value=kind),
+            layer_slider, head_slider, index_slider(T, min(T - 1, 1)), ckpt, (kind, layer, head), record)
+
+
+def _selected(record, kind, layer, head, view=(SHOW[0], False, None, None, None)):
+    """The pattern of `kind` as `view` = (show, words, made_by, key, request) asks (tabs.attention_views), and the
+    layer and head, clamped to it."""
+    pattern = view_pattern(record, kind, *view)
+    L, H = pattern.shape
+    layer = check_index(layer, "layer", L)
+    head = check_index(head, "head", H)
+    return pattern, layer, head
+
+
+def draw_figures(record, kind, layer, head, score, parts=("one", "grid", "overview", "table"),
+                 view=(SHOW[0], False, None, None, None), width=None):
+    """The figures of the tab from the stored record: one head, the layer's heads, the overview and the per-head
+    table (or the `parts` asked for), in the `view` the switches ask for (the value-weighted norms cost one
+    forward pass per record and kind, cached), the layer's heads in as many columns as a page `width` px wide
+    holds (visualize.grid_columns); nothing while there is no record (a new input is on its way, or it was
+    refused)."""
+    if record is None:
+        return (None,) * len(parts)
+    pattern, layer, head = _selected(record, kind, layer, head, view)
+    kind = pattern.kind
+    score = check_choice(score, "overview colour", SCORES)
+    mask = pattern.mask if kind != "encoder self" else None
+    tokens = selected_pattern(record, kind)  # the weights over tokens, whatever the view shows
+    scores = {**pattern.scores(), **gold_scores(tokens)}
+    shown = score if score in scores else "entropy"
+    why = ("needs a held-out verse and its reference Spanish (translate-en-es)" if score == GOLD_SCORE
+           else "is a self-attention score on tokens")
+    title = f"{shown} of every head ({kind})" if shown == score else f"{score} {why}; {shown} of every head ({kind})"
+    low = LOW_IS_INTERESTING | {GOLD_SCORE}
+    what = view_title(kind, view[0], view[1])
+    build = {
+        "one": lambda: with_gold(viz.head_heatmap(pattern.weights[layer, head], pattern.query_tokens,
+                                                  pattern.key_tokens, title=f"{what}, layer {layer}, head {head}",
+                                                  mask=mask, narrow=viz.narrow_page(width)),
+                                 tokens, layer, head, bool(view[1])),
+        "grid": lambda: viz.layer_grid(pattern.weights[layer], pattern.query_tokens, pattern.key_tokens,
+                                       title=f"{what}, all heads of layer {layer}", mask=mask,
+                                       cols=viz.grid_columns(width), scale=not viz.narrow_page(width)),
+        "overview": lambda: viz.overview(scores[shown], shown, title=title,
+                                         low_is_interesting=shown in low),
+        "table": lambda: viz.scores_table(scores)}
+    return tuple(build[part]() for part in parts)
+
+
+class _FigureCache(RecordCache):
+    """Figures of shared records, serialised once for every user (a class sends the same few inputs and steps
+    through the same heads): a RecordCache whose values are build()'s tuples with each plotly figure as gr.Plot
+    sends it."""
+
+    def __init__(self, size: int = 256):
+        super().__init__(size)
+        self._plot = gr.Plot()
+
+    def get(self, record, key: tuple, build):
+        return super().get(record, key, lambda: tuple(self._plot.postprocess(v) if hasattr(v, "to_plotly_json")
+                                                      else v for v in build()))
+
+
+FIGURES = _FigureCache(512)
+
+
+def draw_cached(record, kind, layer, head, score, show=SHOW[0], words=False, made_by=None, key=None, width=None,
+                request: gr.Request = None):
+    """draw_figures, each figure cached on what it depends on: the one-head heatmap on (kind, layer, head), the grid
+    on (kind, layer), the overview and the table on (kind, score), each also on the view (show, words), the first two
+    also on whether the page's `width` is a phone's."""
+    if record is None:
+        return None, None, None, None
+    view = (show, words, made_by, key, request)
+    pattern, layer, head = _selected(record, kind, layer, head, view)
+    kind, args, shown = pattern.kind, (record, pattern.kind, layer, head, score), (show, bool(words))
+    narrow = viz.narrow_page(width)  # a phone's figures differ (tick labels, the grid's columns)
+    one, = FIGURES.get(record, ("one", kind, layer, head, narrow) + shown,
+                       lambda: draw_figures(*args, parts=("one",), view=view, width=width))
+    grid, = FIGURES.get(record, ("grid", kind, layer, narrow) + shown,
+                        lambda: draw_figures(*args, parts=("grid",), view=view, width=width))
+    overview, table = FIGURES.get(record, ("overview", kind, score) + shown,
+                                  lambda: draw_figures(*args, parts=("overview", "table"), view=view))
+    return one, grid, overview, table
+
+
+draw_attention = handler(draw_cached)
+
+
+def draw_view(record, view, score, *shown, request: gr.Request = None):
+    """The figures of the head a computation chose to open on (`view` = (kind, layer, head)), as `shown` =
+    (cells, words, made_by, key, page width) asks."""
+    return draw_attention(record, *view, score, *shown, request=request) if record is not None and view \
+        else (None,) * 4
+
+
+def caption_view(record, view, *shown, request: gr.Request = None):
+    """The caption of the head a computation chose to open on."""
+    return draw_caption(record, *view, *shown, request=request) if record is not None and view else ""
+
+
+def adopt_page_width(width) -> float | None:
+    """The page width the browser reported (px), or None (unknown: an API client, or not a number)."""
+    try:
+        width = float(width)
+    except (TypeError, ValueError):
+        return None
+    return width if 100 <= width <= 100_000 else None
+
+
+def clear_attention():
+    """Before a new input is computed: no record, no notice, no figure and no caption of the previous input."""
+    return None, None, "", None, None, None, None, ""
+
+
+@handler
+def export_attention(record) -> list[str]:
+    """The weights as a long CSV (one row per weight) and as JSON, written only when asked, into a bounded folder."""
+    if record is None:
+        raise UserError("press Show attention first")
+    rows, data = [], {"patterns": {}}
+    for kind, pattern in record.patterns.items():
+        data["patterns"][kind] = {"query_tokens": pattern.query_tokens, "key_tokens": pattern.key_tokens,
+                                  "weights": pattern.weights.numpy().round(5).tolist()}
+        for (layer, head, q, k), w in zip(torch.cartesian_prod(*(torch.arange(n) for n in pattern.weights.shape)
+                                                               ).tolist(), pattern.weights.flatten().tolist()):
+            rows.append((kind, layer, head, q, pattern.query_tokens[q], k, pattern.key_tokens[k], round(w, 6)))
+    folder = EXPORTS.new("attention")
+    pd.DataFrame(rows, columns=["kind", "layer", "head", "query_pos", "query_token", "key_pos", "key_token",
+                                "weight"]).to_csv(folder / "attention.csv", index=False)
+    (folder / "attention.json").write_text(json.dumps(data))
+    return [str(folder / "attention.csv"), str(folder / "attention.json")]
+
+
+def build_attention_tab(demo, ckpt, key):
+    """The tab's components; returns the handles the demo buttons drive."""
+    with gr.Tab("Attention", id="attention"):
+        record, made_by, focus = gr.State(None), gr.State(None), gr.State(None)  # made_by: the record's checkpoint
+        view = gr.State(None)  # (kind, layer, head) the computation chose to open on
+        page_width, width_box = gr.State(None), gr.Number(visible=False)  # the browser's width (see below)
+        # The heatmap first: on a projector it starts right under the tab bar (above the fold after a demo click),
+        # on a phone right after the demo's explanation; the input and the controls sit beside it, or under it.
+        with gr.Row():
+            with gr.Column(scale=3):
+                one = gr.Plot(show_label=False, label="One head", elem_id="att-one")
+                caption = gr.Markdown(elem_id="att-caption")
+            with gr.Column(scale=2):
+                with gr.Row(equal_height=True):
+                    text = gr.Textbox(label="Input", value="attention", max_length=MAX_PROMPT_CHARS, scale=3,
+                                      elem_id="att-text")
+                    show = gr.Button("Show attention", variant="primary", scale=1, min_width=100,
+                                     elem_id="att-show")
+                target = gr.Textbox(label="Target (seq2seq; empty = model output)", max_length=MAX_PROMPT_CHARS,
+                                    elem_id="att-target")
+                notice = gr.Markdown(elem_id="att-notice")
+                kind = Radio(list(KINDS), value="cross", label="Attention", elem_id="att-kind")
+                with gr.Row():
+                    cells = Radio(list(SHOW), value=SHOW[0], label="Cells show", elem_id="att-cells")
+                    words = gr.Checkbox(False, label="words (merge subword tokens)", elem_id="att-words")
+                with gr.Row():
+                    layer = Slider(0, 1, value=0, step=1, label="Layer", elem_id="att-layer")
+                    head = Slider(0, 3, value=0, step=1, label="Head", elem_id="att-head")
+                score = gr.Dropdown(SCORES, value="anti-diagonal", label="Overview colour", elem_id="att-score")
+                overview = gr.Plot(show_label=False, label="Layers x heads", elem_id="att-overview")
+        gr.Markdown("Each row is a token looking at the tokens of the columns; a row's weights sum to 1. Grey "
+                    "cells are masked: that token may not look there. For a seq2seq model, leave the target empty "
+                    "to use the model's own output.")
+        gr.Markdown(NORMS_EXPLAINED)
+        grid = gr.Plot(show_label=False, label="All heads of the layer", elem_id="att-grid")
+        table = gr.Dataframe(label="Per-head scores", max_height=300)
+        query, ablate_heads = build_inside(demo, record, made_by, key, kind, layer, head)
+        build_lens(demo, record, made_by, key)
+        build_two_inputs(record, made_by, key, kind, layer, head)
+        with gr.Row():
+            export = gr.Button("Download the weights (CSV, JSON)", elem_id="att-export", scale=1)
+            files = gr.File(label="Weights", file_count="multiple", scale=3)
+    # 4: redraws keep their share of the GIL (bench/RESULTS.md, Load); the progress shows on the heatmap (which a
+    # demo click or Show attention has just cleared) until the new head is drawn
+    compute = dict(fn=compute_attention, inputs=[ckpt, text, target, key, focus],
+                   outputs=[notice, ablate_heads, kind, layer, head, query, made_by, view, record],
+                   concurrency_limit=4, concurrency_id="attention", show_progress_on=[one])
+    figures = [one, grid, overview, table]
+
+    shown = [cells, words, made_by, key]  # what the cells show (tabs.attention_views) and who can compute it
+    # The page's width, read in the browser at load (before the first heatmap: these events are not queued), so
+    # that the grid of a layer's heads has as many columns as the screen holds (2 on a phone, 4 on a projector)
+    demo.load(adopt_page_width, width_box, page_width, js="() => window.innerWidth", queue=False,
+              api_visibility="private")
+
+    def compute_after(trigger, **kwargs):
+        """Compute the record after `trigger` (an event listener or `.then`), then draw the head it chose from that
+        choice itself, never from the controls: while the page applies the new maxima and values to the sliders,
+        their values can still be the previous input's (tests/browser/test_demo_clicks.py). Its caption follows."""
+        return trigger(**compute, **kwargs).then(draw_view, [record, view, score] + shown + [page_width], figures,
+                                                 api_visibility="private", **FAST).then(
+            caption_view, [record, view] + shown, caption, api_visibility="private", **FAST)
+
+    for trigger, api in ((show.click, "attention"), (text.submit, None), (target.submit, None)):
+        # first clear, so that a refused input leaves no heatmap of the previous one on screen
+        compute_after(trigger(clear_attention, None, [record, made_by, notice] + figures + [caption], queue=False,
+                              api_visibility="private").then,
+                      api_name=api, api_visibility="public" if api else "private")
+    compute_after(separately(ckpt.change), api_visibility="private")
+    compute_after(demo.load, api_visibility="private")  # a heatmap from the first second
+    # The user's own changes (input, not change: a new record's values must not redraw with half-updated controls)
+    # share one event, so replies come in order and never show a stale head.
+    separately(kind.input, layer.input, head.input, score.input, cells.input, words.input)(
+        draw_attention, [record, kind, layer, head, score] + shown + [page_width], figures, api_name="draw_attention",
+        **FAST)
+    # another kind of attention may have another number of layers (an encoder deeper than its decoder)
+    kind.input(handler(fit_sliders), [record, kind, layer, head], [notice, layer, head], queue=False,
+               api_visibility="private")
+    separately(kind.input, layer.input, head.input, cells.input, words.input)(
+        draw_caption, [record, kind, layer, head] + shown, caption, api_name="head_caption", **FAST)
+    export.click(export_attention, record, files, api_name="export_attention", concurrency_limit=2)
+    return dict(text=text, target=target, record=record, focus=focus, kind=kind, layer=layer, head=head,
+                score=score, one=one, grid=grid, overview=overview, table=table, caption=caption, show=show,
+                words=words,
+                compute_after=compute_after)

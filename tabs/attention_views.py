@@ -1,0 +1,68 @@
+"""The Attention tab's view switches and head caption: the heatmaps show the attention weights or the
+value-weighted norms (Kobayashi et al. 2020), over tokens or merged into words, and the head on screen explains
+itself in one line. The numbers come from transformer.interpretability (views, value_norms, captions)."""
+from __future__ import annotations
+
+import gradio as gr
+
+from transformer.interpretability.captions import describe_head
+from transformer.interpretability.value_norms import ValueNorms, value_weighted_norms
+from transformer.interpretability.views import SHOW, displayed_pattern
+
+from .catalogue import ModelRef, browser_key, model_ref
+from .checks import UserError, check_choice, check_index
+from .errors import handler
+from .gpu import gpu
+from .inside import selected_pattern
+from .record_cache import RecordCache
+
+NORMS_EXPLAINED = ("**Weights or what moves.** A weight α says where a head looks; the value-weighted norm "
+                   "‖α·W_O W_V x‖ says how much that key actually adds to the output (Kobayashi et al. 2020), "
+                   "shown as each key's share of its row. A head can put most of its weight on `<s>`, `</s>` or "
+                   "\".\" and move almost nothing there: switch to the norms and that column fades. **Words** merges "
+                   "subword tokens into words (weights summed over a word's keys, averaged over its queries).")
+
+
+@gpu(duration=10)
+@handler
+def norms_on_gpu(source: ModelRef, record, kind: str) -> ValueNorms:
+    """transformer.interpretability.value_norms of one kind of the record: its forward pass again, keeping v."""
+    model, _, _ = source.load()
+    return value_weighted_norms(model, record, kind)
+
+
+NORMS = RecordCache()
+
+
+def view_pattern(record, kind, show, words, made_by, key, request=None):
+    """The pattern of `kind` as the view switches ask: weights or value-weighted norms, tokens or words."""
+    pattern = selected_pattern(record, kind)
+    show = check_choice(show if show is not None else SHOW[0], "show", SHOW)
+    if words is not None and not isinstance(words, bool):
+        raise UserError(f"words must be true or false, got {str(words)[:20]!r}")
+    norms = None
+    if show != SHOW[0]:
+        source = model_ref(made_by, browser_key(key, request))
+        norms = NORMS.get(record, pattern.kind, lambda: norms_on_gpu(source, record, pattern.kind))
+    return displayed_pattern(pattern, norms, bool(words))
+
+
+def view_title(kind: str, show, words) -> str:
+    """What the heatmap's cells are, for its title."""
+    what = "value-weighted norms" if show == SHOW[1] else "attention"
+    return f"{kind} {what}" + (" in words" if words else "")
+
+
+@handler
+def draw_caption(record, kind, layer, head, show=SHOW[0], words=False, made_by=None, key=None,
+                 request: gr.Request = None) -> str:
+    """One line for the head on screen, from its scores on this input in this view (an empty line without a
+    record)."""
+    if record is None:
+        return ""
+    pattern = view_pattern(record, kind, show, words, made_by, key, request)
+    L, H = pattern.shape
+    layer = check_index(layer, "layer", L)
+    head = check_index(head, "head", H)
+    caption = describe_head(pattern, layer, head)
+    return f"**Layer {layer}, head {head}: {caption.sentence}.**"

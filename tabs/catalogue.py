@@ -1,0 +1,118 @@
+"""The checkpoint list every tab shares: the shipped checkpoints, the pretrained GPT-2s found in the local cache,
+and the models this browser trained (tabs.user_models); loading a name, and `ModelRef`, how a @gpu function finds
+its model."""
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from pathlib import Path
+
+import gradio as gr
+
+from transformer.checkpoint import load_checkpoint
+from transformer.pretrained import cached_gpt2_models, load_gpt2
+
+from . import sessions
+from .checks import UserError
+from .gpu import DEVICE, onto_device
+from .limits import STORED_MODELS
+from .user_models import UserModels
+
+CHECKPOINTS = Path(__file__).resolve().parents[1] / "checkpoints"
+SHIPPED = sorted(p.parent.name for p in CHECKPOINTS.glob("*/config.json"))
+USER_MODELS = UserModels(per_browser=3, max_models=STORED_MODELS)  # the Train tab says: "your last 3 models are kept"
+
+
+@functools.lru_cache(maxsize=None)
+def shipped_model(name: str):
+    """Load a shipped checkpoint once per process (on the GPU when there is one)."""
+    return load_checkpoint(CHECKPOINTS / name)
+
+
+@functools.lru_cache(maxsize=1)
+def pretrained() -> dict[str, str]:
+    """{"gpt2 (pretrained)": local directory} for every GPT-2 in this machine's Hugging Face cache (no network;
+    read once per process: restart the app after `python -m transformer.pretrained gpt2`)."""
+    return dict(cached_gpt2_models())
+
+
+@functools.lru_cache(maxsize=1)
+def pretrained_model(name: str):
+    """Load a pretrained model on first use; one stays in memory at a time (GPT-2 small is ~0.5 GB)."""
+    gr.Info(f"Loading {name}: a real pretrained model, a few seconds the first time…")
+    return load_gpt2(pretrained()[name])
+
+
+def fixed_choices() -> list[str]:
+    """The checkpoints every browser sees: the shipped ones and the pretrained ones found in the local cache."""
+    return SHIPPED + sorted(pretrained())
+
+
+def browser_key(key, request: gr.Request | None = None) -> str:
+    """The key of this browser's model store: the random key kept in its local storage (from the session's state,
+    or, when gradio has let that state go, from tabs.sessions), or, for an API client (which has no local
+    storage), its session."""
+    if isinstance(key, str) and key:
+        return key
+    known = sessions.key_of(request)
+    if known:
+        return known
+    session = getattr(request, "session_hash", None) if request is not None else None
+    return f"session:{session}" if session else ""
+
+
+def resolve(name, key: str):
+    """(model, tokenizer, info) of a checkpoint name: a shipped one, or one this browser trained."""
+    if not isinstance(name, str) or not name:
+        raise UserError("pick a checkpoint from the list")
+    if name in SHIPPED:
+        return shipped_model(name)
+    if name in pretrained():
+        return pretrained_model(name)
+    entry = USER_MODELS.get(key, name)
+    if entry is not None:
+        return entry
+    why = USER_MODELS.why_gone(key, name)
+    if why:
+        raise UserError(why)
+    raise UserError(f"unknown checkpoint {name[:80]!r}: pick one from the list (a model trained here is kept for "
+                    f"the browser that trained it, its last {USER_MODELS.per_browser} models)")
+
+
+@dataclass(frozen=True)
+class ModelRef:
+    """What a @gpu function (tabs.gpu) is given to find its model: the name of a shipped or pretrained one (every
+    process has those: on a GPU they are loaded at import, before ZeroGPU forks its worker), or the entry of a model
+    a browser trained, which lives only in the app's process (on ZeroGPU it travels with the call, pickled)."""
+
+    name: str
+    trained: tuple | None = None  # (model, tokenizer, info) of a browser's own model
+
+    def load(self):
+        """(model on the app's device, tokenizer, info)."""
+        if self.trained is None:
+            return shipped_model(self.name) if self.name in SHIPPED else pretrained_model(self.name)
+        model, tokenizer, info = self.trained
+        return onto_device(model), tokenizer, info
+
+
+def model_ref(name, key: str) -> ModelRef:
+    """The ModelRef of a checkpoint name (checked as `resolve` checks it, without loading anything)."""
+    if isinstance(name, str) and (name in SHIPPED or name in pretrained()):
+        return ModelRef(name)
+    return ModelRef(name, resolve(name, key))  # this browser's model, or a UserError
+
+
+def load_at_start() -> None:
+    """With a GPU, every shipped model and the cached pretrained ones go onto it now, at import: ZeroGPU moves the
+    weights it finds on CUDA at start-up into each GPU worker, and a handler never waits for a load. On a CPU the
+    models load on first use, which keeps the app's start fast."""
+    if DEVICE.type == "cuda":
+        for name in SHIPPED:
+            shipped_model(name)
+        for name in sorted(pretrained())[:1]:  # pretrained_model keeps one in memory
+            pretrained_model(name)
+
+
+def checkpoint_choices(key: str) -> list[str]:
+    return fixed_choices() + USER_MODELS.names(key)

@@ -1,0 +1,42 @@
+"""The server around the tabs, made safe in public: what app.py applies to the Blocks it built and adds to its
+launch (tabs.admission, tabs.http_gate, tabs.disk, tabs.limits say what each part does)."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import gradio as gr
+from starlette.middleware import Middleware
+
+from . import admission, session_state
+from .disk import DiskBudget
+from .exports import EXPORTS
+from .http_gate import RequestGate
+from .limits import BODY_BYTES, DISK_BYTES, DISK_SWEEP_SECONDS, SESSIONS, UPLOAD_BYTES
+from .memory import return_freed_memory
+
+_BUDGETS: dict[str, DiskBudget] = {}
+
+
+def disk_budget(demo: gr.Blocks) -> DiskBudget:
+    """The budget of the folder gradio keeps its files in (uploads, served files, and the app's exports inside
+    it): DISK_BYTES, or ATTENTION_LAB_DISK_BYTES when set; one per folder and process, swept on a daemon thread
+    that also returns freed memory."""
+    root = str(Path(demo.GRADIO_CACHE))
+    if root not in _BUDGETS:
+        Path(root).mkdir(parents=True, exist_ok=True)
+        budget = _BUDGETS[root] = DiskBudget(Path(root), int(os.environ.get("ATTENTION_LAB_DISK_BYTES", DISK_BYTES)))
+        budget.start(DISK_SWEEP_SECONDS, also=return_freed_memory)
+    return _BUDGETS[root]
+
+
+def protect(demo: gr.Blocks) -> dict:
+    """Put the admission checks on `demo` (after demo.queue()), keep its sessions at the page's size and its
+    exports inside gradio's cache; returns the settings `demo.launch` needs: the upload limit, the sessions kept
+    and the front-door middleware."""
+    admission.install(demo)
+    session_state.install(demo)
+    budget = disk_budget(demo)
+    EXPORTS.parent = budget.root
+    gate = Middleware(RequestGate, max_body=BODY_BYTES, on_upload=budget.wrote)
+    return dict(max_file_size=UPLOAD_BYTES, state_session_capacity=SESSIONS, app_kwargs={"middleware": [gate]})

@@ -1,0 +1,173 @@
+"""The Attention tab's "look inside" views: the Q·K step for one query, attention rollout, and head ablation.
+
+Each works on the record the tab already holds (and the checkpoint that made it); the numbers come from
+transformer.interpretability.probe, transformer.interpretability.analysis and transformer.interpretability.ablation, the figures from visualize.
+"""
+from __future__ import annotations
+
+import gradio as gr
+import pandas as pd
+
+import visualize as viz
+from transformer.interpretability.ablation import default_eval_set, evaluate, head_importance_stream, heads_off
+from transformer.interpretability.analysis import attention_rollout
+from transformer.generate import generate
+from transformer.interpretability.probe import qk_step
+
+from .catalogue import ModelRef, browser_key, model_ref
+from .checks import UserError, check_index
+from .controls import Slider
+from .errors import handler
+from .ui import ATTENTION_CAP, FAST, separately
+from .gpu import gpu
+
+
+def selected_pattern(record, kind):
+    """The record's pattern of `kind`; a kind the record does not have (a redraw sent just before a new
+    checkpoint's kinds reached the page) gives the record's first kind, whose name every title then shows."""
+    if record is None:
+        raise UserError("press Show attention first")
+    return record.patterns.get(kind) or record.patterns[record.kinds[0]]
+
+
+@handler
+def draw_qk(made_by, key, record, kind, layer, head, query, shown=None, request: gr.Request = None):
+    """Equation 1 for one query of the selected head, from the q, k and v of the record's own forward pass
+    (in the page, only while its section is open: it costs a forward pass; API clients always get it)."""
+    if shown is False:
+        return gr.skip()
+    pattern = selected_pattern(record, kind)
+    kind = pattern.kind
+    L, H = pattern.shape
+    layer = check_index(layer, "layer", L)
+    head = check_index(head, "head", H)
+    query = check_index(query, "query", len(pattern.query_tokens))
+    s = qk_on_gpu(model_ref(made_by, browser_key(key, request)), record, kind, layer, head, query)
+    return viz.qk_steps(s.scores, s.scaled, s.allowed, s.weights, s.contributions, s.key_tokens, s.d_k,
+                        title=f"query {query} ({s.query_token!r}), {kind}, layer {layer}, head {head}", bias=s.bias)
+
+
+@gpu(duration=10)
+@handler
+def qk_on_gpu(source: ModelRef, record, kind: str, layer: int, head: int, query: int):
+    """transformer.interpretability.probe.qk_step: the record's forward pass again, keeping the q, k and v of one head."""
+    model, _, _ = source.load()
+    return qk_step(model, record, kind, layer, head, query)
+
+
+@handler
+def draw_rollout(record, kind, shown=None):
+    if shown is False:
+        return gr.skip()
+    pattern = selected_pattern(record, kind)
+    kind = pattern.kind
+    if kind == "cross":
+        return viz.empty_curves("Rollout follows self-attention through its layers: pick encoder or decoder self")
+    return viz.rollout_heatmap(attention_rollout(pattern.weights), pattern.key_tokens,
+                               title=f"Attention rollout ({kind}, {pattern.shape[0]} layers)")
+
+
+def _parse_heads(kind, labels, L, H):
+    heads = []
+    for label in labels or []:
+        try:
+            layer, head = (int(x) for x in str(label).split("."))
+        except ValueError:
+            raise UserError(f"heads are named layer.head, got {str(label)[:20]!r}") from None
+        if not (0 <= layer < L and 0 <= head < H):
+            raise UserError(f"there is no head {label} here ({L} layers x {H} heads)")
+        heads.append((kind, layer, head))
+    return heads
+
+
+def _continue(model, tok, record, mask) -> str:
+    ids = [s.token_id for s in generate(model, record.input_ids, 40 if not model.config.is_encoder_decoder
+                                        else model.config.max_len - 1, head_mask=mask)]
+    return tok.decode(ids)
+
+
+@handler
+def run_ablation(made_by, key, record, kind, labels, request: gr.Request = None):
+    """The model's output and its score on a fixed evaluation set, with every head on and with the chosen heads
+    off (zeroed before the output projection, for this call only)."""
+    pattern = selected_pattern(record, kind)
+    source = model_ref(made_by, browser_key(key, request))
+    heads = _parse_heads(kind, labels, *pattern.shape)
+    if not heads:
+        raise UserError("tick one or more heads to switch off")
+    return pd.DataFrame(ablation_on_gpu(source, record, heads, f"{kind} {', '.join(str(x) for x in labels)} off"))
+
+
+@gpu(duration=30)
+@handler
+def ablation_on_gpu(source: ModelRef, record, heads: list, label: str) -> list[dict]:
+    """The rows of run_ablation: output and score with every head on, then with `heads` off."""
+    model, tok, info = source.load()
+    mask = heads_off(model, heads)
+    eval_set = default_eval_set(model, tok, info.get("task"), record.input_ids)
+    return [{"heads": "all on", "output": _continue(model, tok, record, None),
+             eval_set.metric: round(evaluate(model, tok, eval_set), 3)},
+            {"heads": label, "output": _continue(model, tok, record, mask),
+             eval_set.metric: round(evaluate(model, tok, eval_set, mask), 3)}]
+
+
+@handler
+def run_importance(made_by, key, record, kind, request: gr.Request = None, progress=gr.Progress()):
+    """Each head switched off alone: how much worse the model gets, as a layers x heads grid of the selected kind
+    (checked before the minute of computing, not after)."""
+    if record is not None and kind not in record.patterns:
+        raise UserError(f"kind must be one of {', '.join(record.kinds)}; got {str(kind)[:40]!r}")
+    selected_pattern(record, kind)
+    for done, result in importance_on_gpu(model_ref(made_by, browser_key(key, request)), record):
+        if result is None:
+            progress(done, desc="heads")
+    grid, metric = result
+    what = "drop in exact match" if metric == "exact match" else "rise in loss (nats)"
+    return viz.overview(grid[kind], what, title=f"{what} with only that head off ({kind})")
+
+
+@gpu(duration=60)
+@handler
+def importance_on_gpu(source: ModelRef, record):
+    """transformer.interpretability.ablation.head_importance as a stream of plain values: ((done, total), None)
+    after each head, then (None, ({kind: (layers, heads)}, the metric it used))."""
+    model, tok, info = source.load()
+    eval_set = default_eval_set(model, tok, info.get("task"), record.input_ids)
+    for item in head_importance_stream(model, tok, eval_set):
+        yield (None, (item, eval_set.metric)) if isinstance(item, dict) else (item, None)
+
+
+def build_inside(demo, record, made_by, key, kind, layer, head):
+    """The three views, under the heatmaps of the Attention tab."""
+    qk_shown, rollout_shown = gr.State(None), gr.State(None)  # None for API clients: always draw
+    with gr.Accordion("The Q·K step for one query", open=False) as qk_section:
+        query = Slider(0, ATTENTION_CAP - 1, value=0, step=1, label="Query (row of the heatmap)", elem_id="att-query")
+        qk_plot = gr.Plot(show_label=False, label="Q·K step", elem_id="att-qk")
+    with gr.Accordion("Attention rollout", open=False) as rollout_section:
+        gr.Markdown("Rollout multiplies each layer's head-averaged attention, plus the residual path counted as "
+                    "attention to itself, through the layers (Abnar & Zuidema 2020): row t estimates how much of "
+                    "the last layer's token t comes from each input token. It ignores values, feed-forward layers "
+                    "and norms, so it is a rough picture of the flow, not an explanation.")
+        rollout_plot = gr.Plot(show_label=False, label="Rollout", elem_id="att-rollout")
+    with gr.Accordion("Switch heads off", open=False):
+        gr.Markdown("Tick heads of the selected kind and run: their outputs are zeroed before the layer's output "
+                    "projection, for this run only. The score is exact match on 100 fresh examples (seq2seq), or "
+                    "the loss on the input (language models). Head importance switches off one head at a time.")
+        heads = gr.CheckboxGroup([], label="Heads to switch off (layer.head)", elem_id="att-ablate-heads")
+        with gr.Row():
+            run = gr.Button("Run with these heads off", elem_id="att-ablate")
+            importance = gr.Button("Head importance (one head off at a time)", elem_id="att-importance")
+        ablation = gr.Dataframe(label="With and without", elem_id="att-ablation", wrap=True)
+        importance_plot = gr.Plot(show_label=False, label="Head importance", elem_id="att-importance-plot")
+    demo.load(lambda: (False, False), None, [qk_shown, rollout_shown], queue=False, api_visibility="private")
+    for section, shown in ((qk_section, qk_shown), (rollout_section, rollout_shown)):
+        section.expand(lambda: True, None, shown, queue=False, api_visibility="private")
+        section.collapse(lambda: False, None, shown, queue=False, api_visibility="private")
+    separately(qk_section.expand, record.change, kind.change, layer.change, head.change, query.change)(
+        draw_qk, [made_by, key, record, kind, layer, head, query, qk_shown], qk_plot, api_name="draw_qk", **FAST)
+    separately(rollout_section.expand, record.change, kind.change)(
+        draw_rollout, [record, kind, rollout_shown], rollout_plot, api_name="draw_rollout", **FAST)
+    run.click(run_ablation, [made_by, key, record, kind, heads], ablation, api_name="ablate", concurrency_limit=4)
+    importance.click(run_importance, [made_by, key, record, kind], importance_plot, api_name="head_importance",
+                     concurrency_limit=2)
+    return query, heads

@@ -1,0 +1,79 @@
+"""The Attention tab's logit lens (nostalgebraist 2020): what the decoder would predict after each layer, for the
+input the tab holds. Computed only while its section is open; the numbers come from
+transformer.interpretability.logit_lens, the figures from visualize.lens."""
+from __future__ import annotations
+
+import gradio as gr
+
+import visualize as viz
+from transformer.interpretability.logit_lens import LogitLens, logit_lens
+
+from .catalogue import ModelRef, browser_key, model_ref
+from .checks import UserError, check_index
+from .controls import Slider, index_slider
+from .errors import handler
+from .ui import FAST, separately
+from .gpu import gpu
+from .record_cache import RecordCache
+
+LENS_EXPLAINED = ("Each row passes the residual stream after that layer through the model's final LayerNorm and "
+                  "its unembedding, as the last layer's goes to make the output: a cell is the token that layer "
+                  "would predict next, its colour that token's probability. Read a column downwards to watch the "
+                  "prediction form; the bottom row is the model's own output, and the curve shows how early it "
+                  "settles on it.")
+POST_NORM = ("This model is post-norm, as in the paper: every layer already ends with its own LayerNorm and there "
+             "is no final one, so each row reads that layer's normalised output through the unembedding directly.")
+LENSES = RecordCache(32)
+
+
+@gpu(duration=10)
+@handler
+def lens_on_gpu(source: ModelRef, record) -> LogitLens:
+    """transformer.interpretability.logit_lens of the record's input (and, for seq2seq, its target)."""
+    model, tok, _ = source.load()
+    return logit_lens(model, tok, record.input_ids, record.target_ids)
+
+
+@handler
+def draw_lens(made_by, key, record, position, shown=None, request: gr.Request = None):
+    """The grid and one position's curve (nothing while the section is closed in the page)."""
+    if shown is False:
+        return gr.skip(), gr.skip(), gr.skip()
+    if record is None:
+        raise UserError("press Show attention first")
+    source = model_ref(made_by, browser_key(key, request))
+    lens = LENSES.get(record, "lens", lambda: lens_on_gpu(source, record))
+    T = len(lens.position_tokens)
+    t = check_index(position, "position", T)
+    grid = viz.logit_lens_grid(lens.top_tokens, lens.top_probs, lens.rows, lens.position_tokens,
+                               title="Logit lens: each layer's top next token", chosen=t)
+    token = lens.final_tokens[t]
+    curve = viz.final_token_curve(lens.final_probs[:, t], lens.rows, token,
+                                  title=f"position {t} ({lens.position_tokens[t]!r}): p({token!r}) by layer")
+    return grid, curve, "" if lens.through_final_norm else POST_NORM
+
+
+def build_lens(demo, record, made_by, key):
+    """The section, under the heatmaps of the Attention tab."""
+    shown = gr.State(None)  # None for API clients: always draw
+    with gr.Accordion("Logit lens: what each layer would predict", open=False,
+                      elem_id="att-lens-section") as section:
+        gr.Markdown(LENS_EXPLAINED)
+        note = gr.Markdown(elem_id="lens-note")
+        position = Slider(0, 63, value=0, step=1, label="Position (column) for the curve", elem_id="lens-position")
+        grid = gr.Plot(show_label=False, label="Logit lens", elem_id="lens-grid")
+        curve = gr.Plot(show_label=False, label="The final token by layer", elem_id="lens-curve")
+    demo.load(lambda: False, None, shown, queue=False, api_visibility="private")
+    section.expand(lambda: True, None, shown, queue=False, api_visibility="private")
+    section.collapse(lambda: False, None, shown, queue=False, api_visibility="private")
+    separately(section.expand, record.change, position.change)(
+        draw_lens, [made_by, key, record, position, shown], [grid, curve, note], api_name="logit_lens", **FAST)
+    separately(record.change)(lambda r: gr.update() if r is None else index_slider(_positions(r)), record, position,
+                              queue=False, api_visibility="private")
+
+
+def _positions(record) -> int:
+    """How many decoder positions the lens of `record` has (<s> + target for seq2seq, else the input)."""
+    if record is None:
+        return 1
+    return len(record.target_ids) + 1 if record.target_ids is not None else len(record.input_ids)

@@ -1,0 +1,275 @@
+"""Train tab: train a small model in this browser session and watch it learn."""
+from __future__ import annotations
+
+import functools
+
+import gradio as gr
+import numpy as np
+import pandas as pd
+
+from transformer.data import TASKS
+from transformer.tokenization import SPECIAL_TOKENS
+
+from transformer.compare import COMPARISONS
+
+from visualize.comparison_table import comparison_tables
+from visualize.heatmap_svg import head_heatmap_svg
+from visualize.line_chart import training_chart
+
+from . import sessions
+from .catalogue import USER_MODELS, browser_key, checkpoint_choices
+from .checks import UserError, check_choice, check_number
+from .controls import Number, Slider, index_slider
+from .errors import handler
+from .admission import client_address
+from .exports import EXPORTS
+from .gpu import GPU_SECONDS_MARGIN, gpu, wall_seconds
+from .limits import CHAR_VOCAB, UPLOAD_BYTES
+from .memory import return_freed_memory
+from .comparison_session import COMPARE_LIMITS, run_comparison_session
+from .induction_watch import WATCH_EXPLAINED, run_watch
+from .live_heatmap import LiveHeatmap
+from .stop_signal import StopSignal
+from .train_request import HYPER_PARAMETERS, LIMITS, PRESETS, TrainingRequest
+from .training_session import SAMPLE_COLUMNS, export_checkpoint, run_training_session, train_stream
+from .ui import FAST
+
+
+@gpu(duration=lambda request, text, control: wall_seconds(LIMITS["seconds"]) + GPU_SECONDS_MARGIN)
+@handler
+def train_on_gpu(request, text, control):
+    """The training of a Train-tab run (tabs.training_session.train_stream), on ZeroGPU within the GPU time a call
+    may ask for: its wall-clock limit is cut to fit there."""
+    yield from train_stream(request, text, control, max_seconds=wall_seconds(LIMITS["seconds"]))
+
+
+@gpu(duration=lambda request, which, control=None: COMPARE_LIMITS["seconds"] + GPU_SECONDS_MARGIN)
+@handler
+def compare_on_gpu(request, which, control=None):
+    """The trainings of a comparison (tabs.comparison_session.run_comparison_session), one after the other, within
+    the GPU time a call may ask for on ZeroGPU; `control` (a StopSignal) is the Stop button."""
+    yield from run_comparison_session(request, which, seconds=wall_seconds(COMPARE_LIMITS["seconds"]),
+                                      control=control)
+
+
+@handler
+def run_train(source, task, text, upload, hub, layers, heads, d_model, lr, steps, batch, key, attention="mha",
+              positions="sinusoidal", request: gr.Request = None):
+    """Stream the session's training run onto the Train tab (curves, status, samples, attention, checkpoint list,
+    the live map's head control). The samples and the attention map are sent only when an evaluation brought new
+    ones, so the page redraws the small loss chart (an SVG) and the status line, and little else."""
+    key = browser_key(key, request)
+    request_ = TrainingRequest(source, task, text, upload, hub, layers, heads, d_model, lr, steps, batch, attention,
+                               positions)
+    live, keep, control = LiveHeatmap(), gr.update(), None
+    try:
+        for update in run_training_session(request_, USER_MODELS, key, train=train_on_gpu,
+                                           client=client_address(request)):
+            if control is None:
+                control = update.control
+                sessions.attach_run(request, control)
+            ckpt = gr.update(choices=checkpoint_choices(key)) if update.done else keep
+            samples = update.samples if update.samples is not None else keep
+            if update.attention is not None:
+                heatmap = live.show(update.attention, update.step)
+                head = index_slider(live.n_heads, live.head)  # the model's own heads; hidden for a 1-head model
+            elif update.first_evaluation:
+                heatmap, head = LiveHeatmap.waiting(update.first_evaluation), keep
+            else:
+                heatmap, head = keep, keep
+            yield update.curves, update.status, samples, heatmap, ckpt, update.control, live, head
+    finally:
+        sessions.detach_run(request, control)
+        return_freed_memory()  # the run's activations and optimiser state, back to the system
+
+
+def choose_live_head(live, head):
+    """The user picks the live map's head: it is drawn now and kept at every later evaluation."""
+    if not isinstance(live, LiveHeatmap):
+        return gr.update()
+    figure = live.choose(check_number(head, "head", 0, LIMITS["heads"][1] - 1, integer=True))
+    return figure if figure is not None else gr.update()
+
+
+@handler
+def run_compare(source, task, text, upload, hub, layers, heads, d_model, lr, steps, batch, key, which="kv-heads",
+                attention="mha", positions="sinusoidal", request: gr.Request = None):
+    """A comparison of attention variants (MHA / GQA / MQA / MLA, or the position schemes): one loss curve per
+    variant on one plot, then the table (tabs.comparison_session). Each variant changes its own fields of the
+    requested model (attention, positions) and keeps the rest."""
+    check_choice(which, "Variants to compare", list(COMPARISONS))
+    request_ = TrainingRequest(source, task, text, upload, hub, layers, heads, d_model, lr, steps, batch, attention,
+                               positions).validated()
+    control = StopSignal()
+    sessions.attach_run(request, control)
+    try:
+        for figure, status, table, details in compare_on_gpu(request_, which, control):
+            keep = gr.update()
+            yield (figure, status, table if table is not None else keep,
+                   details if details is not None else keep, control)
+    finally:
+        sessions.detach_run(request, control)
+        control.discard()
+        return_freed_memory()
+
+
+def stop_training(control, request: gr.Request = None):
+    """Ask this session's run to stop after its current step. The run is the status line's one writer: its last
+    update says how it ended ("Training stopped after ..."), within a step of the click. A reply of Stop's own
+    there ("Stopping…") could arrive after that last update and hide it, so Stop leaves the status as it is. The
+    run's signal comes from the session's state, or from tabs.sessions when gradio has let that state go."""
+    control = sessions.run_of(request) or control
+    if not isinstance(control, StopSignal) or control.is_set():
+        raise gr.Error("Nothing is training in this tab: press Start first", print_exception=False)
+    control.set()
+    return gr.skip()
+
+
+@handler
+def download_model(ckpt, key, request: gr.Request = None) -> str:
+    """A checkpoint zip of the selected model, if this browser trained it; written only when asked."""
+    key = browser_key(key, request)
+    entry = USER_MODELS.get(key, ckpt) if isinstance(ckpt, str) else None
+    if entry is None:
+        raise UserError("select a model you trained here in the checkpoint list first (the shipped ones are in "
+                        "the project's checkpoints/ folder)")
+    model, tokenizer, info = entry  # the same model's zip again is the same file (no new copy on disk)
+    return EXPORTS.reuse(f"{key}\n{ckpt}\n{id(model)}",
+                         lambda folder: export_checkpoint(model, tokenizer, info, ckpt, folder))
+
+
+def restore_models(key, request: gr.Request = None):
+    """On page load: this browser's models (kept on the server under its key) back in the checkpoint list."""
+    return gr.update(choices=checkpoint_choices(browser_key(key, request)))
+
+
+def busy():
+    """While a run is going, no button (Start, Compare, Watch) starts another (one run per browser tab at a time)."""
+    return gr.update(interactive=False, value="Training…"), gr.update(interactive=False), gr.update(interactive=False)
+
+
+def idle():
+    return gr.update(interactive=True, value="Start"), gr.update(interactive=True), gr.update(interactive=True)
+
+
+def disables_the_buttons(fn):
+    """The run's updates with the three buttons' appended: disabled by its first update, left alone after; `idle`
+    runs after the run, however it ended. The run itself disables them, not a step before it: the server may refuse
+    a run at the queue's door (a full line, one already running for this client), and gradio then skips the steps
+    after it, so a step before had left a refused Start at "Training…" until the page was reloaded."""
+    @functools.wraps(fn)
+    def run(*args, **kwargs):
+        buttons = busy()
+        for update in fn(*args, **kwargs):
+            yield (*update, *buttons)
+            buttons = (gr.update(),) * 3
+    return run
+
+
+def bounded_number(key: str, label: str) -> Number:
+    """A number box preset to the tiny model's value; gradio itself refuses values outside LIMITS[key]."""
+    lo, hi = LIMITS[key]
+    return Number(value=PRESETS["tiny"][key], label=f"{label} ({lo:g}-{hi:g})", minimum=lo, maximum=hi,
+                     precision=None if isinstance(lo, float) else 0)
+
+
+def build_train_tab(ckpt, key):
+    with gr.Tab("Train", id="train"):
+        gr.Markdown("Train a small model right here and watch its loss fall and its attention take shape. "
+                    "The default (reverse, tiny) learns to read its input backwards in about a minute. "
+                    f"Your last {USER_MODELS.per_browser} models stay in the checkpoint list of this browser, also "
+                    "after a reload.")
+        with gr.Row():
+            source = gr.Radio(["task", "text"], value="task", label="Train on", elem_id="train-source")
+            task = gr.Dropdown(sorted(TASKS), value="reverse", label="Task", elem_id="train-task")
+            preset = gr.Radio(list(PRESETS), value="tiny", label="Model size")
+        with gr.Accordion("Text (for “text”): paste, upload a .txt, or name a Hub dataset", open=False):
+            gr.Markdown(f"A text model reads one character per token: the {CHAR_VOCAB - len(SPECIAL_TOKENS)} most "
+                        f"frequent characters of the text get a token each, rarer ones become `<unk>`. At most "
+                        f"{LIMITS['text_chars']:,} characters are used.", elem_id="train-text-limits")
+            text = gr.Textbox(label="Paste text", lines=4, max_length=LIMITS["text_chars"])
+            upload = gr.File(label=f"Upload a .txt file (at most {UPLOAD_BYTES >> 20} MB)", file_types=[".txt"],
+                             type="filepath")
+            hub = gr.Textbox(label="Hugging Face Hub dataset name (needs internet)", max_length=200,
+                             placeholder="e.g. owner/dataset")
+        with gr.Accordion("Hyper-parameters (the preset fills these)", open=False):
+            with gr.Row():
+                layers, heads, d_model = (bounded_number(k, label) for k, label in
+                                          (("layers", "Layers"), ("heads", "Heads"), ("d_model", "d_model")))
+            with gr.Row():
+                lr, steps, batch = (bounded_number(k, label) for k, label in
+                                    (("lr", "Peak learning rate"), ("steps", "Steps"), ("batch_size", "Batch size")))
+            with gr.Row():
+                attention = gr.Dropdown([("multi-head (MHA)", "mha"), ("multi-head latent (MLA)", "mla")],
+                                        value="mha", label="Attention", elem_id="train-attention-kind")
+                positions = gr.Dropdown([("sinusoidal (the paper)", "sinusoidal"), ("learned", "learned"),
+                                         ("RoPE (rotary)", "rope"), ("ALiBi (linear bias)", "alibi")],
+                                        value="sinusoidal", label="Positions", elem_id="train-positions")
+        with gr.Row():
+            start = gr.Button("Start", variant="primary", elem_id="train-start")
+            stop = gr.Button("Stop", variant="stop", elem_id="train-stop")
+            compare = gr.Button("Compare variants (trains once per variant)", elem_id="train-compare")
+            compare_which = gr.Dropdown([(label, key) for key, label in COMPARISONS.items()], value="kv-heads",
+                                        label="Variants to compare", elem_id="train-compare-which")
+        with gr.Accordion("Watch an induction head form (2-4 minutes)", open=False, elem_id="train-watch-section"):
+            gr.Markdown(WATCH_EXPLAINED)
+            watch = gr.Button("Watch an induction head form", elem_id="train-watch")
+        status = gr.Markdown("Press Start.", elem_id="train-status")
+        with gr.Row():
+            # an SVG chart, not a gr.Plot: gradio's Plot redraws through Plotly.react at every update and the page
+            # kept ~500 DOM nodes of each (renderer memory grew ~40 MB/s during a run); replaced HTML is freed
+            curves = gr.HTML(training_chart([], [], title="Training loss", message="Press Start"),
+                             label="Loss and exact match", elem_id="train-curves", js_on_load=None)
+            with gr.Column():
+                # an SVG too: a gr.Plot given a new figure at each evaluation kept the old one's DOM (issue 19)
+                heatmap = gr.HTML(head_heatmap_svg(np.zeros((0, 0)), [], [], message="Attention appears here"),
+                                  label="Attention of one example", elem_id="train-attention", js_on_load=None)
+                live_head = Slider(0, 3, value=0, step=1, label="Head shown (kept at every evaluation)",
+                                   elem_id="train-head")
+        samples = gr.Dataframe(pd.DataFrame(columns=SAMPLE_COLUMNS), label="Samples at the last evaluation",
+                               max_height=250, elem_id="train-samples")
+        empty_table, empty_details = comparison_tables([])
+        compare_table = gr.Dataframe(empty_table, label="The variants side by side: same data, steps and seed (a "
+                                                        "smaller KV cache: fewer cached numbers per token; looks back: "
+                                                        "how far the heads attend)", elem_id="train-compare-table")
+        with gr.Accordion("Comparison details", open=False, elem_id="train-compare-details-section"):
+            compare_details = gr.Dataframe(empty_details, show_label=False, elem_id="train-compare-details")
+        with gr.Row():
+            download = gr.Button("Download the selected model (checkpoint zip)", elem_id="train-download", scale=1)
+            zip_file = gr.File(label="Checkpoint zip", scale=3)
+        control, live = gr.State(None), gr.State(None)
+    preset.change(lambda p: tuple(PRESETS[p][k] for k in HYPER_PARAMETERS),
+                  preset, [layers, heads, d_model, lr, steps, batch], api_visibility="private")
+    inputs = [source, task, text, upload, hub, layers, heads, d_model, lr, steps, batch, key]
+    model_options = [attention, positions]
+    # show_progress "minimal": a queued run shows its place in the queue, and the status line stays readable while
+    # the run streams (the full overlay greyed it out)
+    buttons = [start, compare, watch]
+    start.click(
+        disables_the_buttons(run_train), inputs + model_options,
+        [curves, status, samples, heatmap, ckpt, control, live, live_head] + buttons,
+        api_name="train", concurrency_limit=LIMITS["concurrent_trainings"], concurrency_id="train",
+        show_progress="minimal", show_progress_on=[status]).then(
+        idle, None, buttons, queue=False, api_visibility="private")
+    live_head.input(choose_live_head, [live, live_head], heatmap, api_visibility="private", **FAST)
+    compare.click(
+        disables_the_buttons(run_compare), inputs + [compare_which] + model_options,
+        [curves, status, compare_table, compare_details, control] + buttons,
+        api_name="compare_variants", concurrency_id="train", show_progress="minimal", show_progress_on=[status]).then(
+        idle, None, buttons, queue=False, api_visibility="private")
+
+    def watch_after(trigger, **kwargs):
+        """Run "Watch an induction head form" after `trigger` (its button, or a demo click's `.then`)."""
+        return trigger(
+            disables_the_buttons(run_watch), key, [curves, status, heatmap, ckpt, control] + buttons,
+            concurrency_limit=LIMITS["concurrent_trainings"], concurrency_id="train", show_progress_on=[status],
+            **kwargs).then(idle, None, buttons, queue=False, api_visibility="private")
+
+    watch_after(watch.click, api_name="watch_induction")
+    # Stop asks the run to end after its current step (a training or a comparison); each reports how it ended
+    # outside the queue: Stop never waits in a line, however full (tabs.admission)
+    stop.click(stop_training, control, status, api_name="stop", queue=False)
+    download.click(download_model, [ckpt, key], zip_file, api_name="download_model", concurrency_limit=2)
+    return dict(source=source, task=task, preset=preset, start=start, status=status, curves=curves,
+                attention=heatmap, inputs=inputs, watch_after=watch_after,
+                hyper=[layers, heads, d_model, lr, steps, batch])  # HYPER_PARAMETERS

@@ -1,0 +1,81 @@
+"""The Attention tab's two inputs side by side: the same model and head on a second input (a minimal pair), and
+how much every head's attention changed (transformer.interpretability.two_inputs). Computed only when asked."""
+from __future__ import annotations
+
+import gradio as gr
+
+import visualize as viz
+from transformer.interpretability.two_inputs import differing_positions, head_divergence
+
+from .catalogue import browser_key
+from .checks import MAX_PROMPT_CHARS, UserError, check_index
+from .errors import handler
+from .ui import FAST, separately
+from .inside import selected_pattern
+
+TWO_INPUTS_EXPLAINED = ("Type a second input that differs from the first in a word or two (a minimal pair such as "
+                        "\"The keys to the cabinet is\" / \"are\"): the selected head on both, side by side. The "
+                        "grid colours every head by how much its attention changed: the Jensen-Shannon divergence "
+                        "of its rows, in bits, over the positions both inputs share (0 = the same, 1 = nothing in "
+                        "common).")
+
+
+@handler
+def compare_inputs(made_by, key, record, text_b, request: gr.Request = None):
+    """The record of the second input, by the model that made the first (the shared cache of tabs.attention)."""
+    from .attention import attention_record  # tabs.attention builds this section: imported when first used
+
+    if record is None:
+        raise UserError("press Show attention first")
+    if not isinstance(text_b, str) or not text_b.strip():
+        raise UserError("type a second input to compare with the first")
+    return attention_record(made_by, text_b, "", browser_key(key, request))
+
+
+@handler
+def draw_two(record, record_b, kind, layer, head):
+    """Heatmaps of the selected head on both inputs and the per-head divergence (nothing before a comparison)."""
+    if record is None or record_b is None:
+        return None, None, None, ""
+    a, b = selected_pattern(record, kind), selected_pattern(record_b, kind)
+    L, H = a.shape
+    layer = check_index(layer, "layer", L)
+    head = check_index(head, "head", H)
+    mask_a = a.mask if a.kind != "encoder self" else None
+    mask_b = b.mask if b.kind != "encoder self" else None
+    fig_a = viz.head_heatmap(a.weights[layer, head], a.query_tokens, a.key_tokens,
+                             title=f"input A, layer {layer}, head {head}", mask=mask_a)
+    fig_b = viz.head_heatmap(b.weights[layer, head], b.query_tokens, b.key_tokens,
+                             title=f"input B, layer {layer}, head {head}", mask=mask_b)
+    divergence = head_divergence(a, b)
+    grid = viz.overview(divergence, "change in bits", title=f"Change per head ({a.kind})")
+    changed = differing_positions(a.key_tokens, b.key_tokens)
+    value = float(divergence[layer, head])
+    note = (f"Head {layer}.{head} changed by **{value:.3f} bits**; the inputs differ at "
+            f"{'position ' + ', '.join(map(str, changed[:8])) if changed else 'no position'}"
+            f"{' …' if len(changed) > 8 else ''}.")
+    return fig_a, fig_b, grid, note
+
+
+def build_two_inputs(record, made_by, key, kind, layer, head):
+    """The section, under the heatmaps of the Attention tab."""
+    record_b = gr.State(None)
+    with gr.Accordion("Two inputs side by side", open=False, elem_id="att-two-section"):
+        gr.Markdown(TWO_INPUTS_EXPLAINED)
+        with gr.Row(equal_height=True):
+            text_b = gr.Textbox(label="Second input (B); the first (A) is the input above", scale=4,
+                                max_length=MAX_PROMPT_CHARS, placeholder="The keys to the cabinet are",
+                                elem_id="two-text")
+            compare = gr.Button("Compare", scale=1, elem_id="two-compare")
+        note = gr.Markdown(elem_id="two-note")
+        with gr.Row():
+            plot_a = gr.Plot(show_label=False, label="Input A", elem_id="two-a")
+            plot_b = gr.Plot(show_label=False, label="Input B", elem_id="two-b")
+        grid = gr.Plot(show_label=False, label="Change per head", elem_id="two-grid")
+    for trigger, api in ((compare.click, "compare_inputs"), (text_b.submit, None)):
+        trigger(compare_inputs, [made_by, key, record, text_b], record_b, api_name=api,
+                api_visibility="public" if api else "private", concurrency_limit=4, concurrency_id="attention")
+    separately(record.change)(lambda: None, None, record_b, queue=False, api_visibility="private")  # B: A's model
+    separately(record_b.change, kind.input, layer.input, head.input)(
+        draw_two, [record, record_b, kind, layer, head], [plot_a, plot_b, grid, note], api_name="draw_two_inputs",
+        **FAST)

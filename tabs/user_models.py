@@ -1,0 +1,142 @@
+"""Models trained in the Train tab, kept per browser in a bounded server-side store (no gradio here).
+
+A browser is known by a random key kept in its local storage (gr.BrowserState), so its models survive a page
+reload. The store is bounded twice: each browser keeps its last `per_browser` models, and the store keeps at most
+`max_models` models of all browsers together. When a new model would pass that, room is made fairly: a model goes
+from the client holding the most (a client is the browser, or its address when the app knows it, so one address
+with many sessions counts once), and among clients holding as many, from the browser that arrived last (a flood is
+many new arrivals; the classroom that was there first keeps its models). A browser whose model went is told so,
+by name, when it asks for it. A model is kept for inference only: eval mode, no gradients, no optimiser. A name is
+reserved when a run starts, so two runs never get the same name.
+"""
+from __future__ import annotations
+
+import itertools
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass, field
+
+PENDING = None  # the entry of a reserved name whose run has not finished
+
+
+@dataclass
+class _Browser:
+    models: OrderedDict = field(default_factory=OrderedDict)  # name -> (model, tokenizer, info) or PENDING
+    counters: dict = field(default_factory=dict)  # task -> last number given
+    arrived: int = 0  # order of first appearance
+    client: str = ""  # the address it came from when known, else its key
+    gone: OrderedDict = field(default_factory=OrderedDict)  # name -> why it is no longer kept (the last few)
+
+    def finished(self) -> list[str]:
+        return [n for n, v in self.models.items() if v is not PENDING]
+
+
+class UserModels:
+    GONE_KEPT = 8  # evicted names remembered per browser, to tell it what happened
+    RECORDS = 4096  # browsers remembered without any model (their counters and evicted names), oldest out first
+
+    def __init__(self, per_browser: int = 3, max_models: int = 48):
+        self.per_browser, self.max_models = per_browser, max_models
+        self._browsers: OrderedDict[str, _Browser] = OrderedDict()
+        self._lock = threading.Lock()
+        self._arrivals = itertools.count()
+
+    def _browser(self, key: str, client: str | None = None) -> _Browser:
+        if not isinstance(key, str) or not key:
+            raise ValueError("this browser session has no key yet: reload the page")
+        browser = self._browsers.get(key)
+        if browser is None:
+            browser = self._browsers[key] = _Browser(arrived=next(self._arrivals), client=key)
+            empty = [k for k, b in self._browsers.items() if not b.models and k != key]
+            for old in empty[: max(0, len(self._browsers) - self.RECORDS)]:
+                del self._browsers[old]
+        if client:
+            browser.client = client
+        self._browsers.move_to_end(key)
+        return browser
+
+    def _make_room(self, keep: tuple[str, str]) -> None:
+        """Evict until at most max_models are kept: from the client holding the most, then the newest browser."""
+        while True:
+            held = {(k, n) for k, b in self._browsers.items() for n in b.finished()}
+            if len(held) <= self.max_models:
+                return
+            per_client: dict[str, int] = {}
+            for k, _ in held:
+                per_client[self._browsers[k].client] = per_client.get(self._browsers[k].client, 0) + 1
+            candidates = [(per_client[b.client], b.arrived, k) for k, b in self._browsers.items()
+                          if any(n != keep[1] or k != keep[0] for n in b.finished())]
+            _, _, key = max(candidates)
+            browser = self._browsers[key]
+            name = next(n for n in browser.finished() if (key, n) != keep)
+            del browser.models[name]
+            self._forget(browser, name, f"“{name}” is no longer kept: the server keeps {self.max_models} trained "
+                                        f"models for everyone together and made room for newer ones. Train it again "
+                                        f"(the same settings give the same model).")
+
+    def _forget(self, browser: _Browser, name: str, why: str) -> None:
+        browser.gone[name] = why
+        while len(browser.gone) > self.GONE_KEPT:
+            browser.gone.popitem(last=False)
+
+    def why_gone(self, key: str, name: str) -> str | None:
+        """Why a model this browser had is no longer kept, or None if it never had it (or it was long ago)."""
+        with self._lock:
+            browser = self._browsers.get(key) if isinstance(key, str) else None
+            return browser.gone.get(name) if browser is not None and isinstance(name, str) else None
+
+    def reserve(self, key: str, task: str | None, client: str | None = None) -> str:
+        """A new name for a run that starts now ("my reverse model #2"), numbered per task in this browser;
+        `client` is the address the browser comes from, when known."""
+        with self._lock:
+            browser = self._browser(key, client)
+            kind = task or "text"
+            browser.counters[kind] = browser.counters.get(kind, 0) + 1
+            name = f"my {kind} model #{browser.counters[kind]}"
+            browser.models[name] = PENDING
+            return name
+
+    def put(self, key: str, name: str, model, tokenizer, info: dict) -> list[str]:
+        """Keep a finished model for inference under its reserved name; returns the names it pushed out."""
+        model.eval().requires_grad_(False)
+        for p in model.parameters():
+            p.grad = None
+        with self._lock:
+            browser = self._browser(key)
+            browser.models[name] = (model, tokenizer, info)
+            browser.models.move_to_end(name)
+            browser.gone.pop(name, None)
+            dropped = []
+            finished = browser.finished()
+            for old in finished[: max(0, len(finished) - self.per_browser)]:
+                del browser.models[old]
+                self._forget(browser, old, f"“{old}” is no longer kept: a browser keeps its last "
+                                           f"{self.per_browser} models.")
+                dropped.append(old)
+            self._make_room(keep=(key, name))
+            return dropped
+
+    def release(self, key: str, name: str) -> None:
+        """Forget a reservation whose run produced no model."""
+        with self._lock:
+            browser = self._browsers.get(key)
+            if browser is not None and browser.models.get(name, 0) is PENDING:
+                del browser.models[name]
+
+    def get(self, key: str, name: str):
+        """(model, tokenizer, info) of a finished model of this browser, or None."""
+        with self._lock:
+            browser = self._browsers.get(key) if isinstance(key, str) else None
+            entry = browser.models.get(name) if browser is not None else None
+            return entry if entry is not PENDING else None
+
+    def names(self, key: str) -> list[str]:
+        """The finished models of this browser, oldest first."""
+        with self._lock:
+            browser = self._browsers.get(key) if isinstance(key, str) else None
+            return browser.finished() if browser is not None else []
+
+    def __len__(self) -> int:
+        """Finished models across every browser."""
+        with self._lock:
+            return sum(1 for b in self._browsers.values() for v in b.models.values() if v is not PENDING)

@@ -1,0 +1,133 @@
+"""Activation patching (Meng et al. 2022; Wang et al. 2022): which activations carry the difference between two inputs.
+
+Run the model on the corrupted input, but with one activation (a residual stream vector at one position, one
+head's output, one head's attention pattern) replaced by its value on the clean input, and score the result
+with a metric (patching_metric): normalised, 0 is the corrupted run and 1 the clean run,
+
+    recovery(a) = (m(corrupted run with a := a_clean) - m(corrupted)) / (m(clean) - m(corrupted)).
+
+This is the "denoising" direction (clean into corrupted): a cell near 1 is an activation that is enough, alone,
+to bring the clean behaviour back. Each cell is one patched forward; the cells of a grid run as one batch of
+copies of the corrupted input, each copy with its own cell patched (`patch_cells`).
+
+Grids (a Grid each, every axis labelled):
+- `residual_patching`: the residual stream entering each layer (`{stack}.{i}.resid_pre`), per position;
+- `head_patching`: each head's output z (before W^O) at every position at once, or per position;
+- `pattern_patching`: each head's attention pattern (every query's row at once).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+from torch import Tensor
+
+from ..model import Transformer
+from .patching_metric import Baseline, Metric
+from ..heads import AttentionKind
+from .patching_runs import Axis, Grid, MinimalPair, attention_kind, run, stack_layers
+
+BATCH_ELEMENTS = 2 ** 23  # floats of logits and activations one patched batch may hold (~32 MB each)
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One patch: at point `point`, the part `index` of one run's tensor (its batch axis left out) takes the clean
+    run's value, e.g. ("decoder.0.resid_pre", (5,)) is position 5, ("decoder.1.self_attn.z", (slice(None), 2))
+    head 2 at every position."""
+
+    point: str
+    index: tuple
+
+
+def rows_per_batch(model: Transformer, pair: MinimalPair) -> int:
+    """How many patched copies of the corrupted input run in one forward within BATCH_ELEMENTS."""
+    cfg = model.config
+    T, S = pair.length("decoder"), pair.length("encoder") if pair.encoder is not None else 0
+    L = max(T, S)
+    per_row = L * (cfg.vocab_size + cfg.d_ff + cfg.n_heads * L + 4 * cfg.d_model)
+    return max(1, BATCH_ELEMENTS // per_row)
+
+
+def _writer(clean: Tensor, rows: list[tuple[int, tuple]]):
+    """A write function: copy i of the batch gets the clean value at its index, for each (i, index) in `rows`."""
+
+    def write(x: Tensor) -> Tensor:
+        x = x.clone()
+        for i, index in rows:
+            x[(i, *index)] = clean[(0, *index)]
+        return x
+
+    return write
+
+
+@torch.no_grad()
+def patch_cells(model: Transformer, pair: MinimalPair, metric: Metric, cells: list[Cell]) -> tuple[Tensor, Baseline]:
+    """(len(cells),): the metric of the corrupted run with each cell patched from the clean run (not normalised),
+    and the metric on both runs unpatched (the first batch carries one unpatched copy for it)."""
+    needed = sorted({c.point for c in cells})
+    clean_logits, clean = run(model, pair, "clean", read=needed)
+    values, size = [], rows_per_batch(model, pair)
+    for start in range(-1, len(cells), size):  # -1: the unpatched corrupted copy
+        chunk = cells[max(start, 0):start + size]
+        rows: dict[str, list] = {}
+        for i, cell in enumerate(chunk, start=1 if start < 0 else 0):
+            rows.setdefault(cell.point, []).append((i, cell.index))
+        write = {point: _writer(clean[point], r) for point, r in rows.items()}
+        logits, _ = run(model, pair, "corrupted", copies=len(chunk) + (start < 0), write=write)
+        values.append(metric(logits))
+    values = torch.cat(values).cpu()
+    return values[1:], Baseline(float(metric(clean_logits)[0]), float(values[0]))  # (len(cells),)
+
+
+def _grid(model, pair, metric, cells, shape, axes, title) -> Grid:
+    values, base = patch_cells(model, pair, metric, cells)
+    return Grid(base.normalise(values).view(shape), tuple(axes), title, metric.describe())
+
+
+def _layers(n: int) -> Axis:
+    return Axis("layer", [str(i) for i in range(n)])
+
+
+def _heads(model: Transformer) -> Axis:
+    return Axis("head", [str(h) for h in range(model.config.n_heads)])
+
+
+def residual_patching(model: Transformer, pair: MinimalPair, metric: Metric, stack: str = "decoder") -> Grid:
+    """(layers, positions): the residual stream entering layer i (`{stack}.{i}.resid_pre`; layer 0's is the
+    embedding) at one position, patched from the clean run. `stack` is "decoder" or "encoder" (the source)."""
+    if stack not in ("decoder", "encoder") or (stack == "encoder" and pair.encoder is None):
+        raise ValueError(f"stack: {'decoder or encoder' if pair.encoder is not None else 'decoder'}, got {stack!r}")
+    L, T = stack_layers(model, stack), pair.length(stack)
+    cells = [Cell(f"{stack}.{i}.resid_pre", (t,)) for i in range(L) for t in range(T)]
+    return _grid(model, pair, metric, cells, (L, T), [_layers(L), Axis("position", pair.labels[stack])],
+                 f"the {stack}'s residual stream entering each layer, one position at a time")
+
+
+def head_patching(model: Transformer, pair: MinimalPair, metric: Metric,
+                  kind: AttentionKind | str = AttentionKind.DECODER_SELF, by_position: bool = False) -> Grid:
+    """(layers, heads): each head's output z (before W^O) patched at every position at once; with `by_position`,
+    (layers, heads, positions): at one query position at a time."""
+    kind = attention_kind(model, kind)
+    L, H = kind.n_layers(model.config), model.config.n_heads
+    axes = [_layers(L), _heads(model)]
+    if by_position:
+        T = pair.length(kind.stack)
+        cells = [Cell(kind.point(i, "z"), (t, h)) for i in range(L) for h in range(H) for t in range(T)]
+        axes.append(Axis("position", pair.labels[kind.stack]))
+        return _grid(model, pair, metric, cells, (L, H, T), axes,
+                     f"each {kind}-attention head's output (z, before W^O) at one position")
+    cells = [Cell(kind.point(i, "z"), (slice(None), h)) for i in range(L) for h in range(H)]
+    return _grid(model, pair, metric, cells, (L, H), axes,
+                 f"each {kind}-attention head's output (z, before W^O) at every position")
+
+
+def pattern_patching(model: Transformer, pair: MinimalPair, metric: Metric,
+                     kind: AttentionKind | str = AttentionKind.DECODER_SELF) -> Grid:
+    """(layers, heads): each head's attention pattern (every query's weights) patched from the clean run, its
+    values (what the weights average) left those of the corrupted run: whether where a head looks matters."""
+    kind = attention_kind(model, kind)
+    L, H = kind.n_layers(model.config), model.config.n_heads
+    cells = [Cell(kind.point(i, "pattern"), (h,)) for i in range(L) for h in range(H)]
+    return _grid(model, pair, metric, cells, (L, H), [_layers(L), _heads(model)],
+                 f"each {kind}-attention head's pattern (where it looks), its values kept")
