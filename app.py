@@ -12,7 +12,7 @@ import os
 # machine unless a user asks for a Hub resource (tests/reliability/test_no_outside_sockets.py proves it).
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
-# gradio's cache (uploads, served files, the app's exports) in a folder of the app's own, which tabs.guard keeps
+# gradio's cache (uploads, served files, the app's exports) in a folder of the app's own, which server.guard keeps
 # under its disk budget (the machine's shared /tmp/gradio may hold other apps' files).
 os.environ.setdefault("GRADIO_TEMP_DIR", os.path.join(__import__("tempfile").gettempdir(), "attention-lab"))
 
@@ -20,23 +20,25 @@ import ctypes  # noqa: E402
 import re  # noqa: E402
 import uuid  # noqa: E402
 
-import tabs.gpu  # noqa: E402,F401  (first: on a ZeroGPU Space, `spaces` must patch torch before CUDA is touched)
+import store.gpu  # noqa: E402,F401  (first: on a ZeroGPU Space, `spaces` must patch torch before CUDA is touched)
 import gradio as gr  # noqa: E402
 
-from tabs.attention import build_attention_tab  # noqa: E402
-from tabs.catalogue import SHIPPED, fixed_choices, load_at_start, pretrained  # noqa: E402
-from tabs.controls import Dropdown  # noqa: E402
+from limits import DEFAULT_CONCURRENCY, DELETE_CACHE, QUEUE_SIZE  # noqa: E402
+from server.guard import protect  # noqa: E402
+from store.catalogue import NOTICES, SHIPPED, fixed_choices, load_at_start, pretrained  # noqa: E402
+from store.memory import arrow_on_malloc  # noqa: E402
+from store.sessions import remember_key  # noqa: E402
+from tabs.attention.page import build_attention_tab  # noqa: E402
 from tabs.demos import demo_buttons, wire_demos  # noqa: E402
 from tabs.generate import build_generate_tab  # noqa: E402
-from tabs.guard import protect  # noqa: E402
-from tabs.memory import arrow_on_malloc  # noqa: E402
 from tabs.model import build_model_tab  # noqa: E402
 from tabs.positional import build_positional_tab  # noqa: E402
-from tabs.sessions import remember_key  # noqa: E402
-from tabs.train import build_train_tab, restore_models  # noqa: E402
-from tabs.training_session import warm_up  # noqa: E402
+from tabs.train.page import build_train_tab, restore_models  # noqa: E402
+from tabs.train.session import warm_up  # noqa: E402
+from widgets.controls import Dropdown  # noqa: E402
 from visualize.style import PHONE_WIDTH  # noqa: E402
 
+NOTICES.append(gr.Info)  # the store's notices (loading a pretrained model) reach the page as toasts
 load_at_start()  # with a GPU, every shipped model onto it now (ZeroGPU takes the weights it finds there at start)
 
 # Runs in the browser at page load: this browser's random key, made at its first visit and kept in its local storage.
@@ -52,7 +54,7 @@ BROWSER_KEY_JS = """() => {
 
 def adopt_browser_key(key: str, request: gr.Request = None) -> str:
     """The browser's key (see BROWSER_KEY_JS) into the session's state, which every handler reads, and into
-    tabs.sessions, which keeps it if gradio lets the session's state go; its models are kept on the server under
+    store.sessions, which keeps it if gradio lets the session's state go; its models are kept on the server under
     it, so they survive a reload. API clients, with no local storage, use their session."""
     key = key if isinstance(key, str) and re.fullmatch(r"[0-9a-f]{32}", key) else uuid.uuid4().hex
     remember_key(request, key)
@@ -66,7 +68,7 @@ PRETRAINED_NOTE = ("<small>Real GPT-2 weights join this list when they are in th
 
 def build_demo() -> gr.Blocks:
     # Gradio's own cache (files it serves) is cleaned every 10 minutes of anything older than 30 minutes.
-    with gr.Blocks(title="Attention Lab", delete_cache=(600, 1800)) as demo:
+    with gr.Blocks(title="Attention Lab", delete_cache=DELETE_CACHE) as demo:
         stored, key = gr.Textbox(visible=False), gr.State("")
         default = "reverse" if "reverse" in SHIPPED else (SHIPPED[0] if SHIPPED else None)
         # One compact header row (title beside the checkpoint), so the demo row, its explanation and the heatmap
@@ -87,9 +89,9 @@ def build_demo() -> gr.Blocks:
         wire_demos(buttons, explain, tabs, ckpt, attention, train)
         demo.load(adopt_browser_key, stored, key, js=BROWSER_KEY_JS, api_visibility="private", queue=False).then(
             restore_models, key, ckpt, api_visibility="private", queue=False)
-    # Every group of events waits in a line of its own (tabs.admission: trainings 8, others 64); `max_size` only
+    # Every group of events waits in a line of its own (server.admission: trainings 8, others 64); `max_size` only
     # caps the sum. api_open=False: a queued event cannot be called directly, skipping its line and limits.
-    demo.queue(max_size=2048, default_concurrency_limit=4, api_open=False)
+    demo.queue(max_size=QUEUE_SIZE, default_concurrency_limit=DEFAULT_CONCURRENCY, api_open=False)
     return demo
 
 

@@ -10,8 +10,8 @@ of requests so far, then 35 s after the load (past one sweep of the app's memory
 requests; a high-water mark does not. Last, the memory mappings that grew by 8 MB or more, with their permissions
 and file, to say whose memory it is (glibc's heap, a library's own allocator, a thread's stack).
 
-Found with it: gradio filing updated components under new ids in each session (tabs.session_state) and pyarrow's
-mimalloc pool keeping pandas' freed strings (tabs.memory.arrow_on_malloc); bench/RESULTS.md has the figures.
+Found with it: gradio filing updated components under new ids in each session (server.session_state) and pyarrow's
+mimalloc pool keeping pandas' freed strings (store.memory.arrow_on_malloc); bench/RESULTS.md has the figures.
 """
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """What a client inventing session ids costs the server (issue 18).
 
-    python bench/invented_sessions.py                     # 3,000 ids, the app's limit (tabs.limits.SESSIONS)
+    python bench/invented_sessions.py                     # 3,000 ids, the app's limit (limits.SESSIONS)
     python bench/invented_sessions.py --capacity 10000    # gradio's default: every session kept
 
 Launches the app in this process on 127.0.0.1 and sends `--sessions` component calls, each naming a new session
@@ -29,7 +29,7 @@ def rss_mb() -> float:
 
 def main():
     import app
-    from tabs.limits import SESSIONS
+    from limits import SESSIONS
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sessions", type=int, default=3000)

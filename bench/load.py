@@ -65,7 +65,7 @@ if hasattr(app, "launch"):  # new code: app.launch(**overrides) -> (demo, (app, 
     demo, (_, url, _) = app.launch(**opts)
 else:  # old code (6d07200): what app.main() did, with our overrides
     getattr(app, "keep_freed_memory", lambda: None)()
-    from tabs.training_session import warm_up
+    from tabs.train.session import warm_up
     warm_up()
     demo = app.build_demo()
     _, url, _ = demo.launch(ssr_mode=False, theme=app.THEME, css=app.CSS, footer_links=["gradio", "settings"], **opts)

@@ -1,6 +1,6 @@
 """Which Train-tab recipe for `reverse` leaves a sharp anti-diagonal (issue 19, "Attention forming live").
 
-Trains one recipe as the Train tab builds the run (tabs.train_request.build_run: an encoder-decoder of `layers` +
+Trains one recipe as the Train tab builds the run (tabs.train.request.build_run: an encoder-decoder of `layers` +
 `layers` layers, cosine schedule, one torch thread) and prints one JSON line: the wall time, the last exact match,
 every cross-attention head's anti-diagonal score on "attention" read with the model's own output (the Attention
 tab's overview score), the mean over 200 random examples of the best last-layer head
@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import torch  # noqa: E402
 
-from tabs.train_request import TrainingRequest, build_run  # noqa: E402
+from tabs.train.request import TrainingRequest, build_run  # noqa: E402
 from transformer.data import TASKS  # noqa: E402
 from transformer.interpretability.head_metrics import reverse_anti_diagonality  # noqa: E402
 from transformer.interpretability.probe import record_attention  # noqa: E402

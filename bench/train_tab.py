@@ -10,8 +10,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tabs.train_request import PRESETS, TrainingRequest, build_run  # noqa: E402
-from tabs.training_session import warm_up  # noqa: E402
+from tabs.train.request import PRESETS, TrainingRequest, build_run  # noqa: E402
+from tabs.train.session import warm_up  # noqa: E402
 from transformer.train import Trainer  # noqa: E402
 
 

@@ -1,6 +1,6 @@
 """One-click demos for a class: each sets the checkpoint, the input and the view, and says what to look for.
 
-The head a demo opens is the one that scores best on the demo's score (tabs.attention.focus_head), never a
+The head a demo opens is the one that scores best on the demo's score (tabs.attention.page.focus_head), never a
 hard-coded layer and head, so a retrained checkpoint still opens on the right head.
 """
 from __future__ import annotations
@@ -9,9 +9,9 @@ from dataclasses import dataclass
 
 import gradio as gr
 
-from .catalogue import fixed_choices
-from .train_request import HYPER_PARAMETERS
-from .translation_view import GOLD_SCORE
+from store.catalogue import fixed_choices
+from tabs.attention.translation_view import GOLD_SCORE
+from tabs.train.request import HYPER_PARAMETERS
 
 
 @dataclass(frozen=True)

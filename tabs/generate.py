@@ -14,12 +14,13 @@ from transformer.interpretability.probe import encode_input, record_step
 from transformer.translation import TASK as TRANSLATION
 from transformer.translation.corpus import example_verse
 
-from .catalogue import ModelRef, browser_key, model_ref, resolve
-from .checks import MAX_PROMPT_CHARS, check_choice, check_index, check_number, check_text, unknown_notice
-from .controls import Number, Slider, index_slider
-from .errors import handler
-from .ui import ATTENTION_CAP, STREAM_UPDATES_PER_SECOND, separately
-from .gpu import gpu
+from checks import check_choice, check_index, check_number, check_text, unknown_notice
+from limits import ATTENTION_CAP, MAX_PROMPT_CHARS, GENERATE, GENERATE_CONCURRENCY, STREAM_UPDATES_PER_SECOND
+from store.catalogue import ModelRef, browser_key, model_ref, resolve
+from store.gpu import gpu
+from widgets.controls import Number, Slider, index_control, index_slider
+from widgets.errors import handler
+from widgets.ui import separately
 
 LM_PROMPTS = ["ROMEO:\n", "First Citizen:\nBefore we proceed", "KING RICHARD III:\nNow is the", "JULIET:\nO "]
 
@@ -55,13 +56,14 @@ def _step_table(tokenizer, steps) -> pd.DataFrame:
 
 def decoding_settings(strategy, temperature, top_k, top_p, num_beams, max_new_tokens, seed) -> dict:
     """The Generate tab's decoding controls, each checked; an error names the control."""
-    seed = check_number(seed, "Seed", -1, 2**31 - 1, integer=True)
+    seed = check_number(seed, "Seed", *GENERATE["seed"], integer=True)
     return dict(strategy=check_choice(strategy, "Decoding", STRATEGIES),
-                temperature=check_number(temperature, "Temperature", 0, 2),
-                top_k=check_number(top_k, "Top-k", 0, 50, integer=True) or None,
-                top_p=(lambda p: p if p < 1 else None)(check_number(top_p, "Top-p", 0.05, 1)),
-                num_beams=check_number(num_beams, "Beams", 1, 8, integer=True),
-                max_new_tokens=check_number(max_new_tokens, "Max new tokens", 1, 400, integer=True),
+                temperature=check_number(temperature, "Temperature", *GENERATE["temperature"]),
+                top_k=check_number(top_k, "Top-k", *GENERATE["top_k"], integer=True) or None,
+                top_p=(lambda p: p if p < 1 else None)(check_number(top_p, "Top-p", *GENERATE["top_p"])),
+                num_beams=check_number(num_beams, "Beams", *GENERATE["num_beams"], integer=True),
+                max_new_tokens=check_number(max_new_tokens, "Max new tokens", *GENERATE["max_new_tokens"],
+                                            integer=True),
                 seed=None if seed < 0 else seed)
 
 
@@ -157,19 +159,18 @@ def build_generate_tab(ckpt, key):
                 go = gr.Button("Generate", variant="primary", elem_id="gen-go")
         with gr.Row():
             strategy = gr.Radio(list(STRATEGIES), value="greedy", label="Decoding")
-            temperature = Slider(0, 2, value=1.0, step=0.05, label="Temperature (sample)")
-            top_k = Slider(0, 50, value=0, step=1, label="Top-k (0 = off)")
-            top_p = Slider(0.05, 1, value=1.0, step=0.05, label="Top-p (1 = off)")
+            temperature = Slider(*GENERATE["temperature"], value=1.0, step=0.05, label="Temperature (sample)")
+            top_k = Slider(*GENERATE["top_k"], value=0, step=1, label="Top-k (0 = off)")
+            top_p = Slider(*GENERATE["top_p"], value=1.0, step=0.05, label="Top-p (1 = off)")
         with gr.Row():
-            num_beams = Slider(1, 8, value=4, step=1, label="Beams (beam)")
-            max_new = Slider(1, 400, value=120, step=1, label="Max new tokens")
+            num_beams = Slider(*GENERATE["num_beams"], value=4, step=1, label="Beams (beam)")
+            max_new = Slider(*GENERATE["max_new_tokens"], value=120, step=1, label="Max new tokens")
             seed = Number(value=0, precision=0, label="Seed (-1 = random)")
         notice = gr.Markdown(elem_id="gen-notice")
         output = gr.Textbox(label="Output", lines=6, elem_id="gen-output", buttons=["copy"])
         table = gr.Dataframe(label="Each step: the token, its probability, the alternatives", max_height=300)
         gen_state = gr.State(None)
-        picker = Slider(0, 1, value=0, step=1, label="Pick a generated token", interactive=False,
-                           elem_id="gen-picker")
+        picker = index_control(2, label="Pick a generated token", interactive=False, elem_id="gen-picker")
         with gr.Row():
             probs_plot = gr.Plot(show_label=False, label="Top alternatives", elem_id="gen-probs")
             where_plot = gr.Plot(show_label=False, label="Where it looked", elem_id="gen-where")
@@ -182,5 +183,6 @@ def build_generate_tab(ckpt, key):
     for trigger, api in ((go.click, "generate"), (prompt.submit, None)):
         trigger(clear_generate, None, cleared, queue=False, api_visibility="private").then(
             run_generate, inputs, [output, table, gen_state, picker, notice], api_name=api,
-            api_visibility="public" if api else "private", concurrency_limit=4, concurrency_id="generate").then(
+            api_visibility="public" if api else "private", concurrency_limit=GENERATE_CONCURRENCY,
+            concurrency_id="generate").then(
             **inspect, api_visibility="private")

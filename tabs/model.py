@@ -11,9 +11,10 @@ from transformer.compare import kv_head_variants
 from transformer.generate import cache_bytes_per_token
 from transformer.model import parameter_counts
 
-from .catalogue import browser_key, resolve
-from .errors import handler
-from .ui import separately
+from limits import DRAW_CONCURRENCY
+from store.catalogue import browser_key, resolve
+from widgets.errors import handler
+from widgets.ui import separately
 
 
 @handler
@@ -80,6 +81,6 @@ def build_model_tab(demo, ckpt, key):
         kv = gr.Dataframe(label="Cache size per generated token (fp32): keys and values for MHA / GQA / MQA, the "
                                 "latent (and rotary key) for MLA", elem_id="model-cache")
     outputs = [summary, table, plot, kv]
-    separately(ckpt.change)(describe_model, [ckpt, key], outputs, api_name="model", concurrency_limit=8,
+    separately(ckpt.change)(describe_model, [ckpt, key], outputs, api_name="model", concurrency_limit=DRAW_CONCURRENCY,
                             concurrency_id="draw")
     demo.load(describe_model, [ckpt, key], outputs, api_visibility="private")

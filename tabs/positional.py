@@ -10,15 +10,15 @@ from transformer.positions.alibi import alibi_bias, alibi_slopes
 from transformer.embeddings import sinusoidal_table
 from transformer.positions.rotary import rope_angles, rotated_dot_products
 
-from .catalogue import SHIPPED, browser_key, resolve, shipped_model
-from .checks import UserError, check_number
-from .controls import Slider
-from .errors import handler
-from .ui import FAST, separately
+from checks import UserError, check_number
+from limits import POSITIONAL
+from store.catalogue import SHIPPED, browser_key, resolve, shipped_model
+from widgets.controls import Slider
+from widgets.errors import handler
+from widgets.ui import FAST, separately
 
 
 LEARNED_ROWS = 256  # positions of a learned table drawn beside the sinusoids
-MAX_D_K, MAX_HEADS, MAX_ALIBI_POSITIONS = 256, 16, 32  # beyond these the figures stop being readable
 POSITION_SCHEMES = {"sinusoidal": "fixed sinusoidal positions added to its embeddings",
                     "learned": "learned positions added to its embeddings",
                     "rope": "RoPE (its queries and keys are rotated)",
@@ -44,8 +44,8 @@ def parse_dims(dims, d_model: int) -> tuple[list[int], str]:
 
 @handler
 def draw_positional(d_model, length, dims, ckpt, key, request: gr.Request = None):
-    d_model = check_number(d_model, "d_model", 8, 512, integer=True)
-    length = check_number(length, "Positions", 8, 512, integer=True)
+    d_model = check_number(d_model, "d_model", *POSITIONAL["d_model"], integer=True)
+    length = check_number(length, "Positions", *POSITIONAL["positions"], integer=True)
     chosen, note = parse_dims(dims, d_model)
     table = sinusoidal_table(length, d_model)
     matrix = viz.pe_matrix(table, title=f"Sinusoidal encoding, {length} positions x {d_model} dimensions")
@@ -72,10 +72,10 @@ def clear_positional():
 @handler
 def draw_rope(d_k, length):
     """RoPE's rotation angles for `length` positions and the rotated score against distance, for a head of d_k."""
-    d_k = check_number(d_k, "d_k", 2, MAX_D_K, integer=True)
+    d_k = check_number(d_k, "d_k", *POSITIONAL["d_k"], integer=True)
     if d_k % 2:
         raise UserError(f"RoPE rotates pairs of dimensions: d_k must be even, got {d_k}")
-    length = check_number(length, "Positions", 8, 512, integer=True)
+    length = check_number(length, "Positions", *POSITIONAL["positions"], integer=True)
     angles = rope_angles(torch.arange(length), d_k)  # (T, d_k / 2)
     distances = torch.arange(-(length - 1), length)  # (2T - 1,): every key - query distance among T positions
     ones = torch.ones(d_k)
@@ -89,8 +89,8 @@ def draw_rope(d_k, length):
 @handler
 def draw_alibi(n_heads, length, causal):
     """ALiBi's bias matrix of every head over `length` positions; future keys grey when `causal`."""
-    n_heads = check_number(n_heads, "Heads", 1, MAX_HEADS, integer=True)
-    length = check_number(length, "ALiBi positions", 2, MAX_ALIBI_POSITIONS, integer=True)
+    n_heads = check_number(n_heads, "Heads", *POSITIONAL["heads"], integer=True)
+    length = check_number(length, "ALiBi positions", *POSITIONAL["alibi_positions"], integer=True)
     if not isinstance(causal, bool):
         raise UserError(f"Causal must be true or false, got {str(causal)[:40]!r}")
     slopes = alibi_slopes(n_heads)  # (H,)
@@ -106,8 +106,8 @@ def checkpoint_sizes(ckpt, key, request: gr.Request = None):
     """The selected checkpoint's d_k and number of heads, as the RoPE and ALiBi controls' values, and a note."""
     model, _, _ = resolve(ckpt, browser_key(key, request))
     cfg = model.config
-    d_k = min(MAX_D_K, max(2, cfg.d_k - cfg.d_k % 2))
-    heads = min(MAX_HEADS, cfg.n_heads)
+    d_k = min(POSITIONAL["d_k"][1], max(POSITIONAL["d_k"][0], cfg.d_k - cfg.d_k % 2))
+    heads = min(POSITIONAL["heads"][1], cfg.n_heads)
     uses = POSITION_SCHEMES.get(cfg.pos_encoding, f"{cfg.pos_encoding} positions")
     rope_note = (f"d_k starts at **{ckpt}**'s ({cfg.d_k}"
                  f"{'' if d_k == cfg.d_k else f'; {d_k} drawn'}); that model uses {uses}.")
@@ -132,8 +132,8 @@ def build_rope_section():
                     "the angle m·θᵢ, with θᵢ = 10000^(−2i/d_k), the sinusoidal table's frequencies.")
         note = gr.Markdown(elem_id="pe-rope-note")
         with gr.Row():
-            d_k = Slider(2, MAX_D_K, value=32, step=2, label="d_k (size of one head)", elem_id="pe-rope-dk")
-            length = Slider(8, 512, value=100, step=1, label="Positions", elem_id="pe-rope-length")
+            d_k = Slider(*POSITIONAL["d_k"], value=32, step=2, label="d_k (size of one head)", elem_id="pe-rope-dk")
+            length = Slider(*POSITIONAL["positions"], value=100, step=1, label="Positions", elem_id="pe-rope-length")
         with gr.Row():
             angles = captioned_plot("RoPE angles", "Colour is the angle mod 2π: a full turn comes back to the same "
                                     "colour. The first pairs spin fast (a new colour every row), the last ones "
@@ -155,8 +155,9 @@ def build_alibi_section():
                     "so the first heads are steep and look nearby, the last nearly flat and look far.")
         note = gr.Markdown(elem_id="pe-alibi-note")
         with gr.Row():
-            n_heads = Slider(1, MAX_HEADS, value=4, step=1, label="Heads", elem_id="pe-alibi-heads")
-            length = Slider(2, MAX_ALIBI_POSITIONS, value=12, step=1, label="Positions", elem_id="pe-alibi-length")
+            n_heads = Slider(*POSITIONAL["heads"], value=4, step=1, label="Heads", elem_id="pe-alibi-heads")
+            length = Slider(*POSITIONAL["alibi_positions"], value=12, step=1, label="Positions",
+                            elem_id="pe-alibi-length")
             causal = gr.Checkbox(value=True, label="Causal (a decoder: future keys masked)", elem_id="pe-alibi-causal")
         bias = captioned_plot("ALiBi bias", "Darker red = a larger penalty, growing linearly with the distance from "
                               "the diagonal; one colour scale for every head, so the steep first heads stand out. "
@@ -167,8 +168,8 @@ def build_alibi_section():
 def build_positional_tab(demo, ckpt, key):
     with gr.Tab("Positional encoding", id="positional"):
         with gr.Row():
-            d_model = Slider(8, 512, value=128, step=2, label="d_model")
-            length = Slider(8, 512, value=100, step=1, label="Positions")
+            d_model = Slider(*POSITIONAL["d_model"], value=128, step=2, label="d_model")
+            length = Slider(*POSITIONAL["positions"], value=100, step=1, label="Positions")
             dims = gr.Textbox(value="0, 1, 6, 7, 40", label="Dimensions to plot as waves")
         with gr.Row():
             matrix = captioned_plot("PE matrix", "Each row is a position's vector. Left columns wave fast, right "

@@ -141,6 +141,20 @@ TINY_GPT2_TEXTS = [
 ]
 
 
+def byte_level_bpe(special_tokens: list[str]):
+    """A `tokenizers` byte-level BPE (~350 tokens, GPT-2's scheme) trained on TINY_GPT2_TEXTS, the special tokens
+    first."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+
+    bpe = Tokenizer(models.BPE())
+    bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    bpe.decoder = decoders.ByteLevel()
+    bpe.train_from_iterator(TINY_GPT2_TEXTS, trainers.BpeTrainer(
+        vocab_size=400, special_tokens=special_tokens, initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False))
+    return bpe
+
+
 def build_tiny_gpt2(directory: Path, seed: int = 0, **config) -> Path:
     """Save a small random `transformers.GPT2LMHeadModel` with a real byte-level BPE into `directory`.
 
@@ -151,16 +165,10 @@ def build_tiny_gpt2(directory: Path, seed: int = 0, **config) -> Path:
     merges.txt (and transformers' generation_config.json, tokenizer_config.json). `config` overrides GPT2Config
     fields (activation_function, layer_norm_epsilon, n_inner, ...).
     """
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import GPT2Config, GPT2LMHeadModel, GPT2TokenizerFast
 
     directory.mkdir(parents=True, exist_ok=True)
-    bpe = Tokenizer(models.BPE())
-    bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    bpe.decoder = decoders.ByteLevel()
-    bpe.train_from_iterator(TINY_GPT2_TEXTS, trainers.BpeTrainer(
-        vocab_size=400, special_tokens=["<|endoftext|>"], initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
-        show_progress=False))
+    bpe = byte_level_bpe(["<|endoftext|>"])
     hf_tokenizer = GPT2TokenizerFast(tokenizer_object=bpe, bos_token="<|endoftext|>", eos_token="<|endoftext|>",
                                      unk_token="<|endoftext|>")
     hf_tokenizer.save_pretrained(directory)  # tokenizer.json

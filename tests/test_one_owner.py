@@ -47,6 +47,9 @@ def test_the_scanner_sees_hand_assembly(line, caught):
     assert bool(assembly_lines(line)) == caught
 
 
+APP_ROOMS = ("server", "store", "tabs", "widgets")  # the app's packages (README, "What is where")
+APP_FILES = ("app.py", "checks.py", "limits.py")  # and its top-level modules
+
 # Where <s> or </s> may still be written: the owner, and the decoding loops that start the decoder from <s> (the
 # state a generation starts from, not an input being assembled).
 OWNERS = {"transformer/encoding.py"}
@@ -54,10 +57,10 @@ DECODING_START = {"transformer/generate.py": 2}  # _Decoder and greedy_batch sta
 
 
 def test_only_encoding_assembles_ids_with_bos_and_eos():
-    """Invariant: no module of transformer/ or tabs/, and not app.py, other than transformer/encoding.py writes the
-    encoder-decoder input rule (source + </s>, <s> + target) by hand; they all call transformer.encoding."""
-    files = [p for package in ("transformer", "tabs") for p in sorted((ROOT / package).rglob("*.py"))]
-    files.append(ROOT / "app.py")
+    """Invariant: no module of transformer/ or the app (its rooms and app.py) other than transformer/encoding.py
+    writes the encoder-decoder input rule (source + </s>, <s> + target) by hand; they all call transformer.encoding."""
+    files = [p for package in ("transformer",) + APP_ROOMS for p in sorted((ROOT / package).rglob("*.py"))]
+    files += [ROOT / name for name in APP_FILES]
     assert len(files) > 20  # the packages are really there
     found = {}
     for path in files:
@@ -138,7 +141,7 @@ def test_the_library_has_no_import_circle():
 
 
 def gpu_rule_breaks(source: str) -> list[str]:
-    """What @gpu functions (tabs.gpu) of the source do against tabs/gpu.py's rule: each is wrapped in @handler (its
+    """What @gpu functions (store.gpu) of the source do against store/gpu.py's rule: each is wrapped in @handler (its
     errors reach the user), and plain values go in and out: nothing of gradio in its parameters or body (no
     gr.update yielded from the worker), and no argument it calls (a gr.Progress or other callback into the app)."""
     found = []
@@ -174,8 +177,95 @@ def test_the_gpu_rule_scanner_sees_each_break():
 
 
 def test_every_gpu_function_takes_and_gives_plain_values():
-    """Invariant: tabs/gpu.py stays the one place that knows ZeroGPU, and every function it lends a GPU follows its
+    """Invariant: store/gpu.py stays the one place that knows ZeroGPU, and every function it lends a GPU follows its
     rule: wrapped in @handler, plain values in and out (the app around it turns them into gradio updates)."""
-    sources = {p.name: p.read_text(encoding="utf-8") for p in sorted((ROOT / "tabs").glob("*.py"))}
-    assert sum(s.count("@gpu(") for s in sources.values()) >= 6  # the scan sees the GPU functions
+    sources = {p.relative_to(ROOT).as_posix(): p.read_text(encoding="utf-8")
+               for p in sorted((ROOT / "tabs").rglob("*.py"))}
+    assert sum(s.count("@gpu(") for s in sources.values()) >= 10  # the scan sees the GPU functions
     assert {name: gpu_rule_breaks(s) for name, s in sources.items() if gpu_rule_breaks(s)} == {}
+
+
+# The forms a limit took outside limits.py before it owned them all (issue 26): the concurrency group of trainings
+# written as "train", a number given to a keyword that bounds something, and a control or check whose range is two
+# numbers written in the call (the Generate tab's sliders and their checks, the Positional tab's 8-512).
+BOUND_KEYWORDS = {"concurrency_limit", "default_concurrency_limit", "max_size", "max_length", "maxsize",
+                  "max_exports", "per_browser", "max_models", "size", "delete_cache", "state_session_capacity",
+                  "max_file_size", "max_seconds", "max_tokens"}
+RANGED_CALLS = {"Slider", "Number", "check_number", "real_number", "check_index"}
+
+
+def _number(node) -> bool:
+    """A number written in the source: 8, -1, 2**31 - 1, 5 << 29, (600, 1800)."""
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, (int, float)) and not isinstance(node.value, bool)
+    if isinstance(node, ast.UnaryOp):
+        return _number(node.operand)
+    if isinstance(node, ast.BinOp):
+        return _number(node.left) and _number(node.right)
+    if isinstance(node, ast.Tuple):
+        return bool(node.elts) and all(_number(e) for e in node.elts)
+    return False
+
+
+def written_limits(source: str) -> list[str]:
+    """The limits a module writes itself instead of reading them from limits.py, in the forms above (a cache of one
+    value, `maxsize=1`, is a memo, not a bound; `maxsize=None` neither)."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.keyword) and node.arg == "concurrency_id" and \
+                isinstance(node.value, ast.Constant) and node.value.value == "train":
+            found.append("concurrency_id='train'")
+        elif isinstance(node, ast.keyword) and node.arg in BOUND_KEYWORDS and _number(node.value) and \
+                not (node.arg == "maxsize" and isinstance(node.value, ast.Constant) and node.value.value == 1):
+            found.append(f"{node.arg}={ast.unparse(node.value)}")
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):  # a default: def f(max_exports=32)
+            args = node.args.args + node.args.kwonlyargs
+            defaults = [None] * (len(node.args.args) - len(node.args.defaults)) + node.args.defaults + \
+                node.args.kw_defaults
+            found += [f"{a.arg}={ast.unparse(d)}" for a, d in zip(args, defaults)
+                      if d is not None and a.arg in BOUND_KEYWORDS and _number(d)]
+        elif isinstance(node, ast.Call):
+            name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", None)
+            numbers = [a for a in node.args if _number(a)]
+            if name in RANGED_CALLS and len(numbers) >= 2:
+                found.append(f"{name}({', '.join(ast.unparse(a) for a in node.args)})")
+            elif name in ("RecordCache", "lru_cache") and numbers:
+                found.append(f"{name}({ast.unparse(numbers[0])})")
+    return found
+
+
+@pytest.mark.parametrize("source, caught", [
+    ('x.click(f, None, None, concurrency_id="train")', True),
+    ("x.click(f, None, None, concurrency_id=TRAINING_GROUP)", False),
+    ('x.click(f, None, None, concurrency_id="draw", concurrency_limit=8)', True),
+    ("x.click(f, None, None, concurrency_limit=DRAW_CONCURRENCY)", False),
+    ('temperature = Slider(0, 2, value=1.0, step=0.05, label="Temperature (sample)")', True),
+    ('temperature = Slider(*GENERATE["temperature"], value=1.0, step=0.05)', False),
+    ('length = check_number(length, "Positions", 8, 512, integer=True)', True),
+    ('seed = check_number(seed, "Seed", -1, 2**31 - 1, integer=True)', True),
+    ('seed = check_number(seed, "Seed", *GENERATE["seed"], integer=True)', False),
+    ("demo.queue(max_size=2048, default_concurrency_limit=4, api_open=False)", True),
+    ('gr.Blocks(title="Attention Lab", delete_cache=(600, 1800))', True),
+    ('gr.Textbox(label="Hub dataset", max_length=200)', True),
+    ("LENSES = RecordCache(32)", True),
+    ("@functools.lru_cache(maxsize=64)\ndef f(x):\n    return x", True),
+    ("@functools.lru_cache(maxsize=1)\ndef f():\n    return 1", False),
+    ("def __init__(self, max_exports: int = 32, parent=None):\n    pass", True),
+    ("USER_MODELS = UserModels(per_browser=3, max_models=STORED_MODELS)", True),
+    ("layer = index_control(4, label='Head')", False),
+    ("t = check_index(position, 'position', T)", False),
+])
+def test_the_limit_scanner_sees_each_form(source, caught):
+    """Oracle: hand-written lines, each known to write a limit in one of the forms above or to read it from
+    limits.py, so the scan below cannot pass vacuously."""
+    assert bool(written_limits(source)) == caught
+
+
+def test_no_limit_is_written_outside_limits_py():
+    """Invariant (README, "Safety and limits"): every bound of the app is read from limits.py; no module of the
+    app's rooms, and not app.py, writes one in the forms the limits took before (the scan above)."""
+    files = [p for package in APP_ROOMS for p in sorted((ROOT / package).rglob("*.py"))]
+    files += [ROOT / name for name in APP_FILES if name != "limits.py"]
+    assert len(files) > 30
+    found = {p.relative_to(ROOT).as_posix(): written_limits(p.read_text(encoding="utf-8")) for p in files}
+    assert {name: lines for name, lines in found.items() if lines} == {}

@@ -4,17 +4,21 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass, fields
 
-ARCHS = ("encoder-decoder", "decoder-only")
+ARCHS = ("encoder-decoder", "decoder-only", "encoder-only")  # encoder-only: BERT, a masked-LM head on the encoder
 POS_ENCODINGS = ("sinusoidal", "learned", "rope", "alibi")  # rope, alibi: relative, applied inside attention
 ATTENTIONS = ("mha", "mla")  # mha: n_kv_heads key/value heads (MHA, GQA, MQA); mla: multi-head latent attention
 ACTIVATIONS = ("relu", "gelu", "gelu_tanh")  # gelu_tanh: GELU's tanh approximation, as in GPT-2
+NORMS = ("layer", "rms")  # LayerNorm (the paper), RMSNorm (Llama): transformer/norms.py
+FFNS = ("standard", "swiglu")  # equation 2; SwiGLU's gated feed-forward (Llama): transformer/gated_feedforward.py
+ROPE_LAYOUTS = ("interleaved", "halves")  # RoFormer's pairs (x_2i, x_2i+1); transformers' (x_i, x_i+d/2)
 
 
 @dataclass
 class TransformerConfig:
     """The hyper-parameters of one model. Defaults are the paper's base model (Table 3, "base").
 
-    `n_encoder_layers=None` means 6 for "encoder-decoder" and 0 for "decoder-only".
+    `n_encoder_layers=None` means 6 for "encoder-decoder" and "encoder-only" and 0 for "decoder-only"; an
+    "encoder-only" model (BERT) has no decoder: n_decoder_layers=0.
     Every bad value raises ValueError naming the field, so a UI can show it as it is.
 
     pad_id, bos_id and eos_id may coincide: GPT-2 has one special token, <|endoftext|> (50256), that starts and
@@ -32,12 +36,19 @@ class TransformerConfig:
     n_encoder_layers: int | None = None
     n_decoder_layers: int = 6
     d_ff: int = 2048
+    ffn: str = "standard"  # "swiglu": SiLU(x W_gate) * (x W_up) W_down, Llama's gated feed-forward
+    ffn_bias: bool = True  # biases b_1, b_2 of the feed-forward (the paper and GPT-2 have them; Llama has none)
     attention_only: bool = False  # True: layers without the feed-forward sub-layer (Olsson et al. 2022)
     attention_bias: bool = False  # biases on W^Q, W^K, W^V, W^O: the paper has none; GPT-2 has them
     dropout: float = 0.1
     max_len: int = 512
     pos_encoding: str = "sinusoidal"
+    rope_theta: float = 10000.0  # RoPE's base: theta_i = rope_theta^(-2i/d_k) (RoFormer's 10000; SmolLM2 100000)
+    rope_layout: str = "interleaved"  # which dimensions RoPE pairs: RoFormer's (2i, 2i+1) or "halves" (i, i+d_k/2)
+    type_vocab_size: int = 0  # BERT's token-type (segment) embeddings; 0 = none
+    embedding_norm: bool = False  # a LayerNorm on the embedding sum before dropout (BERT)
     norm_first: bool = False  # False = post-norm, as in the paper
+    norm: str = "layer"  # "rms": RMSNorm (Llama) instead of LayerNorm, in every sub-layer and the final norm
     activation: str = "relu"
     layer_norm_eps: float = 1e-5  # epsilon of every LayerNorm (torch's default; GPT-2 states its own)
     scale_embeddings: bool = True  # x sqrt(d_model) on the token embedding (section 3.4); GPT-2 does not scale
@@ -51,7 +62,7 @@ class TransformerConfig:
         if self.arch not in ARCHS:
             raise ValueError(f"arch: must be one of {ARCHS}, got {self.arch!r}")
         if self.n_encoder_layers is None:
-            self.n_encoder_layers = 6 if self.arch == "encoder-decoder" else 0
+            self.n_encoder_layers = 0 if self.arch == "decoder-only" else 6
         if self.n_kv_heads is None:
             self.n_kv_heads = self.n_heads
         if self.attention not in ATTENTIONS:
@@ -59,15 +70,18 @@ class TransformerConfig:
         if self.attention == "mla" and self.kv_latent_dim is None and isinstance(self.d_model, int) \
                 and isinstance(self.n_heads, int) and self.n_heads > 0:
             self.kv_latent_dim = 4 * (self.d_model // self.n_heads)
-        for name in ("vocab_size", "d_model", "n_heads", "n_kv_heads", "n_decoder_layers", "d_ff", "max_len"):
+        for name in ("vocab_size", "d_model", "n_heads", "n_kv_heads", "d_ff", "max_len") \
+                + (() if self.arch == "encoder-only" else ("n_decoder_layers",)):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ValueError(f"{name}: must be a positive integer, got {value!r}")
         if not isinstance(self.n_encoder_layers, int) or isinstance(self.n_encoder_layers, bool) \
                 or self.n_encoder_layers < 0:
             raise ValueError(f"n_encoder_layers: must be a non-negative integer, got {self.n_encoder_layers!r}")
-        if self.arch == "encoder-decoder" and self.n_encoder_layers == 0:
-            raise ValueError("n_encoder_layers: an encoder-decoder model needs at least one encoder layer")
+        if self.arch != "decoder-only" and self.n_encoder_layers == 0:
+            raise ValueError(f"n_encoder_layers: an {self.arch} model needs at least one encoder layer")
+        if self.arch == "encoder-only" and self.n_decoder_layers != 0:
+            raise ValueError(f"n_decoder_layers: must be 0 for an encoder-only model, got {self.n_decoder_layers!r}")
         if self.arch == "decoder-only" and self.n_encoder_layers != 0:
             raise ValueError(f"n_encoder_layers: must be 0 for a decoder-only model, got {self.n_encoder_layers}")
         if self.d_model % self.n_heads:
@@ -93,7 +107,16 @@ class TransformerConfig:
                              f", got d_k={self.d_k}")
         if self.activation not in ACTIVATIONS:
             raise ValueError(f"activation: must be one of {ACTIVATIONS}, got {self.activation!r}")
-        for name in ("attention_only", "attention_bias"):
+        for name, choices in (("norm", NORMS), ("ffn", FFNS), ("rope_layout", ROPE_LAYOUTS)):
+            if getattr(self, name) not in choices:
+                raise ValueError(f"{name}: must be one of {choices}, got {getattr(self, name)!r}")
+        if not isinstance(self.rope_theta, (int, float)) or isinstance(self.rope_theta, bool) \
+                or not math.isfinite(self.rope_theta) or self.rope_theta <= 1:
+            raise ValueError(f"rope_theta: must be a finite number > 1, got {self.rope_theta!r}")
+        if not isinstance(self.type_vocab_size, int) or isinstance(self.type_vocab_size, bool) \
+                or self.type_vocab_size < 0:
+            raise ValueError(f"type_vocab_size: must be a non-negative integer, got {self.type_vocab_size!r}")
+        for name in ("attention_only", "attention_bias", "ffn_bias", "embedding_norm"):
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"{name}: must be true or false, got {getattr(self, name)!r}")
         if not isinstance(self.layer_norm_eps, (int, float)) or isinstance(self.layer_norm_eps, bool) \
@@ -126,6 +149,11 @@ class TransformerConfig:
     @property
     def is_encoder_decoder(self) -> bool:
         return self.arch == "encoder-decoder"
+
+    @property
+    def is_encoder_only(self) -> bool:
+        """BERT-style: the encoder alone, bidirectional, with a masked-LM head (no decoder, no generation)."""
+        return self.arch == "encoder-only"
 
     def to_dict(self) -> dict:
         return asdict(self)

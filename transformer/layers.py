@@ -10,7 +10,9 @@ from torch import Tensor, nn
 from .attention import KVCache, MultiHeadAttention, RelativePosition
 from .config import TransformerConfig
 from .dropout import Dropout
+from .gated_feedforward import SwiGLU
 from .latent_attention import MultiHeadLatentAttention
+from .norms import make_norm
 from .points import Point
 
 
@@ -21,10 +23,10 @@ ACTIVATION_FUNCTIONS = {"relu": F.relu, "gelu": F.gelu,
 class FeedForward(nn.Module):
     """FFN(x) = max(0, x W_1 + b_1) W_2 + b_2        (equation 2; GELU instead of max(0, .) as an option)"""
 
-    def __init__(self, d_model: int, d_ff: int, dropout: float = 0.0, activation: str = "relu"):
+    def __init__(self, d_model: int, d_ff: int, dropout: float = 0.0, activation: str = "relu", bias: bool = True):
         super().__init__()
-        self.w_1 = nn.Linear(d_model, d_ff)
-        self.w_2 = nn.Linear(d_ff, d_model)
+        self.w_1 = nn.Linear(d_model, d_ff, bias=bias)
+        self.w_2 = nn.Linear(d_ff, d_model, bias=bias)
         self.activation = ACTIVATION_FUNCTIONS[activation]
         self.dropout = Dropout(dropout)
         self.out = Point()  # the FFN's output (transformer/points.py)
@@ -37,11 +39,13 @@ class SublayerConnection(nn.Module):
     """LayerNorm(x + Sublayer(x))   (section 3.1), with dropout on the sub-layer output (section 5.4).
 
     `norm_first=True` gives the pre-norm variant x + Sublayer(LayerNorm(x)) used by GPT-2 and most later models.
+    `norm` replaces the LayerNorm (Llama's RMSNorm: transformer/norms.py).
     """
 
-    def __init__(self, d_model: int, dropout: float, norm_first: bool, eps: float = 1e-5):
+    def __init__(self, d_model: int, dropout: float, norm_first: bool, eps: float = 1e-5,
+                 norm: nn.Module | None = None):
         super().__init__()
-        self.norm = nn.LayerNorm(d_model, eps=eps)
+        self.norm = nn.LayerNorm(d_model, eps=eps) if norm is None else norm
         self.dropout = Dropout(dropout)
         self.norm_first = norm_first
 
@@ -61,9 +65,20 @@ def _attention(cfg: TransformerConfig, position: RelativePosition = None
                               bias=cfg.attention_bias, position=position)
 
 
-def _feed_forward(cfg: TransformerConfig) -> FeedForward | None:
-    """The layer's FFN, or None for an attention-only layer (`cfg.attention_only`: no FFN sub-layer at all)."""
-    return None if cfg.attention_only else FeedForward(cfg.d_model, cfg.d_ff, cfg.dropout, cfg.activation)
+def _feed_forward(cfg: TransformerConfig) -> FeedForward | SwiGLU | None:
+    """The layer's FFN (equation 2, or SwiGLU for `cfg.ffn` "swiglu"), or None for an attention-only layer
+    (`cfg.attention_only`: no FFN sub-layer at all)."""
+    if cfg.attention_only:
+        return None
+    if cfg.ffn == "swiglu":
+        return SwiGLU(cfg.d_model, cfg.d_ff, cfg.dropout, bias=cfg.ffn_bias)
+    return FeedForward(cfg.d_model, cfg.d_ff, cfg.dropout, cfg.activation, bias=cfg.ffn_bias)
+
+
+def _sublayers(cfg: TransformerConfig, n: int) -> nn.ModuleList:
+    """n residual sub-layer blocks with the config's dropout, norm placement and norm."""
+    return nn.ModuleList(SublayerConnection(cfg.d_model, cfg.dropout, cfg.norm_first, cfg.layer_norm_eps,
+                                            norm=make_norm(cfg)) for _ in range(n))
 
 
 class EncoderLayer(nn.Module):
@@ -80,9 +95,7 @@ class EncoderLayer(nn.Module):
         self.resid_mid = Point()
         self.ffn = _feed_forward(cfg)
         self.resid_post = Point()
-        n_sublayers = 1 if self.ffn is None else 2
-        self.sublayers = nn.ModuleList(SublayerConnection(cfg.d_model, cfg.dropout, cfg.norm_first, cfg.layer_norm_eps)
-                                       for _ in range(n_sublayers))
+        self.sublayers = _sublayers(cfg, 1 if self.ffn is None else 2)
 
     def forward(self, x: Tensor, mask: Tensor | None) -> Tensor:
         x = self.resid_pre(x)  # (B, S, d_model)
@@ -110,9 +123,7 @@ class DecoderLayer(nn.Module):
         self.resid_cross = Point() if cross_attention else None
         self.ffn = _feed_forward(cfg)
         self.resid_post = Point()
-        n_sublayers = 1 + (self.cross_attn is not None) + (self.ffn is not None)
-        self.sublayers = nn.ModuleList(SublayerConnection(cfg.d_model, cfg.dropout, cfg.norm_first, cfg.layer_norm_eps)
-                                       for _ in range(n_sublayers))
+        self.sublayers = _sublayers(cfg, 1 + (self.cross_attn is not None) + (self.ffn is not None))
 
     def forward(self, x: Tensor, tgt_mask: Tensor | None, memory: Tensor | None = None,
                 memory_mask: Tensor | None = None, cache: tuple[KVCache, KVCache | None] | None = None) -> Tensor:

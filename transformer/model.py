@@ -14,6 +14,8 @@ from .dropout import Dropout
 from .embeddings import TokenEmbedding
 from .heads import AttentionKind
 from .layers import DecoderLayer, EncoderLayer
+from .masked_lm import MaskedLMHead
+from .norms import make_norm
 from .points import Point, check, name_points, points
 from .positions import position_scheme
 
@@ -64,6 +66,8 @@ class Transformer(nn.Module):
     `n_encoder_layers` 0): `model(tokens)`, the decoder layers without cross-attention. Both return a ModelOutput:
     logits (B, T, vocab_size) of the next token, and with `return_attention=True` every attention map. `encode` and
     `decode` are the two halves, which generation calls with a KV cache (`new_cache`).
+    Encoder-only (BERT-style, no decoder): `model(tokens)` runs the encoder layers, every position seeing every other,
+    and the masked-LM head (masked_lm.py): logits (B, T, vocab_size) of the token at each position.
 
     Its insides are read and written through named points (transformer/points.py; `point_names()` lists them):
     attention maps, head masks and the logit lens's residuals are reads and writes of them.
@@ -77,17 +81,20 @@ class Transformer(nn.Module):
         # inside every self-attention layer, which share one `position` module.
         positions = position_scheme(cfg)
         self.pos_encoding, position = positions.absolute, positions.relative
+        # BERT: a token-type (segment) vector added too (every token here is segment A, row 0), and a norm on the sum
+        self.token_types = nn.Parameter(torch.empty(cfg.type_vocab_size, cfg.d_model)) if cfg.type_vocab_size \
+            else None
+        self.embed_norm = make_norm(cfg) if cfg.embedding_norm else nn.Identity()
         self.embed_dropout = Dropout(cfg.dropout)  # "dropout to the sums of the embeddings and the positional encodings"
         self.encoder = nn.ModuleList(EncoderLayer(cfg, position) for _ in range(cfg.n_encoder_layers))
         self.decoder = nn.ModuleList(DecoderLayer(cfg, cross_attention=cfg.is_encoder_decoder, position=position)
                                      for _ in range(cfg.n_decoder_layers))
-        # Pre-norm stacks end with a LayerNorm; post-norm layers already end with one.
+        # Pre-norm stacks end with a norm (LayerNorm, or RMSNorm); post-norm layers already end with one.
         use_final_norm = cfg.norm_first
-        eps = cfg.layer_norm_eps
-        self.encoder_norm = nn.LayerNorm(cfg.d_model, eps=eps) if use_final_norm and cfg.is_encoder_decoder \
-            else nn.Identity()
-        self.decoder_norm = nn.LayerNorm(cfg.d_model, eps=eps) if use_final_norm else nn.Identity()  # GPT-2's ln_f
-        self.lm_head = nn.Linear(cfg.d_model, cfg.vocab_size, bias=False)
+        self.encoder_norm = make_norm(cfg) if use_final_norm and cfg.n_encoder_layers else nn.Identity()
+        self.decoder_norm = make_norm(cfg) if use_final_norm and cfg.n_decoder_layers else nn.Identity()  # GPT-2's ln_f
+        self.mlm_head = MaskedLMHead(cfg) if cfg.is_encoder_only else None
+        self.lm_head = nn.Linear(cfg.d_model, cfg.vocab_size, bias=cfg.is_encoder_only)  # BERT's decoder has a bias
         self._init_weights()
         if cfg.tie_embeddings:  # "we share the same weight matrix between the two embedding layers and the pre-softmax linear transformation"
             self.lm_head.weight = self.embed.weight
@@ -116,6 +123,10 @@ class Transformer(nn.Module):
                     nn.init.xavier_uniform_(block)
         if self.config.pos_encoding == "learned":
             nn.init.normal_(self.pos_encoding.table, std=0.02)
+        if self.token_types is not None:
+            nn.init.normal_(self.token_types, std=0.02)
+        if self.lm_head.bias is not None:
+            nn.init.zeros_(self.lm_head.bias)
 
     def _embed(self, ids: Tensor, start: int = 0) -> Tensor:
         """Token embeddings plus, for absolute schemes, the positions' vectors. RoPE and ALiBi have no table, so
@@ -127,7 +138,9 @@ class Transformer(nn.Module):
                 raise ValueError(f"sequence of {start + T} tokens is longer than this model's "
                                  f"max_len={self.config.max_len}")
             x = self.pos_encoding(x, start)  # (B, T, d_model)
-        return self.embed_dropout(x)
+        if self.token_types is not None:
+            x = x + self.token_types[0]  # segment A
+        return self.embed_dropout(self.embed_norm(x))
 
     def key_mask(self, ids: Tensor) -> Tensor | None:
         """Padding mask over keys, or None when there is no padding (so the fused kernel needs no mask).
@@ -196,8 +209,14 @@ class Transformer(nn.Module):
                 head_mask: HeadMask | None = None) -> ModelOutput:
         """Encoder-decoder: model(src, tgt). Decoder-only: model(tokens). Logits predict the next token.
         `return_attention` reads every `pattern` point; `head_mask` switches heads off for this call only (head
-        ablation, a write to the `z` points)."""
-        if self.config.is_encoder_decoder:
+        ablation, a write to the `z` points). Encoder-only: model(tokens), logits of the token at each position (a
+        masked one included)."""
+        if self.config.is_encoder_only:
+            if tgt is not None:
+                raise ValueError("an encoder-only model takes one token sequence: model(tokens)")
+            memory, _, enc_maps = self.encode(src_or_tokens, return_attention, head_mask)
+            logits, self_maps, cross_maps = self.lm_head(self.mlm_head(memory)), [], []  # (B, S, vocab_size)
+        elif self.config.is_encoder_decoder:
             if tgt is None:
                 raise ValueError("an encoder-decoder model needs both a source and a target: model(src, tgt)")
             memory, src_mask, enc_maps = self.encode(src_or_tokens, return_attention, head_mask)
@@ -226,7 +245,7 @@ def parameter_counts(model: Transformer) -> dict[str, int]:
     groups = {"embeddings": 0, "positional encoding": 0, "encoder self-attention": 0, "decoder self-attention": 0,
               "cross-attention": 0, "feed-forward": 0, "layer norms": 0, "output projection": 0}
     for name, p in model.named_parameters():  # shared (tied) parameters appear once
-        if name.startswith("embed."):
+        if name.startswith(("embed.", "token_types", "embed_norm.")):
             key = "embeddings"
         elif name.startswith("pos_encoding."):
             key = "positional encoding"

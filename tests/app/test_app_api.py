@@ -66,7 +66,7 @@ def test_example_gives_a_task_input(client):
 ])
 def test_bad_prompts_get_a_clear_error_and_the_next_call_works(client, prompt, message):
     """An empty prompt is the handler's error; one over its box's limit is refused before it is queued (a
-    ValidationError, tabs.admission): either way the message says why."""
+    ValidationError, server.admission): either way the message says why."""
     with pytest.raises((AppError, ValueError), match=message):
         generate(client, "reverse", prompt)
     assert generate(client, "reverse", "ab")[0] == "ba"

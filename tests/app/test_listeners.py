@@ -2,7 +2,7 @@
 
 Gradio's page re-fires a whole trigger (every listener of it) when a put-off call of one "always_last" listener
 ends, and puts off those still running, which do the same: two such listeners of one trigger can re-run each other
-for as long as the page is open (tabs.ui.separately; tests/browser/test_classroom.py sees it in a browser). So a
+for as long as the page is open (widgets.ui.separately; tests/browser/test_classroom.py sees it in a browser). So a
 trigger with several listeners must have none that is "always_last".
 """
 from __future__ import annotations
@@ -39,4 +39,4 @@ def test_no_trigger_with_several_listeners_has_an_always_last_one(config):
     assert any(trigger.startswith("ckpt#") for trigger in shared), shared  # the check sees the shared triggers
     looping = {trigger: found for trigger, found in shared.items()
                if any(mode == "always_last" for _, mode in found)}
-    assert not looping, f"listeners that can re-run each other forever (use tabs.ui.separately): {looping}"
+    assert not looping, f"listeners that can re-run each other forever (use widgets.ui.separately): {looping}"

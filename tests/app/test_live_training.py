@@ -1,6 +1,6 @@
 """The Train tab's stream stays light, and a comparison can be stopped (issue 19), without a browser.
 
-- a run sends at most LIMITS["updates_per_second"] updates a second, the samples and the attention only after an
+- a run sends at most TRAINING["updates_per_second"] updates a second, the samples and the attention only after an
   evaluation, and the trained model carries its last evaluation's metrics (the Model tab shows them);
 - Stop during a comparison ends it with "stopped", the rows of the variants trained before, and every curve as far
   as it got;
@@ -15,12 +15,13 @@ import xml.etree.ElementTree as ET
 import pandas as pd
 import pytest
 
-from tabs.live_heatmap import LiveHeatmap
-from tabs.comparison_session import run_comparison_session
-from tabs.stop_signal import StopSignal
-from tabs.train_request import LIMITS, TrainingRequest
-from tabs.training_session import run_training_session
-from tabs.user_models import UserModels
+from limits import TRAINING
+from store.user_models import UserModels
+from tabs.train.comparison import run_comparison_session
+from tabs.train.live_heatmap import LiveHeatmap
+from tabs.train.request import TrainingRequest
+from tabs.train.session import run_training_session
+from tabs.train.stop_signal import StopSignal
 from tests.chart_reader import pixel_tolerance, read_chart
 from visualize.comparison_table import MAX_MAIN_COLUMNS, UNITS_NOTE, comparison_tables
 
@@ -40,7 +41,7 @@ def test_updates_are_spaced_and_evaluations_are_sent_once():
         times.append(time.perf_counter())
         updates.append(update)
     streamed = len(updates) - 3  # updates after the first training update, the last left out
-    assert streamed <= LIMITS["updates_per_second"] * (times[-2] - times[1]) + 1, (len(updates), times)
+    assert streamed <= TRAINING["updates_per_second"] * (times[-2] - times[1]) + 1, (len(updates), times)
     evaluations = 100 // 25  # eval_every = max(25, steps // 30)
     with_attention = [u for u in updates if u.attention is not None]
     assert 1 <= len(with_attention) <= evaluations
@@ -164,7 +165,7 @@ def test_an_empty_comparison_table_has_its_headers():
 
 def test_a_validation_loss_climbing_back_is_called_overfitting():
     """Regression (issue 19): overfitting on pasted text got no hint. A validation loss 5 % above its best is."""
-    from tabs.training_session import overfitting
+    from tabs.train.session import overfitting
 
     assert overfitting([2.0, 1.5, 1.6]) and overfitting([3.0, 1.2, 1.3, 1.4])
     assert not overfitting([2.0, 1.5, 1.55]) and not overfitting([2.0, 1.5, 1.4]) and not overfitting([1.0, 2.0])
@@ -174,7 +175,7 @@ def test_a_task_run_is_never_called_overfitting():
     """Regression (issue 19, noticed on "Attention forming live"): the status of a reverse run said the model was
     memorising its text when its validation loss went 0.001 -> 0.002. A task draws fresh examples every step: the
     note is for text runs only."""
-    from tabs.training_session import _History, _status
+    from tabs.train.session import _History, _status
     from transformer.train import EvalEvent, StepEvent
 
     step = StepEvent(300, 0.01, 1e-3, 1000.0, 10.0, 1.0)

@@ -1,7 +1,7 @@
 """Every component of the page is one the browser can draw.
 
 The page picks the code that draws a component by its type, which gradio takes from the component's class name.
-The app subclasses a few gradio components to check their values (tabs.controls); a subclass named otherwise
+The app subclasses a few gradio components to check their values (widgets.controls); a subclass named otherwise
 (a `CheckpointDropdown`) is sent as a type the browser does not have, and the page does not draw it (the
 browser tests failed from the first click on).
 """

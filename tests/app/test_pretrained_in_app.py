@@ -14,7 +14,7 @@ from tests.conftest import TINY_GPT2_REPO
 def client(tiny_gpt2_hub_cache):
     import os
 
-    from tabs import catalogue
+    from store import catalogue
     from tests.app_server import serve_app
 
     saved = os.environ.get("HF_HUB_CACHE")
@@ -44,7 +44,7 @@ def test_the_cached_gpt2_is_listed_and_every_tab_works(client):
     assert "decoder-only" in summary and "gpt2-bpe" in summary
     text, table, picker, notice = client.predict(NAME, "Hello world, this is", "greedy", 1.0, 0, 1.0, 4, 5, 0,
                                                  api_name="/generate")
-    from tabs.catalogue import pretrained
+    from store.catalogue import pretrained
     from transformer.generate import generate
     from transformer.pretrained import load_gpt2
 

@@ -8,13 +8,13 @@ import json
 
 import pytest
 
-from tabs.attention import compute_attention, fit_sliders
-from tabs.catalogue import USER_MODELS
-from tabs.controls import index_slider
-from tabs.train_request import TrainingRequest, build_run
+from store.catalogue import USER_MODELS
+from tabs.attention.page import compute_attention, fit_sliders
+from tabs.train.request import TrainingRequest, build_run
+from widgets.controls import index_slider
 from transformer.train import Trainer
 
-KEY = "0123456789abcdef0123456789abcd19"  # a browser's key (tabs.catalogue.browser_key)
+KEY = "0123456789abcdef0123456789abcd19"  # a browser's key (store.catalogue.browser_key)
 
 
 def trained(layers: int, heads: int) -> str:
@@ -77,9 +77,9 @@ def test_index_slider(count, value, expected):
 
 
 def test_the_grid_of_heads_has_two_columns_on_a_phone_and_four_on_a_projector():
-    """The page width the browser reports at load (tabs.attention.adopt_page_width) reaches the grid: 390 px gives
+    """The page width the browser reports at load (tabs.attention.page.adopt_page_width) reaches the grid: 390 px gives
     two heads a row, 1280 px (or no width, an API client) four; junk is no width."""
-    from tabs.attention import adopt_page_width, draw_cached
+    from tabs.attention.page import adopt_page_width, draw_cached
 
     record = compute_attention("reverse", "attention", "", KEY)[-1]
     columns = {}

@@ -5,9 +5,10 @@ import zipfile
 import pytest
 import torch
 
-from tabs.train_request import LIMITS, PRESETS, TrainingRequest, read_upload
-from tabs.training_session import export_checkpoint, run_training_session
-from tabs.user_models import UserModels
+from limits import TRAINING
+from store.user_models import UserModels
+from tabs.train.request import PRESETS, TrainingRequest, read_upload
+from tabs.train.session import export_checkpoint, run_training_session
 from transformer import load_checkpoint
 
 
@@ -88,7 +89,7 @@ def test_updates_are_throttled():
 
 @pytest.mark.parametrize("kw, message", [
     (dict(heads=3), "divisible"),
-    (dict(steps=LIMITS["steps"][1] + 1), "steps"),
+    (dict(steps=TRAINING["steps"][1] + 1), "steps"),
     (dict(lr=0.5), "lr"),
     (dict(lr=float("nan")), "lr"),
     (dict(steps=1e30), "steps"),

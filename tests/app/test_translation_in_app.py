@@ -20,7 +20,7 @@ VERSE = find_verse("The disciples were filled with joy and with the Holy Spirit.
 
 @pytest.fixture(scope="module")
 def library():
-    from tabs.catalogue import CHECKPOINTS
+    from store.catalogue import CHECKPOINTS
 
     model, tokenizer, _ = load_checkpoint(CHECKPOINTS / CKPT, device="cpu")
     cross = cross_words(record_attention(model, tokenizer, VERSE.en, VERSE.es).patterns["cross"])

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import math
 
-from tabs.catalogue import USER_MODELS
-from tabs.induction_watch import WATCH, watch_stream
+from store.catalogue import USER_MODELS
 from tabs.model import describe_model
-from tabs.stop_signal import StopSignal
+from tabs.train.stop_signal import StopSignal
+from tabs.train.watch import WATCH, watch_stream
 from transformer.interpretability.phase_change import best_scores
 
 

@@ -1,6 +1,6 @@
 """The app is ready for a ZeroGPU Space and, with `spaces` installed, behaves here exactly as without it.
 
-Three properties: every model forward any endpoint makes runs inside a @gpu function (tabs.gpu); on this machine
+Three properties: every model forward any endpoint makes runs inside a @gpu function (store.gpu); on this machine
 those functions are the undecorated ones and give what the library gives; and the app still works when each @gpu
 call runs as ZeroGPU runs it: in one long-lived fork of the app, forked before any model was trained, with
 arguments and results pickled across (a simulation of spaces' worker, without a GPU).
@@ -22,7 +22,7 @@ import pytest
 import torch
 from gradio_client import Client
 
-from tabs.gpu import GPU_FUNCTIONS, GPU_SECONDS_LIMIT, _capped, on_zero_gpu
+from store.gpu import GPU_FUNCTIONS, GPU_SECONDS_LIMIT, _capped, on_zero_gpu
 from tests.app.test_app_api import decode, plot_json
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -85,10 +85,11 @@ def test_spaces_is_installed_pinned_and_a_no_op_here():
     import app  # noqa: F401  (imports every tab, so every @gpu function is registered)
 
     assert set(GPU_FUNCTIONS) == {
-        "tabs.attention.record_on_gpu", "tabs.inside.qk_on_gpu", "tabs.inside.ablation_on_gpu",
-        "tabs.inside.importance_on_gpu", "tabs.generate.generate_on_gpu", "tabs.generate.step_on_gpu",
-        "tabs.train.train_on_gpu", "tabs.train.compare_on_gpu", "tabs.attention_views.norms_on_gpu",
-        "tabs.lens.lens_on_gpu", "tabs.induction_watch.watch_on_gpu"}
+        "tabs.attention.record.record_on_gpu", "tabs.attention.inside.qk_on_gpu",
+        "tabs.attention.inside.ablation_on_gpu", "tabs.attention.inside.importance_on_gpu",
+        "tabs.generate.generate_on_gpu", "tabs.generate.step_on_gpu", "tabs.train.page.train_on_gpu",
+        "tabs.train.page.compare_on_gpu", "tabs.attention.views.norms_on_gpu", "tabs.attention.lens.lens_on_gpu",
+        "tabs.train.watch.watch_on_gpu"}
     assert all(gpu_functions()[name] is fn for name, fn in GPU_FUNCTIONS.items())
     assert _capped(600) == GPU_SECONDS_LIMIT and _capped(lambda n: 2 * n)(7) == 14
     assert _capped(lambda n: 2 * n)(1000) == GPU_SECONDS_LIMIT
@@ -134,13 +135,13 @@ def test_every_model_forward_runs_inside_a_gpu_function(app_url, monkeypatch):
 def test_the_gpu_functions_give_what_the_library_gives():
     """Oracle: called as the app calls them, the heatmap's record, a sampled generation (seeded) and a tiny
     training run equal the library's own results for the same inputs."""
-    from tabs.attention import record_on_gpu
-    from tabs.catalogue import ModelRef, shipped_model
+    from tabs.attention.record import record_on_gpu
+    from store.catalogue import ModelRef, shipped_model
     from tabs.generate import generate_on_gpu
-    from tabs.train import train_on_gpu
-    from tabs.stop_signal import StopSignal
-    from tabs.train_request import TrainingRequest
-    from tabs.training_session import train_stream
+    from tabs.train.page import train_on_gpu
+    from tabs.train.stop_signal import StopSignal
+    from tabs.train.request import TrainingRequest
+    from tabs.train.session import train_stream
     from transformer.generate import generate
     from transformer.interpretability.probe import encode_input, record_attention
 
@@ -221,18 +222,18 @@ class ForkedGPUWorker:
 @pytest.fixture
 def forked_gpu(monkeypatch):
     import app  # noqa: F401  (every @gpu function registered, and shipped models loaded before the fork)
-    from tabs.catalogue import SHIPPED, shipped_model
+    from store.catalogue import SHIPPED, shipped_model
 
     for name in SHIPPED:
         shipped_model(name)
     worker = ForkedGPUWorker()
     for name, fn in GPU_FUNCTIONS.items():
         monkeypatch.setattr(sys.modules[fn.__module__], name.rsplit(".", 1)[1], worker.remote(name))
-    from tabs import attention
-    attention._shipped_record.cache_clear()
+    from tabs.attention import record
+    record._shipped_record.cache_clear()
     yield worker
     worker.close()
-    attention._shipped_record.cache_clear()
+    record._shipped_record.cache_clear()
 
 
 def test_the_app_works_when_gpu_calls_run_in_a_forked_worker(forked_gpu, app_url):
@@ -242,8 +243,8 @@ def test_the_app_works_when_gpu_calls_run_in_a_forked_worker(forked_gpu, app_url
     in the worker arrives with its message."""
     import gradio as gr
 
-    from tabs import attention, inside
-    from tabs.catalogue import USER_MODELS, ModelRef
+    from tabs.attention import inside, record as attention
+    from store.catalogue import USER_MODELS, ModelRef
     from transformer.generate import generate
     from transformer.interpretability.probe import encode_input, record_attention
 
@@ -276,14 +277,15 @@ def test_the_app_works_when_gpu_calls_run_in_a_forked_worker(forked_gpu, app_url
     record = attention.record_on_gpu(ModelRef("reverse"), "abc", "")
     with pytest.raises(gr.Error, match="this pattern has 2 layers"):
         inside.qk_on_gpu(ModelRef("reverse"), record, "cross", 9, 0, 0)
-    assert forked_gpu.count["tabs.train.train_on_gpu"] == 2 and forked_gpu.count["tabs.attention.record_on_gpu"] >= 2
+    assert forked_gpu.count["tabs.train.page.train_on_gpu"] == 2
+    assert forked_gpu.count["tabs.attention.record.record_on_gpu"] >= 2
     assert forked_gpu.count["tabs.generate.generate_on_gpu"] == 1
 
 
 def test_models_load_at_import_on_a_gpu_and_on_first_use_on_a_cpu():
-    """Invariant of tabs.catalogue.load_at_start, in a fresh process: importing the app loads every shipped model when
+    """Invariant of store.catalogue.load_at_start, in a fresh process: importing the app loads every shipped model when
     there is a GPU (ZeroGPU takes the weights it finds on CUDA at start), and none on a CPU (a fast start)."""
-    probe = ("import torch, app; from tabs.catalogue import SHIPPED, shipped_model; "
+    probe = ("import torch, app; from store.catalogue import SHIPPED, shipped_model; "
              "print(shipped_model.cache_info().currsize, len(SHIPPED), "
              "{shipped_model(n)[0].device.type for n in SHIPPED} if torch.cuda.is_available() else '')")
     out = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=300)
@@ -298,11 +300,11 @@ def test_models_load_at_import_on_a_gpu_and_on_first_use_on_a_cpu():
 def test_on_a_gpu_the_app_computes_and_trains_there():
     """With CUDA: the shipped models are on it, a heatmap's record is computed there (returned on the CPU, ready to
     draw), and a Train-tab run trains on it, with bf16 autocast exactly where transformer.train.bf16_pays says."""
-    from tabs.attention import record_on_gpu
-    from tabs.catalogue import ModelRef, shipped_model
-    from tabs.train import train_on_gpu
-    from tabs.stop_signal import StopSignal
-    from tabs.train_request import TrainingRequest
+    from tabs.attention.record import record_on_gpu
+    from store.catalogue import ModelRef, shipped_model
+    from tabs.train.page import train_on_gpu
+    from tabs.train.stop_signal import StopSignal
+    from tabs.train.request import TrainingRequest
     from transformer.train import bf16_pays
 
     assert shipped_model("reverse")[0].device.type == "cuda"

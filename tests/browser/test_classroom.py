@@ -8,7 +8,7 @@ import re
 import pytest
 
 from tests.browser import tour
-from tabs.catalogue import CHECKPOINTS
+from store.catalogue import CHECKPOINTS
 from tests.browser.conftest import MEASURED
 from transformer import load_checkpoint
 from transformer.interpretability.probe import record_attention
@@ -62,7 +62,7 @@ def test_quick_layer_and_head_changes_never_leave_a_stale_heatmap(lab):
     """Regression: type 5 in Layer + Enter, then 5 in Head + Enter: the controls said 5/5 and the title said
     "layer 5, head 6" (3 of 4 tries), because a slow layer redraw overwrote a fast head redraw. And once the last
     reply is in, the page asks for nothing more: the heatmap, its caption and the two-input view had re-run each
-    other about twice a second until the page was reloaded (tabs.ui.separately), which left the page and the server
+    other about twice a second until the page was reloaded (widgets.ui.separately), which left the page and the server
     busy for every later test (the Train tab's Start did not react within a minute)."""
     page = lab.page
     tour.show_tab(page, "attention")

@@ -28,9 +28,10 @@ ORDER = ["The causal mask", "Reading backwards", "Previous-token head", "Inducti
 
 
 def _expected_title(demo) -> str:
-    """The title of the head the demo opens: the best head on its score (tabs.attention.focus_head) of the record the
-    Attention tab computes for its checkpoint and input."""
-    from tabs.attention import _shipped_record, focus_head
+    """The title of the head the demo opens: the best head on its score (tabs.attention.page.focus_head) of the record
+    the Attention tab computes for its checkpoint and input."""
+    from tabs.attention.page import focus_head
+    from tabs.attention.record import _shipped_record
 
     kind, layer, head = focus_head(_shipped_record(demo.ckpt, demo.text, ""), (demo.kind, demo.score))
     return f"{kind} attention, layer {layer}, head {head}"

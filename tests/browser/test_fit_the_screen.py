@@ -54,8 +54,8 @@ def _slider(page, elem_id: str) -> dict:
 def _one_layer_one_head_model(page) -> str:
     """A reverse model of 1 + 1 layers and 1 head, trained 20 steps through the library, kept for this page's
     browser (the app runs in this process); the page is reloaded so that it is in the checkpoint list."""
-    from tabs.catalogue import USER_MODELS
-    from tabs.train_request import TrainingRequest, build_run
+    from store.catalogue import USER_MODELS
+    from tabs.train.request import TrainingRequest, build_run
     from transformer.train import Trainer
 
     key = page.evaluate("() => localStorage.getItem('attention-lab-key')")
@@ -106,7 +106,7 @@ def test_every_token_of_a_24_token_input_is_labelled_without_overlap(open_at, wi
     _wait_title(page, "decoder self attention, layer 1, head \\d")
     tour.plots_drawn(page)
     page.wait_for_timeout(300)  # plotly's automargin may redraw once more
-    from tabs.attention import _shipped_record
+    from tabs.attention.record import _shipped_record
     from tabs.demos import REPEATED
     from visualize import axis_labels
 

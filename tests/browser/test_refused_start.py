@@ -2,7 +2,7 @@
 the Train tab usable: issue 18's open item, "Start may stay busy after a refused training"."""
 from __future__ import annotations
 
-from tabs import admission
+from server import admission
 from tests.browser import tour
 
 _BUTTONS = """() => ['#train-start', '#train-compare'].map(id => {

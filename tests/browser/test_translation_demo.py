@@ -10,7 +10,8 @@ LABEL = "Who reads whom: translation"
 
 
 def test_translation_demo_opens_the_best_aligning_head_with_the_gold_links(lab):
-    from tabs.attention import _shipped_record, focus_head
+    from tabs.attention.page import focus_head
+    from tabs.attention.record import _shipped_record
     from tabs.demos import available_demos
     from transformer.translation.corpus import find_verse
     from transformer.translation.gold import cross_words, gold_links

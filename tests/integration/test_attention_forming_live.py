@@ -14,7 +14,7 @@ import time
 import pytest
 
 from tabs.demos import DEMOS, apply_demo
-from tabs.train_request import HYPER_PARAMETERS, TrainingRequest, build_run
+from tabs.train.request import HYPER_PARAMETERS, TrainingRequest, build_run
 from transformer.interpretability.probe import record_attention
 from transformer.train import Trainer
 
@@ -32,7 +32,7 @@ def test_the_demo_fills_in_its_recipe():
 
 @pytest.mark.slow
 def test_the_demos_model_has_a_sharp_anti_diagonal_head():
-    """Trains the demo's recipe as the Train tab does (tabs.train_request.build_run, the session's 300 s limit) and
+    """Trains the demo's recipe as the Train tab does (tabs.train.request.build_run, the session's 300 s limit) and
     reads the model's cross-attention on "attention" with its own output, as the Attention tab shows it."""
     request = TrainingRequest("task", DEMO.task, None, None, None, **DEMO.recipe).validated()
     run = build_run(request)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import torch
 
-from tabs.induction_watch import WATCH
+from tabs.train.watch import WATCH
 from transformer.interpretability.phase_change import induction_run, rise_window, steepest_drop, watch_induction
 
 

@@ -19,7 +19,7 @@ def main() -> int:
 
     torch.set_num_threads(1)
     import app
-    from tabs.train import run_train
+    from tabs.train.page import run_train
 
     app.keep_freed_memory()
     app.warm_up()

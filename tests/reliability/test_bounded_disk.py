@@ -25,7 +25,7 @@ def app(tmp_path_factory, monkeypatch_module):
     cache = tmp_path_factory.mktemp("gradio-cache")
     monkeypatch_module.setenv("GRADIO_TEMP_DIR", str(cache))
     monkeypatch_module.setenv("ATTENTION_LAB_DISK_BYTES", str(24 << 20))
-    from tabs.exports import EXPORTS
+    from store.exports import EXPORTS
 
     monkeypatch_module.setattr(EXPORTS, "root", None)
     from tests.app_server import serve_app
@@ -72,7 +72,7 @@ def test_uploads_past_the_budget_are_swept(app):
 def test_the_exports_of_a_killed_process_go_when_the_next_starts(tmp_path):
     """A folder named with the pid of a process that is gone is removed when the export folder is made; one of a
     live process stays."""
-    from tabs.exports import PREFIX, ExportFolder
+    from store.exports import PREFIX, ExportFolder
 
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
     stale = tmp_path / f"{PREFIX}{dead.stdout.strip()}-abc"
@@ -87,7 +87,7 @@ def test_the_exports_of_a_killed_process_go_when_the_next_starts(tmp_path):
 def test_disk_budget_removes_the_oldest_files_first(tmp_path):
     """Invariant: after a sweep the folder holds at most the budget, and every file kept is newer than every file
     removed."""
-    from tabs.disk import DiskBudget
+    from store.disk import DiskBudget
 
     for i in range(20):
         f = tmp_path / f"d{i % 4}" / f"f{i}.bin"

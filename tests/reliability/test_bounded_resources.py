@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 import torch
 
-from tabs.exports import EXPORTS
-from tabs.train_request import TrainingRequest
-from tabs.training_session import run_training_session
-from tabs.user_models import UserModels
+from store.exports import EXPORTS
+from store.user_models import UserModels
+from tabs.train.request import TrainingRequest
+from tabs.train.session import run_training_session
 
 
 def files_under(root: Path) -> set[Path]:

@@ -1,7 +1,7 @@
 """Bounded sessions: gradio keeps a SessionState for every session id that reaches it (a copy of the page's config,
 ~0.4 MB, and every component an event updated), and by default keeps 10,000 of them: a client inventing session
 ids (any request names one, even a refused component call) grew the server by about 4 GB before gradio let any go.
-The app keeps SESSIONS (tabs/limits.py), least recently used out first, so a session in use stays.
+The app keeps SESSIONS (limits.py), least recently used out first, so a session in use stays.
 
 Bounded: SESSIONS + 100 cheap requests and 16 views, all to 127.0.0.1."""
 from __future__ import annotations
@@ -13,7 +13,7 @@ import uuid
 import httpx
 import pytest
 
-from tabs.limits import SESSIONS
+from limits import SESSIONS
 
 
 @pytest.fixture(scope="module")
@@ -71,7 +71,7 @@ LONG = ("task", "reverse", "", None, "", 1, 4, 32, 3e-3, 5000, 8)  # minutes, un
 
 def test_a_page_whose_session_was_let_go_keeps_its_models_and_its_stop(served):
     """A page idle while SESSIONS newer sessions came finds its gr.State values back at their defaults. Its browser
-    key (its trained models) and its running training's Stop must survive that (tabs.sessions): before, Stop
+    key (its trained models) and its running training's Stop must survive that (store.sessions): before, Stop
     answered "Nothing is training" while the run went on, and the page's models were "unknown" until a reload."""
     from types import SimpleNamespace
 
@@ -79,7 +79,7 @@ def test_a_page_whose_session_was_let_go_keeps_its_models_and_its_stop(served):
     from gradio_client.utils import Status
 
     import app
-    from tabs.catalogue import USER_MODELS
+    from store.catalogue import USER_MODELS
 
     demo, url = served
     client, key = Client(url, verbose=False), uuid.uuid4().hex

@@ -1,4 +1,4 @@
-"""Which client a request comes from (tabs.admission.client_address): the per-client training limit and fair
+"""Which client a request comes from (store.clients.client_address): the per-client training limit and fair
 eviction key on it, so a client must not be able to pose as many by writing its own X-Forwarded-For."""
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from types import SimpleNamespace
 import pytest
 from starlette.datastructures import Headers
 
-from tabs.admission import client_address, forwarded_client
+from store.clients import client_address, forwarded_client
 
 
 def request(peer: str, *forwarded: str):

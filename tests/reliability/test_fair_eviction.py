@@ -9,9 +9,9 @@ from __future__ import annotations
 import pytest
 import torch
 
-import tabs.catalogue as catalogue
-from tabs.checks import UserError
-from tabs.user_models import UserModels
+from checks import UserError
+import store.catalogue as catalogue
+from store.user_models import UserModels
 
 
 def put(store, key, client=None):

@@ -49,7 +49,7 @@ def test_the_same_seeded_command_twice_gives_bit_identical_weights(tmp_path):
 def test_the_train_tab_starts_the_same_request_from_the_same_weights():
     """Invariant: the Train tab's build_run seeds the model as the CLI does, so the same request gives the same
     initial weights whatever the process's global random state was before (other users, earlier runs)."""
-    from tabs.train_request import TrainingRequest, build_run
+    from tabs.train.request import TrainingRequest, build_run
 
     request = TrainingRequest(source="task", task="reverse", text=None, upload=None, hub=None, layers=1, heads=2,
                               d_model=16, lr=1e-3, steps=10, batch_size=4)

@@ -15,8 +15,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tabs.limits import BODY_BYTES, CHAR_VOCAB, TRAINING_BYTES, UPLOAD_BYTES
-from tabs.train_request import LIMITS, TrainingRequest, build_run
+from limits import BODY_BYTES, CHAR_VOCAB, TRAINING, TRAINING_BYTES, UPLOAD_BYTES
+from tabs.train.request import TrainingRequest, build_run
 from transformer import TransformerConfig
 from transformer.memory import check_training_memory, training_bytes
 from transformer.tokenization import UNK_ID, CharTokenizer
@@ -98,14 +98,14 @@ def test_training_memory_estimate_is_an_upper_bound_of_the_measured_peak(layers,
 
 def test_a_run_over_the_memory_budget_is_refused_before_anything_is_allocated():
     """A config whose estimate is over TRAINING_BYTES gets a clear error naming what to lower; the largest run the
-    Train tab allows fits (so the budget refuses only what LIMITS would let through by mistake)."""
+    Train tab allows fits (so the budget refuses only what TRAINING would let through by mistake)."""
     huge = TransformerConfig(arch="decoder-only", vocab_size=50_000, d_model=1024, n_heads=8, d_ff=4096,
                              n_decoder_layers=8, max_len=512)
     with pytest.raises(ValueError, match="lower the batch size"):
         check_training_memory(huge, 64, TRAINING_BYTES)
     text = "".join(chr(0x4E00 + i % 2000) for i in range(20_000))  # more distinct characters than the cap
-    largest = TrainingRequest("text", "reverse", text, None, None, LIMITS["layers"][1], 8, LIMITS["d_model"][1],
-                              1e-3, 100, LIMITS["batch_size"][1]).validated()
+    largest = TrainingRequest("text", "reverse", text, None, None, TRAINING["layers"][1], 8, TRAINING["d_model"][1],
+                              1e-3, 100, TRAINING["batch_size"][1]).validated()
     run = build_run(largest)  # builds the model (3.4M parameters), not the activations the estimate counts
     assert run.model.config.vocab_size == CHAR_VOCAB
     assert training_bytes(run.model.config, largest.batch_size) <= TRAINING_BYTES
@@ -113,7 +113,7 @@ def test_a_run_over_the_memory_budget_is_refused_before_anything_is_allocated():
 
 def test_limits_hold_the_text_limit():
     """An upload may hold the whole text limit in UTF-8 (4 bytes a character at most), and a request body too."""
-    assert UPLOAD_BYTES >= 4 * LIMITS["text_chars"] and BODY_BYTES >= 6 * LIMITS["text_chars"]
+    assert UPLOAD_BYTES >= 4 * TRAINING["text_chars"] and BODY_BYTES >= 6 * TRAINING["text_chars"]
 
 
 def test_hub_dataset_is_streamed_and_read_only_up_to_the_limit(monkeypatch):
@@ -138,9 +138,9 @@ def test_hub_dataset_is_streamed_and_read_only_up_to_the_limit(monkeypatch):
 
     monkeypatch.setattr(datasets, "load_dataset", fake_load_dataset)
     monkeypatch.setattr(data, "hub_reachable", lambda timeout=3.0: True)
-    text = data.load_hub_text("someone/big-dataset", max_chars=LIMITS["text_chars"])
+    text = data.load_hub_text("someone/big-dataset", max_chars=TRAINING["text_chars"])
     assert calls == [dict(name="someone/big-dataset", split="train", streaming=True)]
-    assert len(text) == LIMITS["text_chars"] and len(read) <= LIMITS["text_chars"] // 1001 + 2
+    assert len(text) == TRAINING["text_chars"] and len(read) <= TRAINING["text_chars"] // 1001 + 2
 
 
 @pytest.fixture(scope="module")

@@ -1,12 +1,12 @@
 """pyarrow's memory (pandas 3 keeps every table's strings in Arrow arrays) is allocated by glibc's malloc once the
-app has set itself up, so the memory the app returns (tabs.memory.return_freed_memory) includes it; pyarrow's own
+app has set itself up, so the memory the app returns (store.memory.return_freed_memory) includes it; pyarrow's own
 mimalloc pool kept 181 MB of a classroom's tables resident (issue 18)."""
 from __future__ import annotations
 
 import pandas as pd
 import pyarrow as pa
 
-from tabs.memory import arrow_on_malloc
+from store.memory import arrow_on_malloc
 
 
 def test_arrow_strings_are_allocated_by_the_system_allocator():

@@ -1,11 +1,11 @@
-"""tabs/checks.py, the one number check of the app (controls, handlers and the Train tab's request use it)."""
+"""checks.py, the one number check of the app (controls, handlers and the Train tab's request use it)."""
 from __future__ import annotations
 
 import math
 
 import pytest
 
-from tabs.checks import UserError, check_index, check_number, real_number
+from checks import UserError, check_index, check_number, real_number
 
 
 @pytest.mark.parametrize("value", [None, "2", True, math.nan, math.inf, -math.inf, [2], {"x": 1}])

@@ -21,7 +21,9 @@ from transformer.config import TransformerConfig
     (dict(n_encoder_layers=-1), "n_encoder_layers"),
     (dict(n_encoder_layers=0), "n_encoder_layers"),  # an encoder-decoder needs an encoder
     (dict(arch="decoder-only", n_encoder_layers=3), "n_encoder_layers"),
-    (dict(arch="encoder-only"), "arch"),
+    (dict(arch="encoder-ish"), "arch"),
+    (dict(arch="encoder-only"), "n_decoder_layers"),  # an encoder-only model has no decoder layers
+    (dict(arch="encoder-only", n_decoder_layers=0, n_encoder_layers=0), "n_encoder_layers"),
     (dict(dropout=1.5), "dropout"),
     (dict(dropout=-0.1), "dropout"),
     (dict(dropout=1.0), "dropout"),

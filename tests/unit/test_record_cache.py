@@ -1,4 +1,4 @@
-"""The cache of what the app computes from a record (tabs.record_cache.RecordCache, behind the Attention tab's
+"""The cache of what the app computes from a record (store.record_cache.RecordCache, behind the Attention tab's
 figures, value norms and logit lens): a hit is the cached object itself, least recently used out past `size`, and a
 new record that happens to get a dropped record's id is not served the old record's values."""
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import gc
 import weakref
 
-from tabs.record_cache import RecordCache
+from store.record_cache import RecordCache
 
 
 class Record:

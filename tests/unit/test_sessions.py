@@ -1,10 +1,10 @@
-"""tabs.sessions: a page's browser key and its running run's Stop, kept by session id beyond gradio's state."""
+"""store.sessions: a page's browser key and its running run's Stop, kept by session id beyond gradio's state."""
 from __future__ import annotations
 
 from types import SimpleNamespace
 
-from tabs import sessions
-from tabs.stop_signal import StopSignal
+from store import sessions
+from tabs.train.stop_signal import StopSignal
 
 
 def page(session: str):

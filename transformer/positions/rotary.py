@@ -10,6 +10,13 @@ angle that grows with its position. Dimensions are taken in pairs (x_2i, x_2i+1)
 
 Rotations compose, so the score of a query at m and a key at n depends only on m - n:
 <R_m q, R_n k> = <q, R_(n-m) k>. The frequencies are those of the paper's sinusoidal table (section 3.5), per head.
+
+Which dimensions form pair i is a layout choice. RoFormer pairs neighbours (x_2i, x_2i+1) (`rotate`, layout
+"interleaved"); Llama's code in `transformers` pairs the two halves of the head, (x_i, x_i+d_k/2) (`rotate_halves`,
+layout "halves", written there as x cos + rotate_half(x) sin). The two are the same rotation of permuted dimensions:
+a model trained with one needs that one to read its weights. The "halves" layout also computes its angles as
+`transformers` does, in float32 (`rope_angles_float32`), so a model from there gives its own outputs to the last
+bit: at position 128 the float64 angles already move a Llama's logits by 2e-5.
 """
 from __future__ import annotations
 
@@ -32,6 +39,15 @@ def rope_angles(positions: Tensor, d_k: int, base: float = ROPE_BASE) -> Tensor:
     return positions.to(torch.float64)[:, None] * rope_frequencies(d_k, base)[None, :]  # (T, d_k / 2)
 
 
+def rope_angles_float32(positions: Tensor, d_k: int, base: float = ROPE_BASE) -> Tensor:
+    """angle(m, i) = m * theta_i with theta_i and the product rounded to float32, as `transformers` computes them
+    (its inv_freq = 1 / base^(2i / d_k)): (len(positions), d_k / 2)."""
+    if d_k % 2:
+        raise ValueError(f"RoPE rotates pairs of dimensions: d_k must be even, got {d_k}")
+    theta = 1.0 / (base ** (torch.arange(0, d_k, 2, dtype=torch.int64).float() / d_k))  # (d_k / 2,) float32
+    return positions.float()[:, None] * theta[None, :]  # (T, d_k / 2)
+
+
 def rotate(x: Tensor, angles: Tensor) -> Tensor:
     """Rotate each pair (x_2i, x_2i+1) of the last dimension by its angle.
 
@@ -44,17 +60,35 @@ def rotate(x: Tensor, angles: Tensor) -> Tensor:
     return out.flatten(-2)  # (..., T, d_k): pairs back in their places
 
 
+def rotate_halves(x: Tensor, angles: Tensor) -> Tensor:
+    """Rotate each pair (x_i, x_i+d_k/2) of the last dimension by its angle (the layout of `transformers`' Llama).
+
+        x'_i        = x_i cos(m theta_i) - x_i+d_k/2 sin(m theta_i)
+        x'_i+d_k/2  = x_i sin(m theta_i) + x_i+d_k/2 cos(m theta_i)
+
+    x: (..., T, d_k); angles: (T, d_k / 2). Returns a tensor shaped like x, in x's dtype.
+    """
+    cos, sin = angles.cos().to(x.dtype), angles.sin().to(x.dtype)  # (T, d_k / 2)
+    first, second = x.chunk(2, dim=-1)  # (..., T, d_k / 2) each
+    return torch.cat([first * cos - second * sin, first * sin + second * cos], dim=-1)  # (..., T, d_k)
+
+
+LAYOUTS = {"interleaved": (rotate, rope_angles), "halves": (rotate_halves, rope_angles_float32)}
+
+
 class RotaryEmbedding(nn.Module):
     """Rotates queries and keys of every head by their positions (one module shared by the layers that use it).
 
     The cos/sin of positions below `max_len` are computed once; longer sequences get theirs computed on the fly,
-    so a model may run past the length it was trained on.
+    so a model may run past the length it was trained on. `base` is theta's base (`rope_theta`), `layout` which
+    dimensions are paired ("interleaved", RoFormer's; "halves", Llama's).
     """
 
-    def __init__(self, d_k: int, max_len: int, base: float = ROPE_BASE):
+    def __init__(self, d_k: int, max_len: int, base: float = ROPE_BASE, layout: str = "interleaved"):
         super().__init__()
         self.d_k, self.base = d_k, base
-        self.register_buffer("angles", rope_angles(torch.arange(max_len), d_k, base).float(),
+        self.rotate, self.angle_rule = LAYOUTS[layout]
+        self.register_buffer("angles", self.angle_rule(torch.arange(max_len), d_k, base).float(),
                              persistent=False)  # (max_len, d_k / 2)
 
     def angles_for(self, start: int, length: int) -> Tensor:
@@ -62,11 +96,11 @@ class RotaryEmbedding(nn.Module):
         if start + length <= self.angles.size(0):
             return self.angles[start: start + length]
         positions = torch.arange(start, start + length, device=self.angles.device)
-        return rope_angles(positions, self.d_k, self.base).to(self.angles.device, torch.float32)
+        return self.angle_rule(positions, self.d_k, self.base).to(self.angles.device, torch.float32)
 
     def forward(self, x: Tensor, start: int = 0) -> Tensor:
         """x: (B, H, T, d_k), the queries or keys of positions start .. start + T - 1."""
-        return rotate(x, self.angles_for(start, x.size(-2)))
+        return self.rotate(x, self.angles_for(start, x.size(-2)))
 
 
 def rotated_dot_products(q: Tensor, k: Tensor, distances: Tensor, base: float = ROPE_BASE) -> Tensor:

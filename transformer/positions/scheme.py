@@ -28,7 +28,7 @@ def position_scheme(cfg: TransformerConfig) -> PositionScheme:
     if cfg.pos_encoding in absolute:
         return PositionScheme(absolute[cfg.pos_encoding](cfg.max_len, cfg.d_model), None)
     if cfg.pos_encoding == "rope":
-        return PositionScheme(None, RotaryEmbedding(cfg.d_rope or cfg.d_k, cfg.max_len))
+        return PositionScheme(None, RotaryEmbedding(cfg.d_rope or cfg.d_k, cfg.max_len, cfg.rope_theta, cfg.rope_layout))
     if cfg.pos_encoding == "alibi":
         return PositionScheme(None, ALiBi(cfg.n_heads))
     raise ValueError(f"pos_encoding: no position scheme named {cfg.pos_encoding!r}")

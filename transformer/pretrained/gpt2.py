@@ -11,7 +11,6 @@ GPT-2's, renames and reshapes the tensors (`convert_gpt2`) and returns (model, t
 """
 from __future__ import annotations
 
-import math
 import re
 from pathlib import Path
 
@@ -21,7 +20,7 @@ from ..checkpoint import CheckpointError
 from ..config import TransformerConfig
 from ..model import Transformer
 from ..tokenization import GPT2BPETokenizer
-from .family import Family, register
+from .family import Family, register, require_epsilon, require_positive_ints, require_token_id, require_values
 from .weights import check_model_size, model_from_state, read_weights
 
 GPT2_ACTIVATIONS = {"gelu_new": "gelu_tanh", "gelu_pytorch_tanh": "gelu_tanh", "gelu": "gelu", "relu": "relu"}
@@ -32,10 +31,7 @@ def check_gpt2_config(hf: dict) -> None:
     """Raise CheckpointError naming the field when a Hugging Face config.json is not a GPT-2 this model can run."""
     if hf.get("model_type", "gpt2") != "gpt2":
         raise CheckpointError(f"model_type: expected 'gpt2', got {hf.get('model_type')!r}")
-    for name in ("n_embd", "n_head", "n_layer", "n_positions", "vocab_size"):
-        value = hf.get(name)
-        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-            raise CheckpointError(f"{name}: must be a positive integer, got {value!r}")
+    require_positive_ints(hf, "n_embd", "n_head", "n_layer", "n_positions", "vocab_size")
     if hf["n_embd"] % hf["n_head"]:
         raise CheckpointError(f"n_embd: {hf['n_embd']} is not divisible by n_head={hf['n_head']}")
     n_inner = hf.get("n_inner")
@@ -44,17 +40,11 @@ def check_gpt2_config(hf: dict) -> None:
     activation = hf.get("activation_function", "gelu_new")
     if activation not in GPT2_ACTIVATIONS:
         raise CheckpointError(f"activation_function: must be one of {sorted(GPT2_ACTIVATIONS)}, got {activation!r}")
-    eps = hf.get("layer_norm_epsilon", 1e-5)
-    if not isinstance(eps, (int, float)) or isinstance(eps, bool) or not math.isfinite(eps) or eps <= 0:
-        raise CheckpointError(f"layer_norm_epsilon: must be a finite number > 0, got {eps!r}")
-    for name, supported in (("scale_attn_weights", True), ("scale_attn_by_inverse_layer_idx", False),
-                            ("add_cross_attention", False), ("tie_word_embeddings", True)):
-        if hf.get(name, supported) != supported:
-            raise CheckpointError(f"{name}: only {str(supported).lower()} is supported, got {hf[name]!r}")
+    require_epsilon(hf, "layer_norm_epsilon", 1e-5)
+    require_values(hf, {"scale_attn_weights": (True, True), "scale_attn_by_inverse_layer_idx": (False, False),
+                        "add_cross_attention": (False, False), "tie_word_embeddings": (True, True)})
     for name in ("bos_token_id", "eos_token_id"):
-        value = hf.get(name, 50256)
-        if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value < hf["vocab_size"]:
-            raise CheckpointError(f"{name}: must be a token id below vocab_size={hf['vocab_size']}, got {value!r}")
+        require_token_id(hf, name, 50256)
 
 
 def convert_gpt2_config(hf: dict) -> TransformerConfig:

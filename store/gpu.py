@@ -18,10 +18,9 @@ except ImportError:  # the app runs without it; requirements.txt installs it
 
 from transformer.checkpoint import resolve_device
 
+from limits import GPU_SECONDS_LIMIT, GPU_SECONDS_MARGIN
+
 DEVICE = resolve_device()  # cuda when there is one (on ZeroGPU, spaces makes torch report it), else cpu
-GPU_SECONDS_LIMIT = 120  # the daily ZeroGPU time of a visitor who is not logged in (Hub docs, "Usage tiers"):
-#                          a request for more is refused for them, so no call asks for more
-GPU_SECONDS_MARGIN = 15  # a training's wall-clock limit plus this: start-up, the last evaluation, handing back
 GPU_FUNCTIONS: dict[str, object] = {}  # "module.name" -> the undecorated function, for tests and for ZeroGPU
 
 

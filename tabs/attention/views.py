@@ -9,12 +9,13 @@ from transformer.interpretability.captions import describe_head
 from transformer.interpretability.value_norms import ValueNorms, value_weighted_norms
 from transformer.interpretability.views import SHOW, displayed_pattern
 
-from .catalogue import ModelRef, browser_key, model_ref
-from .checks import UserError, check_choice, check_index
-from .errors import handler
-from .gpu import gpu
-from .inside import selected_pattern
-from .record_cache import RecordCache
+from checks import UserError, check_choice, check_index
+from limits import NORMS_KEPT
+from store.catalogue import ModelRef, browser_key, model_ref
+from store.gpu import gpu
+from store.record_cache import RecordCache
+from tabs.attention.inside import selected_pattern
+from widgets.errors import handler
 
 NORMS_EXPLAINED = ("**Weights or what moves.** A weight α says where a head looks; the value-weighted norm "
                    "‖α·W_O W_V x‖ says how much that key actually adds to the output (Kobayashi et al. 2020), "
@@ -31,7 +32,7 @@ def norms_on_gpu(source: ModelRef, record, kind: str) -> ValueNorms:
     return value_weighted_norms(model, record, kind)
 
 
-NORMS = RecordCache()
+NORMS = RecordCache(NORMS_KEPT)
 
 
 def view_pattern(record, kind, show, words, made_by, key, request=None):

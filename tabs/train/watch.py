@@ -16,14 +16,13 @@ from transformer.interpretability.phase_change import (induction_run, rise_windo
                                                        watch_induction)
 from transformer.interpretability.probe import record_ids
 
-from . import sessions
-from .catalogue import USER_MODELS, browser_key, checkpoint_choices
-from .errors import handler
-from .gpu import GPU_SECONDS_MARGIN, for_the_app, gpu, wall_seconds
-from .stop_signal import StopSignal
-from .train_request import LIMITS
+from limits import GPU_SECONDS_MARGIN, TRAINING, WATCH
+from store import sessions
+from store.catalogue import USER_MODELS, browser_key, checkpoint_choices
+from store.gpu import for_the_app, gpu, wall_seconds
+from tabs.train.stop_signal import StopSignal
+from widgets.errors import handler
 
-WATCH = {"steps": 3500, "eval_every": 50}  # seed 0: the score passes 0.5 at step 3300 (bench/RESULTS.md)
 EXAMPLE = "kqwzjxtbhmfaKQWZJXTBHMFA" * 2  # 24 random distinct characters, then the same again
 WATCH_EXPLAINED = ("**Watch an induction head form.** A 2-layer attention-only model (the shipped `induction` "
                    "recipe) learns sequences of random characters that repeat. For a long while the loss stays flat "
@@ -102,7 +101,7 @@ def watch_metrics(point, eval_examples: int) -> dict:
                            f"at step {point.step}"}
 
 
-def watch_stream(control, max_seconds: float = LIMITS["seconds"], steps: int = WATCH["steps"], seed: int = 0):
+def watch_stream(control, max_seconds: float = TRAINING["seconds"], steps: int = WATCH["steps"], seed: int = 0):
     """Train the induction recipe and yield WatchProgresses: a few a second, one at every evaluation, the last with
     the model. `control.is_set()` stops it after the current step."""
     model, tokenizer, data, train_cfg = induction_run(steps, WATCH["eval_every"], seed, max_seconds)
@@ -128,7 +127,7 @@ def watch_stream(control, max_seconds: float = LIMITS["seconds"], steps: int = W
         if control.is_set():
             outcome = "stopped"
             break
-        if event.kind == "phase" or time.perf_counter() - last_yield > 1 / LIMITS["updates_per_second"]:
+        if event.kind == "phase" or time.perf_counter() - last_yield > 1 / TRAINING["updates_per_second"]:
             last_yield = time.perf_counter()
             yield WatchProgress(curves.figure(), status, attention, event.step, steps)
             attention = None
@@ -142,11 +141,11 @@ def watch_stream(control, max_seconds: float = LIMITS["seconds"], steps: int = W
                         for_the_app(model), tokenizer, info)
 
 
-@gpu(duration=lambda control: wall_seconds(LIMITS["seconds"]) + GPU_SECONDS_MARGIN)
+@gpu(duration=lambda control: wall_seconds(TRAINING["seconds"]) + GPU_SECONDS_MARGIN)
 @handler
 def watch_on_gpu(control):
     """watch_stream on ZeroGPU within the GPU time a call may ask for (its wall-clock limit cut to fit there)."""
-    yield from watch_stream(control, max_seconds=wall_seconds(LIMITS["seconds"]))
+    yield from watch_stream(control, max_seconds=wall_seconds(TRAINING["seconds"]))
 
 
 @handler

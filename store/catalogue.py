@@ -1,5 +1,5 @@
 """The checkpoint list every tab shares: the shipped checkpoints, the pretrained GPT-2s found in the local cache,
-and the models this browser trained (tabs.user_models); loading a name, and `ModelRef`, how a @gpu function finds
+and the models this browser trained (store.user_models); loading a name, and `ModelRef`, how a @gpu function finds
 its model."""
 from __future__ import annotations
 
@@ -7,20 +7,21 @@ import functools
 from dataclasses import dataclass
 from pathlib import Path
 
-import gradio as gr
 
 from transformer.checkpoint import load_checkpoint
 from transformer.pretrained import cached_gpt2_models, load_gpt2
 
-from . import sessions
-from .checks import UserError
-from .gpu import DEVICE, onto_device
-from .limits import STORED_MODELS
-from .user_models import UserModels
+from checks import UserError
+from limits import MODELS_PER_BROWSER, STORED_MODELS
+from store import sessions
+from store.gpu import DEVICE, onto_device
+from store.user_models import UserModels
 
 CHECKPOINTS = Path(__file__).resolve().parents[1] / "checkpoints"
 SHIPPED = sorted(p.parent.name for p in CHECKPOINTS.glob("*/config.json"))
-USER_MODELS = UserModels(per_browser=3, max_models=STORED_MODELS)  # the Train tab says: "your last 3 models are kept"
+USER_MODELS = UserModels(per_browser=MODELS_PER_BROWSER, max_models=STORED_MODELS)  # each browser: its last few
+
+NOTICES: list = []  # what tells the user a notice of the store (app.py adds gr.Info: the store knows no gradio)
 
 
 @functools.lru_cache(maxsize=None)
@@ -39,7 +40,8 @@ def pretrained() -> dict[str, str]:
 @functools.lru_cache(maxsize=1)
 def pretrained_model(name: str):
     """Load a pretrained model on first use; one stays in memory at a time (GPT-2 small is ~0.5 GB)."""
-    gr.Info(f"Loading {name}: a real pretrained model, a few seconds the first time…")
+    for tell in NOTICES:
+        tell(f"Loading {name}: a real pretrained model, a few seconds the first time…")
     return load_gpt2(pretrained()[name])
 
 
@@ -48,10 +50,10 @@ def fixed_choices() -> list[str]:
     return SHIPPED + sorted(pretrained())
 
 
-def browser_key(key, request: gr.Request | None = None) -> str:
+def browser_key(key, request=None) -> str:
     """The key of this browser's model store: the random key kept in its local storage (from the session's state,
-    or, when gradio has let that state go, from tabs.sessions), or, for an API client (which has no local
-    storage), its session."""
+    or, when gradio has let that state go, from store.sessions), or, for an API client (which has no local
+    storage), its session (`request`: the call's gr.Request)."""
     if isinstance(key, str) and key:
         return key
     known = sessions.key_of(request)
@@ -81,7 +83,7 @@ def resolve(name, key: str):
 
 @dataclass(frozen=True)
 class ModelRef:
-    """What a @gpu function (tabs.gpu) is given to find its model: the name of a shipped or pretrained one (every
+    """What a @gpu function (store.gpu) is given to find its model: the name of a shipped or pretrained one (every
     process has those: on a GPU they are loaded at import, before ZeroGPU forks its worker), or the entry of a model
     a browser trained, which lives only in the app's process (on ZeroGPU it travels with the call, pickled)."""
 

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import gradio as gr
 
-from .checks import UserError, real_number
+from checks import UserError, real_number
 
 
 def _checked_number(component, payload):
-    """The payload when it is a number (tabs.checks.real_number), else a gr.Error naming the control."""
+    """The payload when it is a number (checks.real_number), else a gr.Error naming the control."""
     if payload is None and isinstance(component, gr.Number):
         return None
     try:
@@ -32,6 +32,12 @@ def index_slider(count: int, value: int | None = None) -> dict:
     if value is not None:
         update["value"] = min(max(int(value), 0), max(count - 1, 0))
     return gr.update(**update)
+
+
+def index_control(count: int, **kwargs) -> "Slider":
+    """A slider that picks one of `count` things (0 to count - 1, at 0) until the page knows how many there are:
+    its range is then set by `index_slider`. Its count is a placeholder, not a limit (the limits are in limits.py)."""
+    return Slider(0, count - 1, value=0, step=1, **kwargs)
 
 
 def only_one(**counts: int) -> str:
@@ -68,7 +74,7 @@ class Radio(gr.Radio):
     """gr.Radio that passes a value outside its current choices on to the handler instead of failing in gradio.
 
     When a new record changes the choices (a model without cross-attention), change events already on their way
-    still carry the old choice; the handler, which knows the record, decides what to draw (tabs.attention)."""
+    still carry the old choice; the handler, which knows the record, decides what to draw (tabs.attention.page)."""
 
     def preprocess(self, payload):
         if payload is not None and not isinstance(payload, str):
@@ -78,9 +84,9 @@ class Radio(gr.Radio):
 
 class Dropdown(gr.Dropdown):
     """gr.Dropdown that passes a name outside its current choices on to the handler instead of failing in gradio
-    (the checkpoint list). A page whose session state gradio let go (tabs.sessions) still lists the models it
+    (the checkpoint list). A page whose session state gradio let go (store.sessions) still lists the models it
     trained, while the server's fresh copy of its list has only the fixed checkpoints; the handler
-    (tabs.catalogue.resolve) knows the browser's models and answers an unknown name with a clear message. (Named
+    (store.catalogue.resolve) knows the browser's models and answers an unknown name with a clear message. (Named
     as gradio's: the page draws a component by its class name.)"""
 
     def preprocess(self, payload):

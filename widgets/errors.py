@@ -9,7 +9,7 @@ import gradio as gr
 
 from transformer.checkpoint import CheckpointError
 
-from .checks import UserError
+from checks import UserError
 
 
 def _message(e: Exception) -> str:

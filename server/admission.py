@@ -9,7 +9,7 @@ raises it as a ValidationError with the message, the page shows it on the call's
   line, so a flood of one endpoint never fills another's (gradio's own `max_size` counts every endpoint together,
   and a full queue refused Stop and every heatmap);
 - a training (group "train") from a client that has TRAININGS_PER_CLIENT of them queued or running: a client is
-  a session, and also an address when the request carries one that is not loopback (`client_address`).
+  a session, and also an address when the request carries one that is not loopback (`store.clients.client_address`).
 
 Checked before gradio prepares any call's inputs, queued or not: a FileData whose path is a URL. gradio would
 download it (resolving the host first) for any component, even a Textbox; the app opens no outside socket for a
@@ -18,15 +18,11 @@ client (tests/reliability/test_no_outside_sockets.py).
 from __future__ import annotations
 
 import inspect
-import ipaddress
-import os
 
 import gradio as gr
 
-from .limits import DEFAULT_WAITING, QUEUE_WAITING, TRAININGS_PER_CLIENT
-
-TRAINING_GROUP = "train"
-
+from limits import DEFAULT_WAITING, QUEUE_WAITING, TRAINING_GROUP, TRAININGS_PER_CLIENT
+from store.clients import client_address
 
 class Refused(Exception):
     """A call refused before it is queued; `index` is the input it is about (its message shows there)."""
@@ -57,47 +53,6 @@ def check_no_urls(inputs) -> None:
     for value in inputs or []:
         if url_files(value):
             raise Refused("a file must be uploaded, not named by a URL: this server fetches nothing for a client")
-
-
-def trust_forwarded() -> bool:
-    """Whether the X-Forwarded-For header names the client: on a Hugging Face Space (its proxy sets it), or when
-    ATTENTION_LAB_TRUST_FORWARDED=1 says the app runs behind such a proxy. Elsewhere any client could forge it."""
-    return bool(os.environ.get("SPACE_ID")) or os.environ.get("ATTENTION_LAB_TRUST_FORWARDED") == "1"
-
-
-def proxy_hops() -> int:
-    """How many proxies in front of the app append to X-Forwarded-For (ATTENTION_LAB_PROXY_HOPS, default 1)."""
-    try:
-        return max(1, int(os.environ.get("ATTENTION_LAB_PROXY_HOPS", "1")))
-    except ValueError:
-        return 1
-
-
-def forwarded_client(values: list[str], hops: int) -> str:
-    """The client's address in X-Forwarded-For (every header of that name, in order, joined): each proxy appends the
-    address it received the request from, so with `hops` trusted proxies the client is the hops-th entry from the
-    right. Entries to its left were written by the client and may be anything (a flooder would rotate them to pose
-    as many clients), so they are never read. '' when the header has fewer entries."""
-    entries = [e.strip() for value in values for e in value.split(",") if e.strip()]
-    return entries[-hops] if len(entries) >= hops else ""
-
-
-def client_address(request) -> str | None:
-    """The address of the client behind a request, or None when it says nothing (loopback: every client of a
-    local app shares it, so there the sessions alone tell clients apart)."""
-    if request is None:
-        return None
-    host = ""
-    if trust_forwarded():
-        headers = request.headers
-        values = headers.getlist("x-forwarded-for") if hasattr(headers, "getlist") else \
-            [headers.get("x-forwarded-for", "")]
-        host = forwarded_client(values, proxy_hops())
-    host = host or (request.client.host if request.client else "")
-    try:
-        return None if ipaddress.ip_address(host).is_loopback else host
-    except ValueError:
-        return None
 
 
 def check_values(fn, data: list) -> None:

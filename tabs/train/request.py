@@ -13,17 +13,14 @@ from transformer.run import Run
 from transformer.run import build_run as build_run_of
 from transformer.train import TrainConfig
 
-from .checks import check_number
-from .limits import CHAR_VOCAB, TRAINING_BYTES
+from checks import check_number
+from limits import CHAR_VOCAB, TRAINING, TRAINING_BYTES
 
 PRESETS = {
     "tiny": {"layers": 1, "heads": 4, "d_model": 64, "lr": 3e-3, "steps": 1500, "batch_size": 64},
     "small": {"layers": 2, "heads": 4, "d_model": 128, "lr": 2e-3, "steps": 3000, "batch_size": 64},
 }
 HYPER_PARAMETERS = ("layers", "heads", "d_model", "lr", "steps", "batch_size")  # what a preset fills in, in order
-LIMITS = {"layers": (1, 4), "heads": (1, 8), "d_model": (16, 256), "lr": (1e-5, 1e-2), "steps": (10, 5000),
-          "batch_size": (4, 256), "text_chars": 2_000_000, "min_text_chars": 2_000, "seconds": 300,
-          "concurrent_trainings": 2, "updates_per_second": 2}
 TEXT_BLOCK = 64  # context of a text model trained here
 
 
@@ -51,7 +48,7 @@ class TrainingRequest:
         if self.source == "task" and (not isinstance(self.task, str) or self.task not in TASKS):
             raise ValueError(f"unknown task {str(self.task)[:40]!r}; choose one of {', '.join(sorted(TASKS))}")
         for name in ("layers", "heads", "d_model", "lr", "steps", "batch_size"):
-            lo, hi = LIMITS[name]
+            lo, hi = TRAINING[name]
             setattr(self, name, check_number(getattr(self, name), name.replace("_", " "), lo, hi, integer=name != "lr"))
         if self.d_model % self.heads:
             raise ValueError(f"d_model ({self.d_model}) must be divisible by the number of heads ({self.heads})")
@@ -68,23 +65,23 @@ class TrainingRequest:
         for name in ("text", "upload", "hub"):
             if getattr(self, name) is not None and not isinstance(getattr(self, name), str):
                 raise ValueError(f"{name}: expected text, got {type(getattr(self, name)).__name__}")
-        if self.text is not None and len(self.text) > LIMITS["text_chars"]:
-            raise ValueError(f"the text is {len(self.text):,} characters long; the limit is {LIMITS['text_chars']:,}")
+        if self.text is not None and len(self.text) > TRAINING["text_chars"]:
+            raise ValueError(f"the text is {len(self.text):,} characters long; the limit is {TRAINING['text_chars']:,}")
         return self
 
     def corpus(self) -> str:
         """The text to train on: an upload, else pasted text, else a Hub dataset *name* (never a server path)."""
         if self.upload:
-            text = read_upload(self.upload, LIMITS["text_chars"])
+            text = read_upload(self.upload, TRAINING["text_chars"])
         elif self.text and self.text.strip():
             text = self.text
         elif self.hub and self.hub.strip():
-            text = load_hub_text(self.hub.strip(), max_chars=LIMITS["text_chars"])  # streamed, read that far
+            text = load_hub_text(self.hub.strip(), max_chars=TRAINING["text_chars"])  # streamed, read that far
         else:
             raise ValueError("paste some text, upload a .txt file or name a Hub dataset to train on text")
-        if len(text) < LIMITS["min_text_chars"]:
-            raise ValueError(f"the text has {len(text):,} characters; give at least {LIMITS['min_text_chars']:,}")
-        return text[: LIMITS["text_chars"]]
+        if len(text) < TRAINING["min_text_chars"]:
+            raise ValueError(f"the text has {len(text):,} characters; give at least {TRAINING['min_text_chars']:,}")
+        return text[: TRAINING["text_chars"]]
 
 
 def read_upload(path: str, max_chars: int) -> str:
@@ -101,7 +98,7 @@ def read_upload(path: str, max_chars: int) -> str:
     return text[:max_chars]
 
 
-def training_config(request: TrainingRequest, max_seconds: float = LIMITS["seconds"]) -> TrainConfig:
+def training_config(request: TrainingRequest, max_seconds: float = TRAINING["seconds"]) -> TrainConfig:
     """The TrainConfig of a validated request: cosine schedule, warm-up and evaluations scaled to its steps."""
     r = request
     return TrainConfig(steps=r.steps, batch_size=r.batch_size, schedule="cosine", lr=r.lr,
@@ -109,7 +106,7 @@ def training_config(request: TrainingRequest, max_seconds: float = LIMITS["secon
                        max_seconds=max_seconds, block_size=TEXT_BLOCK, seed=0)
 
 
-def build_run(request: TrainingRequest, text: str | None = None, max_seconds: float = LIMITS["seconds"]) -> Run:
+def build_run(request: TrainingRequest, text: str | None = None, max_seconds: float = TRAINING["seconds"]) -> Run:
     """The library's run (transformer.run.build_run, as the CLI builds one) of a validated request: an
     encoder-decoder of `layers` + `layers` layers for a task; a pre-norm decoder-only model of TEXT_BLOCK tokens
     for a text (its CHAR_VOCAB most frequent characters), trained on `text` when given (the corpus its session

@@ -1,19 +1,19 @@
 """What must outlive gradio's copy of a page's session: the browser's key and the run its Stop button stops.
 
-gradio keeps the state of the last SESSIONS sessions (tabs.limits); a page left idle while that many newer
+gradio keeps the state of the last SESSIONS sessions (limits); a page left idle while that many newer
 sessions came (a busy Space, or a client inventing session ids) finds its gr.State values back at their defaults
 at its next click. Two of them must not be lost that way:
 - the browser's key, which finds the models it trained: without it they would be "unknown" until a reload;
 - the StopSignal of a run still going: without it Stop would answer "nothing is training" while it trains on.
 Both are kept here by session id, and small: a key is 32 characters (the last KEYS_KEPT sessions), a run's signal
-is kept only while it runs (a session runs one at a time: tabs.limits.TRAININGS_PER_CLIENT).
+is kept only while it runs (a session runs one at a time: limits.TRAININGS_PER_CLIENT).
 """
 from __future__ import annotations
 
 import threading
 from collections import OrderedDict
 
-KEYS_KEPT = 65_536  # ~10 MB at most: 64k sessions' keys, the least recently set out first
+from limits import KEYS_KEPT
 
 _lock = threading.Lock()
 _keys: OrderedDict[str, str] = OrderedDict()

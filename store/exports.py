@@ -17,13 +17,14 @@ import tempfile
 import threading
 from pathlib import Path
 
-from .disk import remove_stale
+from limits import EXPORTS_KEPT
+from store.disk import remove_stale
 
 PREFIX = "attention-lab-exports-"
 
 
 class ExportFolder:
-    def __init__(self, max_exports: int = 32, parent: Path | None = None):
+    def __init__(self, max_exports: int = EXPORTS_KEPT, parent: Path | None = None):
         self.max_exports, self.parent = max_exports, parent
         self.root: Path | None = None
         self._lock = threading.Lock()

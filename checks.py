@@ -1,12 +1,13 @@
 """Input checks of the app's handlers: each bad value gets a UserError naming the field, shown to the user as it is
-(tabs.errors.handler). No gradio here: the Train tab's request (tabs.train_request) uses them too."""
+(widgets.errors.handler). No gradio here: the Train tab's request (tabs.train.request) uses them too."""
 from __future__ import annotations
 
 import math
 
 from transformer.tokenization import unknown_characters
 
-MAX_PROMPT_CHARS = 2000
+from limits import MAX_PROMPT_CHARS
+
 
 
 class UserError(ValueError):

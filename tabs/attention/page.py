@@ -1,7 +1,6 @@
 """Attention tab: every attention pattern of one input, per layer and head, with per-head scores."""
 from __future__ import annotations
 
-import functools
 import json
 
 import gradio as gr
@@ -10,49 +9,25 @@ import torch
 
 import visualize as viz
 from transformer.interpretability.analysis import LOW_IS_INTERESTING, top_head
-from transformer.interpretability.probe import KINDS, record_attention
+from transformer.interpretability.probe import KINDS
 
-from .catalogue import SHIPPED, ModelRef, browser_key, model_ref
-from .checks import MAX_PROMPT_CHARS, UserError, check_choice, check_index, check_text
-from .controls import Radio, Slider, index_slider, only_one
-from .errors import handler
-from .ui import ATTENTION_CAP, FAST, separately
-from .exports import EXPORTS
-from .gpu import gpu
-from .attention_views import NORMS_EXPLAINED, SHOW, draw_caption, view_pattern, view_title
-from .inside import build_inside, selected_pattern
-from .translation_view import GOLD_SCORE, gold_scores, with_gold
-from .lens import build_lens
-from .record_cache import RecordCache
-from .two_inputs import build_two_inputs
+from checks import UserError, check_choice, check_index
+from limits import ATTENTION_CONCURRENCY, EXPORT_CONCURRENCY, FIGURES_KEPT, MAX_PROMPT_CHARS
+from store.catalogue import browser_key
+from store.exports import EXPORTS
+from store.record_cache import RecordCache
+from tabs.attention.inside import build_inside, selected_pattern
+from tabs.attention.lens import build_lens
+from tabs.attention.record import attention_record
+from tabs.attention.translation_view import GOLD_SCORE, gold_scores, with_gold
+from tabs.attention.two_inputs import build_two_inputs
+from tabs.attention.views import NORMS_EXPLAINED, SHOW, draw_caption, view_pattern, view_title
+from widgets.controls import Radio, index_control, index_slider, only_one
+from widgets.errors import handler
+from widgets.ui import FAST, separately
 
 SCORES = ["entropy", "mean distance", "diagonal", "anti-diagonal", "previous token", "duplicate token", "induction",
-          GOLD_SCORE]  # the last: translation verses with gold links only (tabs.translation_view)
-
-
-@gpu(duration=10)
-@handler
-def record_on_gpu(source: ModelRef, text: str, target: str):
-    """The one forward pass of a heatmap: every attention pattern of the input (on the CPU, ready to draw)."""
-    model, tok, _ = source.load()
-    return record_attention(model, tok, text, target or None, max_tokens=ATTENTION_CAP)
-
-
-@functools.lru_cache(maxsize=64)
-def _shipped_record(ckpt: str, text: str, target: str):
-    """A class sends the same few inputs: the attention of a shipped checkpoint is computed once for everyone
-    (records are never modified after they are made)."""
-    return record_on_gpu(ModelRef(ckpt), text, target)
-
-
-def attention_record(ckpt, text, target, key):
-    """The attention record of an input, from the shared cache for shipped checkpoints."""
-    text = check_text(text)
-    target = check_text(target, "target") if target else ""
-    source = model_ref(ckpt, key)
-    if ckpt in SHIPPED:
-        return _shipped_record(ckpt, text, target)
-    return record_on_gpu(source, text, target)
+          GOLD_SCORE]  # the last: translation verses with gold links only (tabs.attention.translation_view)
 
 
 def focus_head(record, focus) -> tuple[str, int, int]:
@@ -81,7 +56,7 @@ def record_notice(record, kind: str) -> str:
 
 def fit_sliders(record, kind, layer, head):
     """The notice and the layer and head sliders for `kind` of `record`: a range of 0 to layers - 1 and heads - 1,
-    hidden where there is only one (tabs.controls.index_slider); nothing changes while there is no record."""
+    hidden where there is only one (widgets.controls.index_slider); nothing changes while there is no record."""
     if record is None or kind not in record.patterns:
         return gr.update(), gr.update(), gr.update()
     L, H = record.patterns[kind].shape
@@ -105,7 +80,7 @@ def compute_attention(ckpt, text, target, key, focus=None, request: gr.Request =
 
 
 def _selected(record, kind, layer, head, view=(SHOW[0], False, None, None, None)):
-    """The pattern of `kind` as `view` = (show, words, made_by, key, request) asks (tabs.attention_views), and the
+    """The pattern of `kind` as `view` = (show, words, made_by, key, request) asks (tabs.attention.views), and the
     layer and head, clamped to it."""
     pattern = view_pattern(record, kind, *view)
     L, H = pattern.shape
@@ -154,7 +129,7 @@ class _FigureCache(RecordCache):
     through the same heads): a RecordCache whose values are build()'s tuples with each plotly figure as gr.Plot
     sends it."""
 
-    def __init__(self, size: int = 256):
+    def __init__(self, size: int):
         super().__init__(size)
         self._plot = gr.Plot()
 
@@ -163,7 +138,7 @@ class _FigureCache(RecordCache):
                                                       else v for v in build()))
 
 
-FIGURES = _FigureCache(512)
+FIGURES = _FigureCache(FIGURES_KEPT)
 
 
 def draw_cached(record, kind, layer, head, score, show=SHOW[0], words=False, made_by=None, key=None, width=None,
@@ -260,8 +235,8 @@ def build_attention_tab(demo, ckpt, key):
                     cells = Radio(list(SHOW), value=SHOW[0], label="Cells show", elem_id="att-cells")
                     words = gr.Checkbox(False, label="words (merge subword tokens)", elem_id="att-words")
                 with gr.Row():
-                    layer = Slider(0, 1, value=0, step=1, label="Layer", elem_id="att-layer")
-                    head = Slider(0, 3, value=0, step=1, label="Head", elem_id="att-head")
+                    layer = index_control(2, label="Layer", elem_id="att-layer")
+                    head = index_control(4, label="Head", elem_id="att-head")
                 score = gr.Dropdown(SCORES, value="anti-diagonal", label="Overview colour", elem_id="att-score")
                 overview = gr.Plot(show_label=False, label="Layers x heads", elem_id="att-overview")
         gr.Markdown("Each row is a token looking at the tokens of the columns; a row's weights sum to 1. Grey "
@@ -280,10 +255,10 @@ def build_attention_tab(demo, ckpt, key):
     # demo click or Show attention has just cleared) until the new head is drawn
     compute = dict(fn=compute_attention, inputs=[ckpt, text, target, key, focus],
                    outputs=[notice, ablate_heads, kind, layer, head, query, made_by, view, record],
-                   concurrency_limit=4, concurrency_id="attention", show_progress_on=[one])
+                   concurrency_limit=ATTENTION_CONCURRENCY, concurrency_id="attention", show_progress_on=[one])
     figures = [one, grid, overview, table]
 
-    shown = [cells, words, made_by, key]  # what the cells show (tabs.attention_views) and who can compute it
+    shown = [cells, words, made_by, key]  # what the cells show (tabs.attention.views) and who can compute it
     # The page's width, read in the browser at load (before the first heatmap: these events are not queued), so
     # that the grid of a layer's heads has as many columns as the screen holds (2 on a phone, 4 on a projector)
     demo.load(adopt_page_width, width_box, page_width, js="() => window.innerWidth", queue=False,
@@ -314,7 +289,8 @@ def build_attention_tab(demo, ckpt, key):
                api_visibility="private")
     separately(kind.input, layer.input, head.input, cells.input, words.input)(
         draw_caption, [record, kind, layer, head] + shown, caption, api_name="head_caption", **FAST)
-    export.click(export_attention, record, files, api_name="export_attention", concurrency_limit=2)
+    export.click(export_attention, record, files, api_name="export_attention",
+                 concurrency_limit=EXPORT_CONCURRENCY)
     return dict(text=text, target=target, record=record, focus=focus, kind=kind, layer=layer, head=head,
                 score=score, one=one, grid=grid, overview=overview, table=table, caption=caption, show=show,
                 words=words,

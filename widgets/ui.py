@@ -1,14 +1,15 @@
-"""What the tabs share about drawing: how many tokens a heatmap shows, the queue of quick redraws, and how a
-trigger with several listeners is wired."""
+"""What the tabs share about drawing: the queue of quick redraws, and how a trigger with several listeners is
+wired."""
 from __future__ import annotations
 
 import functools
 
 import gradio as gr
 
-ATTENTION_CAP = 64  # tokens shown on a heatmap's axes
-STREAM_UPDATES_PER_SECOND = 10  # generated text: redrawn at most this often while it streams
-FAST = dict(trigger_mode="always_last", show_progress="hidden", concurrency_limit=8, concurrency_id="draw")
+from limits import DRAW_CONCURRENCY
+
+FAST = dict(trigger_mode="always_last", show_progress="hidden", concurrency_limit=DRAW_CONCURRENCY,
+            concurrency_id="draw")
 
 
 def separately(*triggers):

@@ -7,11 +7,13 @@ import gradio as gr
 import visualize as viz
 from transformer.interpretability.two_inputs import differing_positions, head_divergence
 
-from .catalogue import browser_key
-from .checks import MAX_PROMPT_CHARS, UserError, check_index
-from .errors import handler
-from .ui import FAST, separately
-from .inside import selected_pattern
+from checks import UserError, check_index
+from limits import ATTENTION_CONCURRENCY, MAX_PROMPT_CHARS
+from store.catalogue import browser_key
+from tabs.attention.inside import selected_pattern
+from tabs.attention.record import attention_record
+from widgets.errors import handler
+from widgets.ui import FAST, separately
 
 TWO_INPUTS_EXPLAINED = ("Type a second input that differs from the first in a word or two (a minimal pair such as "
                         "\"The keys to the cabinet is\" / \"are\"): the selected head on both, side by side. The "
@@ -22,9 +24,7 @@ TWO_INPUTS_EXPLAINED = ("Type a second input that differs from the first in a wo
 
 @handler
 def compare_inputs(made_by, key, record, text_b, request: gr.Request = None):
-    """The record of the second input, by the model that made the first (the shared cache of tabs.attention)."""
-    from .attention import attention_record  # tabs.attention builds this section: imported when first used
-
+    """The record of the second input, by the model that made the first (the shared cache of tabs.attention.record)."""
     if record is None:
         raise UserError("press Show attention first")
     if not isinstance(text_b, str) or not text_b.strip():
@@ -74,7 +74,8 @@ def build_two_inputs(record, made_by, key, kind, layer, head):
         grid = gr.Plot(show_label=False, label="Change per head", elem_id="two-grid")
     for trigger, api in ((compare.click, "compare_inputs"), (text_b.submit, None)):
         trigger(compare_inputs, [made_by, key, record, text_b], record_b, api_name=api,
-                api_visibility="public" if api else "private", concurrency_limit=4, concurrency_id="attention")
+                api_visibility="public" if api else "private", concurrency_limit=ATTENTION_CONCURRENCY,
+                concurrency_id="attention")
     separately(record.change)(lambda: None, None, record_b, queue=False, api_visibility="private")  # B: A's model
     separately(record_b.change, kind.input, layer.input, head.input)(
         draw_two, [record, record_b, kind, layer, head], [plot_a, plot_b, grid, note], api_name="draw_two_inputs",

@@ -14,12 +14,13 @@ from transformer.interpretability.analysis import attention_rollout
 from transformer.generate import generate
 from transformer.interpretability.probe import qk_step
 
-from .catalogue import ModelRef, browser_key, model_ref
-from .checks import UserError, check_index
-from .controls import Slider
-from .errors import handler
-from .ui import ATTENTION_CAP, FAST, separately
-from .gpu import gpu
+from checks import UserError, check_index
+from limits import ABLATION_CONCURRENCY, ATTENTION_CAP, IMPORTANCE_CONCURRENCY
+from store.catalogue import ModelRef, browser_key, model_ref
+from store.gpu import gpu
+from widgets.controls import index_control
+from widgets.errors import handler
+from widgets.ui import FAST, separately
 
 
 def selected_pattern(record, kind):
@@ -141,7 +142,7 @@ def build_inside(demo, record, made_by, key, kind, layer, head):
     """The three views, under the heatmaps of the Attention tab."""
     qk_shown, rollout_shown = gr.State(None), gr.State(None)  # None for API clients: always draw
     with gr.Accordion("The Q·K step for one query", open=False) as qk_section:
-        query = Slider(0, ATTENTION_CAP - 1, value=0, step=1, label="Query (row of the heatmap)", elem_id="att-query")
+        query = index_control(ATTENTION_CAP, label="Query (row of the heatmap)", elem_id="att-query")
         qk_plot = gr.Plot(show_label=False, label="Q·K step", elem_id="att-qk")
     with gr.Accordion("Attention rollout", open=False) as rollout_section:
         gr.Markdown("Rollout multiplies each layer's head-averaged attention, plus the residual path counted as "
@@ -167,7 +168,8 @@ def build_inside(demo, record, made_by, key, kind, layer, head):
         draw_qk, [made_by, key, record, kind, layer, head, query, qk_shown], qk_plot, api_name="draw_qk", **FAST)
     separately(rollout_section.expand, record.change, kind.change)(
         draw_rollout, [record, kind, rollout_shown], rollout_plot, api_name="draw_rollout", **FAST)
-    run.click(run_ablation, [made_by, key, record, kind, heads], ablation, api_name="ablate", concurrency_limit=4)
+    run.click(run_ablation, [made_by, key, record, kind, heads], ablation, api_name="ablate",
+              concurrency_limit=ABLATION_CONCURRENCY)
     importance.click(run_importance, [made_by, key, record, kind], importance_plot, api_name="head_importance",
-                     concurrency_limit=2)
+                     concurrency_limit=IMPORTANCE_CONCURRENCY)
     return query, heads

@@ -8,13 +8,14 @@ import gradio as gr
 import visualize as viz
 from transformer.interpretability.logit_lens import LogitLens, logit_lens
 
-from .catalogue import ModelRef, browser_key, model_ref
-from .checks import UserError, check_index
-from .controls import Slider, index_slider
-from .errors import handler
-from .ui import FAST, separately
-from .gpu import gpu
-from .record_cache import RecordCache
+from checks import UserError, check_index
+from limits import ATTENTION_CAP, LENSES_KEPT
+from store.catalogue import ModelRef, browser_key, model_ref
+from store.gpu import gpu
+from store.record_cache import RecordCache
+from widgets.controls import index_control, index_slider
+from widgets.errors import handler
+from widgets.ui import FAST, separately
 
 LENS_EXPLAINED = ("Each row passes the residual stream after that layer through the model's final LayerNorm and "
                   "its unembedding, as the last layer's goes to make the output: a cell is the token that layer "
@@ -23,7 +24,7 @@ LENS_EXPLAINED = ("Each row passes the residual stream after that layer through 
                   "settles on it.")
 POST_NORM = ("This model is post-norm, as in the paper: every layer already ends with its own LayerNorm and there "
              "is no final one, so each row reads that layer's normalised output through the unembedding directly.")
-LENSES = RecordCache(32)
+LENSES = RecordCache(LENSES_KEPT)
 
 
 @gpu(duration=10)
@@ -60,7 +61,7 @@ def build_lens(demo, record, made_by, key):
                       elem_id="att-lens-section") as section:
         gr.Markdown(LENS_EXPLAINED)
         note = gr.Markdown(elem_id="lens-note")
-        position = Slider(0, 63, value=0, step=1, label="Position (column) for the curve", elem_id="lens-position")
+        position = index_control(ATTENTION_CAP, label="Position (column) for the curve", elem_id="lens-position")
         grid = gr.Plot(show_label=False, label="Logit lens", elem_id="lens-grid")
         curve = gr.Plot(show_label=False, label="The final token by layer", elem_id="lens-curve")
     demo.load(lambda: False, None, shown, queue=False, api_visibility="private")

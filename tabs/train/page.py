@@ -16,39 +16,40 @@ from visualize.comparison_table import comparison_tables
 from visualize.heatmap_svg import head_heatmap_svg
 from visualize.line_chart import training_chart
 
-from . import sessions
-from .catalogue import USER_MODELS, browser_key, checkpoint_choices
-from .checks import UserError, check_choice, check_number
-from .controls import Number, Slider, index_slider
-from .errors import handler
-from .admission import client_address
-from .exports import EXPORTS
-from .gpu import GPU_SECONDS_MARGIN, gpu, wall_seconds
-from .limits import CHAR_VOCAB, UPLOAD_BYTES
-from .memory import return_freed_memory
-from .comparison_session import COMPARE_LIMITS, run_comparison_session
-from .induction_watch import WATCH_EXPLAINED, run_watch
-from .live_heatmap import LiveHeatmap
-from .stop_signal import StopSignal
-from .train_request import HYPER_PARAMETERS, LIMITS, PRESETS, TrainingRequest
-from .training_session import SAMPLE_COLUMNS, export_checkpoint, run_training_session, train_stream
-from .ui import FAST
+from checks import UserError, check_choice, check_number
+from limits import (CHAR_VOCAB, COMPARE, EXPORT_CONCURRENCY, GPU_SECONDS_MARGIN, HUB_NAME_CHARS, TRAINING,
+                    TRAINING_GROUP, UPLOAD_BYTES)
+from store import sessions
+from store.catalogue import USER_MODELS, browser_key, checkpoint_choices
+from store.clients import client_address
+from store.exports import EXPORTS
+from store.gpu import gpu, wall_seconds
+from store.memory import return_freed_memory
+from tabs.train.comparison import run_comparison_session
+from tabs.train.live_heatmap import LiveHeatmap
+from tabs.train.request import HYPER_PARAMETERS, PRESETS, TrainingRequest
+from tabs.train.session import SAMPLE_COLUMNS, export_checkpoint, run_training_session, train_stream
+from tabs.train.stop_signal import StopSignal
+from tabs.train.watch import WATCH_EXPLAINED, run_watch
+from widgets.controls import Number, index_control, index_slider
+from widgets.errors import handler
+from widgets.ui import FAST
 
 
-@gpu(duration=lambda request, text, control: wall_seconds(LIMITS["seconds"]) + GPU_SECONDS_MARGIN)
+@gpu(duration=lambda request, text, control: wall_seconds(TRAINING["seconds"]) + GPU_SECONDS_MARGIN)
 @handler
 def train_on_gpu(request, text, control):
-    """The training of a Train-tab run (tabs.training_session.train_stream), on ZeroGPU within the GPU time a call
+    """The training of a Train-tab run (tabs.train.session.train_stream), on ZeroGPU within the GPU time a call
     may ask for: its wall-clock limit is cut to fit there."""
-    yield from train_stream(request, text, control, max_seconds=wall_seconds(LIMITS["seconds"]))
+    yield from train_stream(request, text, control, max_seconds=wall_seconds(TRAINING["seconds"]))
 
 
-@gpu(duration=lambda request, which, control=None: COMPARE_LIMITS["seconds"] + GPU_SECONDS_MARGIN)
+@gpu(duration=lambda request, which, control=None: COMPARE["seconds"] + GPU_SECONDS_MARGIN)
 @handler
 def compare_on_gpu(request, which, control=None):
-    """The trainings of a comparison (tabs.comparison_session.run_comparison_session), one after the other, within
+    """The trainings of a comparison (tabs.train.comparison.run_comparison_session), one after the other, within
     the GPU time a call may ask for on ZeroGPU; `control` (a StopSignal) is the Stop button."""
-    yield from run_comparison_session(request, which, seconds=wall_seconds(COMPARE_LIMITS["seconds"]),
+    yield from run_comparison_session(request, which, seconds=wall_seconds(COMPARE["seconds"]),
                                       control=control)
 
 
@@ -87,7 +88,7 @@ def choose_live_head(live, head):
     """The user picks the live map's head: it is drawn now and kept at every later evaluation."""
     if not isinstance(live, LiveHeatmap):
         return gr.update()
-    figure = live.choose(check_number(head, "head", 0, LIMITS["heads"][1] - 1, integer=True))
+    figure = live.choose(check_number(head, "head", 0, TRAINING["heads"][1] - 1, integer=True))
     return figure if figure is not None else gr.update()
 
 
@@ -95,7 +96,7 @@ def choose_live_head(live, head):
 def run_compare(source, task, text, upload, hub, layers, heads, d_model, lr, steps, batch, key, which="kv-heads",
                 attention="mha", positions="sinusoidal", request: gr.Request = None):
     """A comparison of attention variants (MHA / GQA / MQA / MLA, or the position schemes): one loss curve per
-    variant on one plot, then the table (tabs.comparison_session). Each variant changes its own fields of the
+    variant on one plot, then the table (tabs.train.comparison). Each variant changes its own fields of the
     requested model (attention, positions) and keeps the rest."""
     check_choice(which, "Variants to compare", list(COMPARISONS))
     request_ = TrainingRequest(source, task, text, upload, hub, layers, heads, d_model, lr, steps, batch, attention,
@@ -117,7 +118,7 @@ def stop_training(control, request: gr.Request = None):
     """Ask this session's run to stop after its current step. The run is the status line's one writer: its last
     update says how it ended ("Training stopped after ..."), within a step of the click. A reply of Stop's own
     there ("Stopping…") could arrive after that last update and hide it, so Stop leaves the status as it is. The
-    run's signal comes from the session's state, or from tabs.sessions when gradio has let that state go."""
+    run's signal comes from the session's state, or from store.sessions when gradio has let that state go."""
     control = sessions.run_of(request) or control
     if not isinstance(control, StopSignal) or control.is_set():
         raise gr.Error("Nothing is training in this tab: press Start first", print_exception=False)
@@ -167,8 +168,8 @@ def disables_the_buttons(fn):
 
 
 def bounded_number(key: str, label: str) -> Number:
-    """A number box preset to the tiny model's value; gradio itself refuses values outside LIMITS[key]."""
-    lo, hi = LIMITS[key]
+    """A number box preset to the tiny model's value; gradio itself refuses values outside TRAINING[key]."""
+    lo, hi = TRAINING[key]
     return Number(value=PRESETS["tiny"][key], label=f"{label} ({lo:g}-{hi:g})", minimum=lo, maximum=hi,
                      precision=None if isinstance(lo, float) else 0)
 
@@ -186,11 +187,11 @@ def build_train_tab(ckpt, key):
         with gr.Accordion("Text (for “text”): paste, upload a .txt, or name a Hub dataset", open=False):
             gr.Markdown(f"A text model reads one character per token: the {CHAR_VOCAB - len(SPECIAL_TOKENS)} most "
                         f"frequent characters of the text get a token each, rarer ones become `<unk>`. At most "
-                        f"{LIMITS['text_chars']:,} characters are used.", elem_id="train-text-limits")
-            text = gr.Textbox(label="Paste text", lines=4, max_length=LIMITS["text_chars"])
+                        f"{TRAINING['text_chars']:,} characters are used.", elem_id="train-text-limits")
+            text = gr.Textbox(label="Paste text", lines=4, max_length=TRAINING["text_chars"])
             upload = gr.File(label=f"Upload a .txt file (at most {UPLOAD_BYTES >> 20} MB)", file_types=[".txt"],
                              type="filepath")
-            hub = gr.Textbox(label="Hugging Face Hub dataset name (needs internet)", max_length=200,
+            hub = gr.Textbox(label="Hugging Face Hub dataset name (needs internet)", max_length=HUB_NAME_CHARS,
                              placeholder="e.g. owner/dataset")
         with gr.Accordion("Hyper-parameters (the preset fills these)", open=False):
             with gr.Row():
@@ -224,8 +225,7 @@ def build_train_tab(ckpt, key):
                 # an SVG too: a gr.Plot given a new figure at each evaluation kept the old one's DOM (issue 19)
                 heatmap = gr.HTML(head_heatmap_svg(np.zeros((0, 0)), [], [], message="Attention appears here"),
                                   label="Attention of one example", elem_id="train-attention", js_on_load=None)
-                live_head = Slider(0, 3, value=0, step=1, label="Head shown (kept at every evaluation)",
-                                   elem_id="train-head")
+                live_head = index_control(4, label="Head shown (kept at every evaluation)", elem_id="train-head")
         samples = gr.Dataframe(pd.DataFrame(columns=SAMPLE_COLUMNS), label="Samples at the last evaluation",
                                max_height=250, elem_id="train-samples")
         empty_table, empty_details = comparison_tables([])
@@ -248,28 +248,30 @@ def build_train_tab(ckpt, key):
     start.click(
         disables_the_buttons(run_train), inputs + model_options,
         [curves, status, samples, heatmap, ckpt, control, live, live_head] + buttons,
-        api_name="train", concurrency_limit=LIMITS["concurrent_trainings"], concurrency_id="train",
+        api_name="train", concurrency_limit=TRAINING["concurrent_trainings"], concurrency_id=TRAINING_GROUP,
         show_progress="minimal", show_progress_on=[status]).then(
         idle, None, buttons, queue=False, api_visibility="private")
     live_head.input(choose_live_head, [live, live_head], heatmap, api_visibility="private", **FAST)
     compare.click(
         disables_the_buttons(run_compare), inputs + [compare_which] + model_options,
         [curves, status, compare_table, compare_details, control] + buttons,
-        api_name="compare_variants", concurrency_id="train", show_progress="minimal", show_progress_on=[status]).then(
+        api_name="compare_variants", concurrency_id=TRAINING_GROUP, show_progress="minimal",
+        show_progress_on=[status]).then(
         idle, None, buttons, queue=False, api_visibility="private")
 
     def watch_after(trigger, **kwargs):
         """Run "Watch an induction head form" after `trigger` (its button, or a demo click's `.then`)."""
         return trigger(
             disables_the_buttons(run_watch), key, [curves, status, heatmap, ckpt, control] + buttons,
-            concurrency_limit=LIMITS["concurrent_trainings"], concurrency_id="train", show_progress_on=[status],
-            **kwargs).then(idle, None, buttons, queue=False, api_visibility="private")
+            concurrency_limit=TRAINING["concurrent_trainings"], concurrency_id=TRAINING_GROUP,
+            show_progress_on=[status], **kwargs).then(idle, None, buttons, queue=False, api_visibility="private")
 
     watch_after(watch.click, api_name="watch_induction")
     # Stop asks the run to end after its current step (a training or a comparison); each reports how it ended
-    # outside the queue: Stop never waits in a line, however full (tabs.admission)
+    # outside the queue: Stop never waits in a line, however full (server.admission)
     stop.click(stop_training, control, status, api_name="stop", queue=False)
-    download.click(download_model, [ckpt, key], zip_file, api_name="download_model", concurrency_limit=2)
+    download.click(download_model, [ckpt, key], zip_file, api_name="download_model",
+                   concurrency_limit=EXPORT_CONCURRENCY)
     return dict(source=source, task=task, preset=preset, start=start, status=status, curves=curves,
                 attention=heatmap, inputs=inputs, watch_after=watch_after,
                 hyper=[layers, heads, d_model, lr, steps, batch])  # HYPER_PARAMETERS

@@ -1,5 +1,5 @@
 """The server around the tabs, made safe in public: what app.py applies to the Blocks it built and adds to its
-launch (tabs.admission, tabs.http_gate, tabs.disk, tabs.limits say what each part does)."""
+launch (server.admission, server.http_gate, store.disk, limits say what each part does)."""
 from __future__ import annotations
 
 import os
@@ -8,12 +8,12 @@ from pathlib import Path
 import gradio as gr
 from starlette.middleware import Middleware
 
-from . import admission, session_state
-from .disk import DiskBudget
-from .exports import EXPORTS
-from .http_gate import RequestGate
-from .limits import BODY_BYTES, DISK_BYTES, DISK_SWEEP_SECONDS, SESSIONS, UPLOAD_BYTES
-from .memory import return_freed_memory
+from limits import BODY_BYTES, DISK_BYTES, DISK_SWEEP_SECONDS, SESSIONS, UPLOAD_BYTES
+from server import admission, session_state
+from server.http_gate import RequestGate
+from store.disk import DiskBudget
+from store.exports import EXPORTS
+from store.memory import return_freed_memory
 
 _BUDGETS: dict[str, DiskBudget] = {}
 

@@ -16,6 +16,8 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
+from limits import MODELS_PER_BROWSER, STORED_MODELS
+
 PENDING = None  # the entry of a reserved name whose run has not finished
 
 
@@ -35,7 +37,7 @@ class UserModels:
     GONE_KEPT = 8  # evicted names remembered per browser, to tell it what happened
     RECORDS = 4096  # browsers remembered without any model (their counters and evicted names), oldest out first
 
-    def __init__(self, per_browser: int = 3, max_models: int = 48):
+    def __init__(self, per_browser: int = MODELS_PER_BROWSER, max_models: int = STORED_MODELS):
         self.per_browser, self.max_models = per_browser, max_models
         self._browsers: OrderedDict[str, _Browser] = OrderedDict()
         self._lock = threading.Lock()

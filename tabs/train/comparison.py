@@ -8,10 +8,8 @@ from transformer.compare import COMPARISONS, ComparisonSetup, compare_variants, 
 from visualize.comparison_table import comparison_tables
 from visualize.line_chart import comparison_chart
 
-from .train_request import LIMITS, TrainingRequest, build_run
-
-
-COMPARE_LIMITS = {"steps": 1500, "seconds": 300, "seconds_per_variant": 100}  # one request: at most ~5 minutes
+from limits import COMPARE, TRAINING
+from tabs.train.request import TrainingRequest, build_run
 
 
 def _label(name: str, n_kv_heads: int | None) -> str:
@@ -20,25 +18,26 @@ def _label(name: str, n_kv_heads: int | None) -> str:
 
 
 def run_comparison_session(request: TrainingRequest, which: str = "kv-heads",
-                           seconds: float = COMPARE_LIMITS["seconds"], control=None):
+                           seconds: float = COMPARE["seconds"], control=None):
     """A comparison of attention variants (transformer.compare: `which` names one of COMPARISONS): the requested
     model trained once per variant, one after the other, same data, steps and seed; yields (the loss curves as an
     SVG chart (visualize.line_chart), status, main table or None, details table or None), at most
-    LIMITS["updates_per_second"] a second, and at the end the tables (visualize.comparison_table) of parameters,
+    TRAINING["updates_per_second"] a second, and at the end the tables (visualize.comparison_table) of parameters,
     KV-cache bytes per token, training and decoding speed, final quality and how far the heads look. The variants
-    share `seconds` of wall-clock time, each at most COMPARE_LIMITS["seconds_per_variant"]. `control.is_set()` (the Stop button) ends it after the
-    current step: the variants trained before get their rows, every curve stays as far as it got."""
+    share `seconds` of wall-clock time, each at most COMPARE["seconds_per_variant"]. `control.is_set()` (the Stop
+    button) ends it after the current step: the variants trained before get their rows, every curve stays as far as
+    it got."""
     request = request.validated()
     if which not in COMPARISONS:
         raise ValueError(f"Compare: choose one of {', '.join(COMPARISONS)}, got {which!r}")
-    request.steps = min(request.steps, COMPARE_LIMITS["steps"])
+    request.steps = min(request.steps, COMPARE["steps"])
     run = build_run(request)
     config, train_cfg = run.model.config, run.train_cfg
     try:
         variants = comparison_variants(which, config)
     except ValueError as e:
         raise ValueError(f"Compare {COMPARISONS[which]}: {e}") from None
-    train_cfg.max_seconds = min(COMPARE_LIMITS["seconds_per_variant"], seconds / len(variants))
+    train_cfg.max_seconds = min(COMPARE["seconds_per_variant"], seconds / len(variants))
     setup = ComparisonSetup(config, run.tokenizer, train_cfg, rewound(run.data))
     del run  # each variant builds its own model
     title = f"{COMPARISONS[which]}: train loss"
@@ -59,7 +58,7 @@ def run_comparison_session(request: TrainingRequest, which: str = "kv-heads",
         elif event.kind == "row":
             rows.append({**event.to_dict(), "variant": _label(event.variant, event.n_kv_heads)})
             continue
-        if time.perf_counter() - last_yield >= 1 / LIMITS["updates_per_second"]:
+        if time.perf_counter() - last_yield >= 1 / TRAINING["updates_per_second"]:
             last_yield = time.perf_counter()
             yield comparison_chart(curves, title, x_max=train_cfg.steps), status, None, None
     main, details = comparison_tables(rows)

@@ -1,9 +1,11 @@
 """What the app computes from an attention record, kept for the next request: the one cache of the Attention tab's
-figures (tabs.attention), value-weighted norms (tabs.attention_views) and logit lenses (tabs.lens)."""
+figures (tabs.attention.page), value-weighted norms (tabs.attention.views) and logit lenses (tabs.attention.lens)."""
 from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+
+from limits import NORMS_KEPT
 
 
 class RecordCache:
@@ -13,7 +15,7 @@ class RecordCache:
     after they are made); a record that merely has a cached record's old id is not a hit.
     """
 
-    def __init__(self, size: int = 32):
+    def __init__(self, size: int = NORMS_KEPT):
         self.size, self._entries, self._lock = size, OrderedDict(), threading.Lock()
 
     def get(self, record, key, compute):

@@ -3,7 +3,7 @@
 No gradio here: `run_training_session` is a plain generator of `SessionUpdate`s, so tests drive it directly and
 app.py only maps each update onto its components. The training itself (`train_stream`) is a separate generator of
 picklable `TrainingProgress`es that takes plain values and changes nothing in the app's memory, so the Train tab can
-run it on a ZeroGPU worker (tabs.gpu); the session around it keeps the store and the Stop signal.
+run it on a ZeroGPU worker (store.gpu); the session around it keeps the store and the Stop signal.
 """
 from __future__ import annotations
 
@@ -21,9 +21,10 @@ from transformer import Transformer, TransformerConfig
 from transformer.checkpoint import save_checkpoint
 from transformer.train import EvalEvent, StepEvent, Trainer, TrainingError
 
-from .gpu import for_the_app
-from .stop_signal import StopSignal
-from .train_request import LIMITS, TrainingRequest, build_run, training_config
+from limits import TRAINING
+from store.gpu import for_the_app
+from tabs.train.request import TrainingRequest, build_run, training_config
+from tabs.train.stop_signal import StopSignal
 
 SAMPLE_COLUMNS = ["input", "expected", "model output"]
 
@@ -130,9 +131,9 @@ def final_metrics(evaluation: EvalEvent | None, task: str | None, eval_examples:
     return metrics
 
 
-def train_stream(request: TrainingRequest, text: str | None, control, max_seconds: float = LIMITS["seconds"]):
+def train_stream(request: TrainingRequest, text: str | None, control, max_seconds: float = TRAINING["seconds"]):
     """Train a validated request (on `text` for a text run) and yield TrainingProgresses: at most
-    LIMITS["updates_per_second"] a second (an evaluation waits for the next one), and the last with the model.
+    TRAINING["updates_per_second"] a second (an evaluation waits for the next one), and the last with the model.
     `control.is_set()` stops it after the current step."""
     run = build_run(request, text, max_seconds)
     model, tokenizer, train_cfg, task = run.model, run.tokenizer, run.train_cfg, run.task
@@ -157,7 +158,7 @@ def train_stream(request: TrainingRequest, text: str | None, control, max_second
             if control.is_set():
                 outcome = "stopped"
                 break
-            if time.perf_counter() - last_yield >= 1 / LIMITS["updates_per_second"]:
+            if time.perf_counter() - last_yield >= 1 / TRAINING["updates_per_second"]:
                 last_yield = time.perf_counter()
                 yield TrainingProgress(history.figure(), _status(last_step, last_eval, train_cfg.steps, history), samples,
                                        attention, trainer.step, train_cfg.steps)
@@ -173,9 +174,9 @@ def train_stream(request: TrainingRequest, text: str | None, control, max_second
 
 
 def run_training_session(request: TrainingRequest, store, key: str, train=train_stream, client: str | None = None):
-    """Train as requested and yield SessionUpdates, at most LIMITS["updates_per_second"] a second.
+    """Train as requested and yield SessionUpdates, at most TRAINING["updates_per_second"] a second.
 
-    The model's name is reserved in `store` (tabs.user_models.UserModels) for browser `key` before training
+    The model's name is reserved in `store` (store.user_models.UserModels) for browser `key` before training
     starts. Setting the yielded `control` (a StopSignal) stops training after the current step; the model trained
     so far then joins the store, kept for inference only (no gradients, no optimiser). `train` is the training
     generator: train_stream, or the Train tab's @gpu copy of it. An update's `samples` and `attention` are None when

@@ -1,0 +1,61 @@
+"""Every bound of the app, in one place (README, "Safety and limits", states each): what a request may carry, how
+many may wait, what a run may allocate or take, how much the app keeps for everyone, and the ranges of the
+controls. A leaf module: it imports nothing of the app, and every room (server/, store/, widgets/, tabs/, app.py)
+reads its numbers from here; tests/test_one_owner.py checks that the forms below are not written anywhere else.
+"""
+from __future__ import annotations
+
+# What a request may carry
+CHAR_VOCAB = 512  # a text model's characters: the 508 most frequent get an id each, the rest become <unk>
+UPLOAD_BYTES = 9 << 20  # a .txt upload: the 2M-character text limit at 4 UTF-8 bytes each, and 1 MiB more
+BODY_BYTES = 16 << 20  # any request body (the JSON of a call): 2M characters escaped, with room to spare
+MAX_PROMPT_CHARS = 2000  # a prompt or any other typed input of the Generate and Attention tabs
+HUB_NAME_CHARS = 200  # the name of a Hugging Face Hub dataset to train on
+
+# How many may wait and run
+TRAINING_GROUP = "train"  # the concurrency group of every training (Start, Compare, Watch) and its own waiting line
+QUEUE_WAITING = {TRAINING_GROUP: 8}  # requests waiting per concurrency group; other groups: DEFAULT_WAITING each
+DEFAULT_WAITING = 64
+QUEUE_SIZE = 2048  # gradio's own cap on every waiting request together (each group's line is above)
+DEFAULT_CONCURRENCY = 4  # events of a group running at once, unless the group says otherwise
+ATTENTION_CONCURRENCY = 4  # Show attention and the two-inputs record at once
+GENERATE_CONCURRENCY = 4  # generations streaming at once
+DRAW_CONCURRENCY = 8  # redraws of a heatmap or figure at once (widgets.ui.FAST) and the Model tab's description
+ABLATION_CONCURRENCY = 4  # ablations of the Attention tab at once
+IMPORTANCE_CONCURRENCY = 2  # head-importance sweeps at once (each evaluates the model once per head)
+EXPORT_CONCURRENCY = 2  # exports of an attention record or a trained model at once
+TRAININGS_PER_CLIENT = 1  # queued or running, per session and per client address
+
+# What a run may allocate or take
+TRAINING_BYTES = 5 << 29  # 2.5 GiB: the estimated peak of one training run (transformer.memory); more is refused
+TRAINING = {"layers": (1, 4), "heads": (1, 8), "d_model": (16, 256), "lr": (1e-5, 1e-2), "steps": (10, 5000),
+            "batch_size": (4, 256), "text_chars": 2_000_000, "min_text_chars": 2_000, "seconds": 300,
+            "concurrent_trainings": 2, "updates_per_second": 2}  # the Train tab's request and its runs
+COMPARE = {"steps": 1500, "seconds": 300, "seconds_per_variant": 100}  # one comparison: at most ~5 minutes
+WATCH = {"steps": 3500, "eval_every": 50}  # seed 0: the induction score passes 0.5 at step 3300 (bench/RESULTS.md)
+GPU_SECONDS_LIMIT = 120  # the daily ZeroGPU time of a visitor who is not logged in (Hub docs, "Usage tiers"):
+#                          a request for more is refused for them, so no call asks for more
+GPU_SECONDS_MARGIN = 15  # a training's wall-clock limit plus this: start-up, the last evaluation, handing back
+
+# What the app keeps for everyone
+STORED_MODELS = 48  # trained models kept for every browser together (each browser: its last MODELS_PER_BROWSER)
+MODELS_PER_BROWSER = 3  # the Train tab says: "your last 3 models are kept"
+SESSIONS = 256  # sessions whose state gradio keeps (~0.4 MB each: its copy of the page's config), least recently
+#                used out first; gradio's default, 10,000, let invented session ids hold about 4 GB
+KEYS_KEPT = 65_536  # ~10 MB at most: 64k sessions' browser keys (store.sessions), the least recently set out first
+EXPORTS_KEPT = 32  # exported checkpoints kept on disk, the oldest removed first
+SHIPPED_RECORDS = 64  # attention records of the shipped checkpoints, shared by everyone
+FIGURES_KEPT = 512  # drawn attention figures (tabs.attention.page)
+LENSES_KEPT = 32  # logit-lens readings (tabs.attention.lens)
+NORMS_KEPT = 32  # value-weighted norms (tabs.attention.views); the default of store.record_cache.RecordCache
+DISK_BYTES = 1 << 30  # the app's folder (gradio's cache: uploads, served files, exports); ATTENTION_LAB_DISK_BYTES
+DISK_SWEEP_SECONDS = 30  # how often that budget is checked (and after every upload and download)
+DELETE_CACHE = (600, 1800)  # gradio's own cache (files it serves): every 10 minutes, anything older than 30 minutes
+
+# What a page draws
+ATTENTION_CAP = 64  # tokens shown on a heatmap's axes
+STREAM_UPDATES_PER_SECOND = 10  # generated text: redrawn at most this often while it streams
+GENERATE = {"temperature": (0, 2), "top_k": (0, 50), "top_p": (0.05, 1), "num_beams": (1, 8),
+            "max_new_tokens": (1, 400), "seed": (-1, 2**31 - 1)}  # the Generate tab's decoding controls
+POSITIONAL = {"d_model": (8, 512), "positions": (8, 512),  # the Positional tab's sliders; beyond the last three
+              "d_k": (2, 256), "heads": (1, 16), "alibi_positions": (2, 32)}  # its figures stop being readable

@@ -1,0 +1,48 @@
+"""Who a client is, by address: the per-client training limit (server.admission) and fair eviction of trained models
+(store.user_models) both count a request's client by the address this module reads. Loopback counts as no
+address (every client of a local app shares it), and X-Forwarded-For is read only behind a trusted proxy."""
+from __future__ import annotations
+
+import ipaddress
+import os
+
+
+def trust_forwarded() -> bool:
+    """Whether the X-Forwarded-For header names the client: on a Hugging Face Space (its proxy sets it), or when
+    ATTENTION_LAB_TRUST_FORWARDED=1 says the app runs behind such a proxy. Elsewhere any client could forge it."""
+    return bool(os.environ.get("SPACE_ID")) or os.environ.get("ATTENTION_LAB_TRUST_FORWARDED") == "1"
+
+
+def proxy_hops() -> int:
+    """How many proxies in front of the app append to X-Forwarded-For (ATTENTION_LAB_PROXY_HOPS, default 1)."""
+    try:
+        return max(1, int(os.environ.get("ATTENTION_LAB_PROXY_HOPS", "1")))
+    except ValueError:
+        return 1
+
+
+def forwarded_client(values: list[str], hops: int) -> str:
+    """The client's address in X-Forwarded-For (every header of that name, in order, joined): each proxy appends the
+    address it received the request from, so with `hops` trusted proxies the client is the hops-th entry from the
+    right. Entries to its left were written by the client and may be anything (a flooder would rotate them to pose
+    as many clients), so they are never read. '' when the header has fewer entries."""
+    entries = [e.strip() for value in values for e in value.split(",") if e.strip()]
+    return entries[-hops] if len(entries) >= hops else ""
+
+
+def client_address(request) -> str | None:
+    """The address of the client behind a request, or None when it says nothing (loopback: every client of a
+    local app shares it, so there the sessions alone tell clients apart)."""
+    if request is None:
+        return None
+    host = ""
+    if trust_forwarded():
+        headers = request.headers
+        values = headers.getlist("x-forwarded-for") if hasattr(headers, "getlist") else \
+            [headers.get("x-forwarded-for", "")]
+        host = forwarded_client(values, proxy_hops())
+    host = host or (request.client.host if request.client else "")
+    try:
+        return None if ipaddress.ip_address(host).is_loopback else host
+    except ValueError:
+        return None
