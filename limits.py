@@ -31,6 +31,7 @@ TRAINING_BYTES = 5 << 29  # 2.5 GiB: the estimated peak of one training run (tra
 TRAINING = {"layers": (1, 4), "heads": (1, 8), "d_model": (16, 256), "lr": (1e-5, 1e-2), "steps": (10, 5000),
             "batch_size": (4, 256), "text_chars": 2_000_000, "min_text_chars": 2_000, "seconds": 300,
             "concurrent_trainings": 2, "updates_per_second": 2}  # the Train tab's request and its runs
+TEXT_BLOCK = 64  # the context (positions) of a text model trained in the Train tab
 COMPARE = {"steps": 1500, "seconds": 300, "seconds_per_variant": 100}  # one comparison: at most ~5 minutes
 WATCH = {"steps": 3500, "eval_every": 50}  # seed 0: the induction score passes 0.5 at step 3300 (bench/RESULTS.md)
 GPU_SECONDS_LIMIT = 120  # the daily ZeroGPU time of a visitor who is not logged in (Hub docs, "Usage tiers"):
@@ -40,6 +41,8 @@ GPU_SECONDS_MARGIN = 15  # a training's wall-clock limit plus this: start-up, th
 # What the app keeps for everyone
 STORED_MODELS = 48  # trained models kept for every browser together (each browser: its last MODELS_PER_BROWSER)
 MODELS_PER_BROWSER = 3  # the Train tab says: "your last 3 models are kept"
+EVICTED_NAMES_KEPT = 8  # names of a browser's evicted models remembered, to tell it what happened
+BROWSERS_REMEMBERED = 4096  # browsers remembered without any model (counters, evicted names), oldest out first
 SESSIONS = 256  # sessions whose state gradio keeps (~0.4 MB each: its copy of the page's config), least recently
 #                used out first; gradio's default, 10,000, let invented session ids hold about 4 GB
 KEYS_KEPT = 65_536  # ~10 MB at most: 64k sessions' browser keys (store.sessions), the least recently set out first
@@ -57,5 +60,6 @@ ATTENTION_CAP = 64  # tokens shown on a heatmap's axes
 STREAM_UPDATES_PER_SECOND = 10  # generated text: redrawn at most this often while it streams
 GENERATE = {"temperature": (0, 2), "top_k": (0, 50), "top_p": (0.05, 1), "num_beams": (1, 8),
             "max_new_tokens": (1, 400), "seed": (-1, 2**31 - 1)}  # the Generate tab's decoding controls
+LEARNED_ROWS = 256  # positions of a learned table drawn beside the sinusoids (GPT-2 has 1024: the first ones show it)
 POSITIONAL = {"d_model": (8, 512), "positions": (8, 512),  # the Positional tab's sliders; beyond the last three
               "d_k": (2, 256), "heads": (1, 16), "alibi_positions": (2, 32)}  # its figures stop being readable

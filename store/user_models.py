@@ -16,7 +16,7 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
-from limits import MODELS_PER_BROWSER, STORED_MODELS
+from limits import BROWSERS_REMEMBERED, EVICTED_NAMES_KEPT, MODELS_PER_BROWSER, STORED_MODELS
 
 PENDING = None  # the entry of a reserved name whose run has not finished
 
@@ -34,9 +34,6 @@ class _Browser:
 
 
 class UserModels:
-    GONE_KEPT = 8  # evicted names remembered per browser, to tell it what happened
-    RECORDS = 4096  # browsers remembered without any model (their counters and evicted names), oldest out first
-
     def __init__(self, per_browser: int = MODELS_PER_BROWSER, max_models: int = STORED_MODELS):
         self.per_browser, self.max_models = per_browser, max_models
         self._browsers: OrderedDict[str, _Browser] = OrderedDict()
@@ -50,7 +47,7 @@ class UserModels:
         if browser is None:
             browser = self._browsers[key] = _Browser(arrived=next(self._arrivals), client=key)
             empty = [k for k, b in self._browsers.items() if not b.models and k != key]
-            for old in empty[: max(0, len(self._browsers) - self.RECORDS)]:
+            for old in empty[: max(0, len(self._browsers) - BROWSERS_REMEMBERED)]:
                 del self._browsers[old]
         if client:
             browser.client = client
@@ -78,7 +75,7 @@ class UserModels:
 
     def _forget(self, browser: _Browser, name: str, why: str) -> None:
         browser.gone[name] = why
-        while len(browser.gone) > self.GONE_KEPT:
+        while len(browser.gone) > EVICTED_NAMES_KEPT:
             browser.gone.popitem(last=False)
 
     def why_gone(self, key: str, name: str) -> str | None:

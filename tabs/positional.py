@@ -11,14 +11,13 @@ from transformer.embeddings import sinusoidal_table
 from transformer.positions.rotary import rope_angles, rotated_dot_products
 
 from checks import UserError, check_number
-from limits import POSITIONAL
+from limits import LEARNED_ROWS, POSITIONAL
 from store.catalogue import SHIPPED, browser_key, resolve, shipped_model
 from widgets.controls import Slider
 from widgets.errors import handler
 from widgets.ui import FAST, separately
 
 
-LEARNED_ROWS = 256  # positions of a learned table drawn beside the sinusoids
 POSITION_SCHEMES = {"sinusoidal": "fixed sinusoidal positions added to its embeddings",
                     "learned": "learned positions added to its embeddings",
                     "rope": "RoPE (its queries and keys are rotated)",
@@ -57,7 +56,7 @@ def draw_positional(d_model, length, dims, ckpt, key, request: gr.Request = None
         if not learned_ckpts:
             return matrix, waves, similarity, viz.empty_curves("No checkpoint with learned positions"), note
         ckpt, model = learned_ckpts[0], shipped_model(learned_ckpts[0])[0]
-    learned = model.pos_encoding.table.detach().cpu()[:LEARNED_ROWS]  # GPT-2 has 1024: the first ones show it
+    learned = model.pos_encoding.table.detach().cpu()[:LEARNED_ROWS]
     compare = viz.pe_side_by_side(sinusoidal_table(*learned.shape), learned,
                                   title=f"Fixed vs learned ({ckpt}, d_model {learned.shape[1]}, "
                                         f"positions 0-{learned.shape[0] - 1})")

@@ -185,9 +185,10 @@ def test_every_gpu_function_takes_and_gives_plain_values():
     assert {name: gpu_rule_breaks(s) for name, s in sources.items() if gpu_rule_breaks(s)} == {}
 
 
-# The forms a limit took outside limits.py before it owned them all (issue 26): the concurrency group of trainings
-# written as "train", a number given to a keyword that bounds something, and a control or check whose range is two
-# numbers written in the call (the Generate tab's sliders and their checks, the Positional tab's 8-512).
+# The forms a limit took outside limits.py before it owned them all (issue 26): a module's or class's constant
+# given a number (GONE_KEPT = 8), the concurrency group of trainings written as "train", a number given to a keyword
+# that bounds something, and a control or check whose range is two numbers written in the call (the Generate tab's
+# sliders and their checks, the Positional tab's 8-512).
 BOUND_KEYWORDS = {"concurrency_limit", "default_concurrency_limit", "max_size", "max_length", "maxsize",
                   "max_exports", "per_browser", "max_models", "size", "delete_cache", "state_session_capacity",
                   "max_file_size", "max_seconds", "max_tokens"}
@@ -211,7 +212,13 @@ def written_limits(source: str) -> list[str]:
     """The limits a module writes itself instead of reading them from limits.py, in the forms above (a cache of one
     value, `maxsize=1`, is a memo, not a bound; `maxsize=None` neither)."""
     found = []
-    for node in ast.walk(ast.parse(source)):
+    tree = ast.parse(source)
+    for scope in [tree] + [n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)]:  # NAME = 8, module or class
+        found += [f"{t.id} = {ast.unparse(n.value)}" for n in scope.body if isinstance(n, (ast.Assign, ast.AnnAssign))
+                  and n.value is not None and _number(n.value)
+                  for t in (n.targets if isinstance(n, ast.Assign) else [n.target])
+                  if isinstance(t, ast.Name) and t.id.isupper()]
+    for node in ast.walk(tree):
         if isinstance(node, ast.keyword) and node.arg == "concurrency_id" and \
                 isinstance(node.value, ast.Constant) and node.value.value == "train":
             found.append("concurrency_id='train'")
@@ -254,6 +261,10 @@ def written_limits(source: str) -> list[str]:
     ("USER_MODELS = UserModels(per_browser=3, max_models=STORED_MODELS)", True),
     ("layer = index_control(4, label='Head')", False),
     ("t = check_index(position, 'position', T)", False),
+    ("TEXT_BLOCK = 64  # context of a text model trained here", True),
+    ("class UserModels:\n    GONE_KEPT = 8\n    def f(self):\n        n = 8", True),
+    ("def f():\n    n = 8\n    return n", False),
+    ('FIGURE_OUTPUTS = ("record", "one")', False),
 ])
 def test_the_limit_scanner_sees_each_form(source, caught):
     """Oracle: hand-written lines, each known to write a limit in one of the forms above or to read it from

@@ -14,14 +14,13 @@ from transformer.run import build_run as build_run_of
 from transformer.train import TrainConfig
 
 from checks import check_number
-from limits import CHAR_VOCAB, TRAINING, TRAINING_BYTES
+from limits import CHAR_VOCAB, TEXT_BLOCK, TRAINING, TRAINING_BYTES
 
 PRESETS = {
     "tiny": {"layers": 1, "heads": 4, "d_model": 64, "lr": 3e-3, "steps": 1500, "batch_size": 64},
     "small": {"layers": 2, "heads": 4, "d_model": 128, "lr": 2e-3, "steps": 3000, "batch_size": 64},
 }
 HYPER_PARAMETERS = ("layers", "heads", "d_model", "lr", "steps", "batch_size")  # what a preset fills in, in order
-TEXT_BLOCK = 64  # context of a text model trained here
 
 
 @dataclass
