@@ -1,9 +1,9 @@
 """The Transformer: encoder-decoder (figure 1 of the paper) or decoder-only, built from the same layers."""
 from __future__ import annotations
 
-from contextlib import contextmanager
+from contextlib import nullcontext
 from dataclasses import dataclass, field
-from typing import Iterator
+from types import MappingProxyType
 
 import torch
 from torch import Tensor, nn
@@ -20,6 +20,7 @@ from .points import Point, check, name_points, points
 from .positions import position_scheme
 
 LayerCache = tuple[KVCache, KVCache | None]  # (decoder self-attention, cross-attention or None)
+_NO_BLOCK = nullcontext(MappingProxyType({}))  # a call that reads and writes nothing opens no `points` block
 
 
 @dataclass
@@ -156,18 +157,14 @@ class Transformer(nn.Module):
         """Every named point of this model, in module order (transformer/points.py documents each one's shape)."""
         return list(self._point_names)
 
-    @contextmanager
-    def _points(self, head_mask: HeadMask | None, kinds: list[AttentionKind]) -> Iterator[dict[str, Tensor]]:
-        """The block one call runs in: `head_mask`'s writes and a read of the patterns of `kinds`, if any; the
-        active blocks' names are checked against this model's."""
+    def _points(self, head_mask: HeadMask | None, kinds: list[AttentionKind]):
+        """The block one call runs in: `head_mask`'s writes and a read of the patterns of `kinds`, if any (else no
+        block, and no cost). First the active blocks' names are checked against this model's."""
+        check(self._point_names)
         read = [kind.point(i, "pattern") for kind in kinds for i in range(kind.n_layers(self.config))]
         if head_mask is None and not read:
-            check(self._point_names)
-            yield {}
-            return
-        with points(read=read, write=head_mask.writes() if head_mask is not None else None) as seen:
-            check(self._point_names)
-            yield seen
+            return _NO_BLOCK
+        return points(read=read, write=head_mask.writes() if head_mask is not None else None)
 
     def _maps(self, seen: dict[str, Tensor], kind: AttentionKind) -> list[Tensor]:
         """The weights (B, H, T, S) of every layer of `kind` that a block read."""

