@@ -53,3 +53,28 @@ def assert_attention_equal(got: list[torch.Tensor], expected, shape: tuple[int, 
         for head in range(shape[1]):
             torch.testing.assert_close(a[:, head], b[:, head], atol=1e-5, rtol=0, msg=f"layer {layer} head {head}")
     assert max(float(w.max()) for w in got) > 0.5
+
+
+BERT_TEXTS = TINY_GPT2_TEXTS + ["The capital of France is Paris.", "She said that he would come back tomorrow."]
+
+
+def build_tiny_bert(directory: Path, seed: int = 0, **config) -> Path:
+    """A small random `transformers.BertForMaskedLM` (2 layers, hidden 64, 4 heads, 64 positions, 2 token types)
+    with an uncased WordPiece tokenizer trained on BERT_TEXTS (~300 pieces, [PAD] at id 0), saved as tokenizer.json
+    and as BERT's original vocab.txt. `config` overrides BertConfig fields."""
+    from tokenizers.implementations import BertWordPieceTokenizer
+    from transformers import BertConfig, BertForMaskedLM, BertTokenizerFast
+
+    directory.mkdir(parents=True, exist_ok=True)
+    wordpiece = BertWordPieceTokenizer(lowercase=True)
+    wordpiece.train_from_iterator(BERT_TEXTS, vocab_size=300, min_frequency=1, special_tokens=[
+        "[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"], show_progress=False)
+    BertTokenizerFast(tokenizer_object=wordpiece._tokenizer, do_lower_case=True).save_pretrained(directory)
+    wordpiece.save_model(str(directory))  # vocab.txt, BERT's original tokenizer file
+    hf = BertConfig(**{"vocab_size": wordpiece.get_vocab_size(), "hidden_size": 64, "num_hidden_layers": 2,
+                       "num_attention_heads": 4, "intermediate_size": 128, "max_position_embeddings": 64,
+                       "type_vocab_size": 2, **config})
+    model = BertForMaskedLM(hf)
+    randomize(model, seed)
+    model.save_pretrained(directory, safe_serialization=True)
+    return directory

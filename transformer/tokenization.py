@@ -3,6 +3,7 @@
 Both reserve the same special tokens at the same ids, so a model's pad/bos/eos ids never depend on the text.
 `encode` adds no special tokens; characters never seen in training become <unk>, never an exception.
 GPT2BPETokenizer reads GPT-2's own byte-level BPE (transformer/pretrained/): no <unk>, since any text is bytes.
+WordPieceTokenizer reads BERT's.
 """
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Iterable
 
-from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
 
 SPECIAL_TOKENS = ("<pad>", "<s>", "</s>", "<unk>")
 PAD_ID, BOS_ID, EOS_ID, UNK_ID = range(4)
@@ -146,6 +147,64 @@ class GPT2BPETokenizer(_TokenizersWrapper):
         return self._bytes.decode([self.tokenizer.id_to_token(i)])
 
 
+BERT_SPECIALS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
+
+
+class WordPieceTokenizer(_TokenizersWrapper):
+    """BERT's WordPiece (Wu et al. 2016; Devlin et al. 2019), with its five special tokens; `encode` adds none.
+
+    Text is normalised (lower-cased and accents stripped for an uncased model), split on spaces and punctuation, and
+    each word greedily into the longest pieces of the vocabulary, a piece inside a word written "##ing". A model
+    input is [CLS] pieces [SEP] (`with_special_tokens`); [MASK] written in the text is the mask token.
+    """
+
+    kind = "wordpiece"
+
+    def __init__(self, tokenizer: Tokenizer):
+        ids = {token: tokenizer.token_to_id(token) for token in BERT_SPECIALS}
+        missing = [token for token, i in ids.items() if i is None]
+        if missing:
+            raise ValueError(f"a BERT tokenizer needs the special tokens {', '.join(missing)}")
+        self.tokenizer = tokenizer
+        self.pad_id, self.unk_id, self.cls_id, self.sep_id, self.mask_id = (ids[t] for t in BERT_SPECIALS)
+        self.mask_token = "[MASK]"
+
+    @classmethod
+    def from_file(cls, path: str | Path) -> "WordPieceTokenizer":
+        """From a Hugging Face tokenizer.json."""
+        return cls(Tokenizer.from_file(str(path)))
+
+    @classmethod
+    def from_vocab(cls, vocab: str | Path, lowercase: bool = True) -> "WordPieceTokenizer":
+        """From BERT's original vocab.txt (one piece per line, its id the line number), with BERT's normaliser,
+        pre-tokenizer and [CLS] ... [SEP] template: what `transformers`' BertTokenizerFast builds from it."""
+        pieces = Path(vocab).read_text(encoding="utf-8").splitlines()
+        tok = Tokenizer(models.WordPiece({p: i for i, p in enumerate(pieces)}, unk_token="[UNK]",
+                                         max_input_chars_per_word=100))
+        tok.normalizer = normalizers.BertNormalizer(clean_text=True, handle_chinese_chars=True,
+                                                    strip_accents=None, lowercase=lowercase)
+        tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+        tok.decoder = decoders.WordPiece(prefix="##")
+        tok.add_special_tokens([p for p in BERT_SPECIALS if p in set(pieces)])
+        cls_id, sep_id = tok.token_to_id("[CLS]"), tok.token_to_id("[SEP]")
+        if cls_id is not None and sep_id is not None:
+            tok.post_processor = processors.TemplateProcessing(
+                single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B:1 [SEP]:1",
+                special_tokens=[("[CLS]", cls_id), ("[SEP]", sep_id)])
+        return cls(tok)
+
+    def with_special_tokens(self, ids: list[int]) -> list[int]:
+        """[CLS] ids [SEP]: the input BERT was trained on."""
+        return [self.cls_id, *ids, self.sep_id]
+
+    def decode(self, ids: Iterable[int]) -> str:
+        return self.tokenizer.decode(list(ids), skip_special_tokens=False)
+
+    def id_to_token(self, i: int) -> str:
+        """The piece as the vocabulary writes it: "play", "##ing", "[CLS]"."""
+        return self.tokenizer.id_to_token(i)
+
+
 def _is_byte_level(data: dict) -> bool:
     """A `tokenizers` JSON whose decoder is ByteLevel: GPT-2's scheme (our BPETokenizer uses Metaspace)."""
     return (data.get("decoder") or {}).get("type") == "ByteLevel"
@@ -159,7 +218,7 @@ def unknown_characters(tokenizer, text: str) -> str:
     return "".join(sorted({c for c in text if unk_id in tokenizer.encode(c)}))
 
 
-def tokenizer_from_dict(data: dict) -> CharTokenizer | BPETokenizer | GPT2BPETokenizer:
+def tokenizer_from_dict(data: dict) -> CharTokenizer | BPETokenizer | GPT2BPETokenizer | WordPieceTokenizer:
     """Rebuild a tokenizer from its tokenizer.json contents; raises ValueError on anything unexpected."""
     if data.get("kind") == "char":
         if data.get("special_tokens") != list(SPECIAL_TOKENS) or not isinstance(data.get("vocab"), list):
@@ -167,6 +226,8 @@ def tokenizer_from_dict(data: dict) -> CharTokenizer | BPETokenizer | GPT2BPETok
         return CharTokenizer(data["vocab"])
     if "model" in data and _is_byte_level(data):
         return GPT2BPETokenizer(Tokenizer.from_str(json.dumps(data)))
+    if (data.get("model") or {}).get("type") == "WordPiece":
+        return WordPieceTokenizer(Tokenizer.from_str(json.dumps(data)))
     if "model" in data:
         return BPETokenizer(Tokenizer.from_str(json.dumps(data)))
     raise ValueError("tokenizer.json is neither a char tokenizer nor a `tokenizers` BPE tokenizer")

@@ -16,7 +16,7 @@ import os
 import torch
 
 from ..checkpoint import FORMAT_VERSION, CheckpointError, resolve_device
-from . import gpt2, llama  # noqa: F401  (each family module registers its family)
+from . import bert, gpt2, llama  # noqa: F401  (each family module registers its family)
 from .family import FAMILIES, Family, family_of
 from .gpt2 import GPT2, check_gpt2_config, convert_gpt2, gpt2_model
 from .hub import cached_models, fetch, hub_cache_dir, locate  # noqa: F401
