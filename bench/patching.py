@@ -1,0 +1,138 @@
+"""Time of every patching grid (issue 27) on the shipped checkpoints, and of attribution patching on a GPT-2-small-
+shaped model (random weights: the real ones are not on this machine; same shapes, same code path).
+
+Each model gets the pair its demo uses (induction: patching_demos.induction_texts; translate-en-es: Luke 15:11
+with 'sons' -> 'daughters'; the tasks: an example with one source character changed, target the model's greedy
+output; shakespeare-char: a line with one character changed, scored by the clean target's loss). Per grid: wall
+time and the process's CPU time (median of --rounds), and the ratio to one plain forward pass of the clean input
+measured in the same run (the peer). The goal: every grid within 2 s on 2 cores; attribution patching of a
+GPT-2-small-shaped model within 5 s (its peer: true head patching, one forward per head). The machine is shared:
+the load average is printed with the figures.
+
+    python bench/patching.py [--rounds 3] [--threads 2]
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import torch  # noqa: E402
+
+from deeper_views import gpt2_small_shaped  # noqa: E402
+from transformer import load_checkpoint  # noqa: E402
+from transformer.data import TASKS  # noqa: E402
+from transformer.encoding import source_ids  # noqa: E402
+from transformer.generate import generate_text  # noqa: E402
+from transformer.heads import AttentionKind, HeadId  # noqa: E402
+from transformer.interpretability.activation_patching import (head_patching, pattern_patching,  # noqa: E402
+                                                              residual_patching)
+from transformer.interpretability.attribution_patching import attribution_patching  # noqa: E402
+from transformer.interpretability.logit_attribution import direct_logit_attribution  # noqa: E402
+from transformer.interpretability.path_patching import path_patching  # noqa: E402
+from transformer.interpretability.patching_demos import (TRANSLATION_EXAMPLES, diverging_position,  # noqa: E402
+                                                         induction_texts)
+from transformer.interpretability.patching_metric import logit_difference, target_loss  # noqa: E402
+from transformer.interpretability.patching_runs import minimal_pair, run  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+SHAKESPEARE = "To be, or not to be, that is the question: whether 'tis nobler in the mind to suffer"
+
+
+def change_one(text: str, at: int, alphabet: str) -> str:
+    """`text` with the character at `at` replaced by another of `alphabet`."""
+    other = next(c for c in alphabet if c != text[at])
+    return text[:at] + other + text[at + 1:]
+
+
+def demo_pair(name: str, model, tok):
+    """(pair, metric) of a shipped model's demo (see the module's docstring)."""
+    cfg = model.config
+    if name == "induction":
+        clean, corrupted = induction_texts()
+        pair = minimal_pair(model, tok.encode(clean), tok.encode(corrupted), tokenizer=tok)
+        return pair, logit_difference(model, pair)
+    if name == "shakespeare-char":
+        pair = minimal_pair(model, tok.encode(SHAKESPEARE), tok.encode(change_one(SHAKESPEARE, 20, "xyz")),
+                            tokenizer=tok)
+        return pair, target_loss(pair)
+    if name == "translate-en-es":
+        _, clean, corrupted = TRANSLATION_EXAMPLES[0]
+    else:
+        task = TASKS[name]
+        clean, _ = task.sample(random.Random(0))
+        corrupted = change_one(clean, len(clean) // 2, task.alphabet)
+    target = tok.encode(generate_text(model, tok, clean, cfg.max_len - 2, strategy="greedy"))
+    pair = minimal_pair(model, source_ids(tok, clean, cfg), source_ids(tok, corrupted, cfg), target, tokenizer=tok)
+    return pair, logit_difference(model, pair, position=diverging_position(model, pair))
+
+
+def grids(model, pair, metric) -> dict[str, callable]:
+    """Every grid of the library for this model, by name, as a function of nothing."""
+    kinds = AttentionKind.of(model.config)
+    out = {f"residual {s}": (lambda s=s: residual_patching(model, pair, metric, s))
+           for s in (["encoder", "decoder"] if pair.encoder is not None else ["decoder"])}
+    for k in kinds:
+        out[f"heads {k}"] = lambda k=k: head_patching(model, pair, metric, k)
+        out[f"heads {k} by position"] = lambda k=k: head_patching(model, pair, metric, k, by_position=True)
+        out[f"patterns {k}"] = lambda k=k: pattern_patching(model, pair, metric, k)
+    first = kinds[0]
+    if first.n_layers(model.config) > 1 or len(kinds) > 1:
+        out[f"path from {first} 0.0"] = lambda: path_patching(model, pair, metric, HeadId(first, 0, 0))
+    out["attribution (every head)"] = lambda: attribution_patching(model, pair, metric)
+    if model.config.norm_first and hasattr(metric, "answer"):
+        out["direct logit attribution"] = lambda: direct_logit_attribution(model, pair, metric)
+    return out
+
+
+def timed(fn, rounds: int) -> tuple[float, float]:
+    """(median wall seconds, median CPU seconds of this process) of `rounds` calls after one warm-up call."""
+    fn()
+    walls, cpus = [], []
+    for _ in range(rounds):
+        w, c = time.perf_counter(), time.process_time()
+        fn()
+        walls.append(time.perf_counter() - w)
+        cpus.append(time.process_time() - c)
+    return statistics.median(walls), statistics.median(cpus)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rounds", type=int, default=3, help="timed calls per grid (median)")
+    parser.add_argument("--threads", type=int, default=2, help="torch threads (the goal is for 2 cores)")
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+    print(f"torch {torch.__version__}, {args.threads} threads, load average before: {os.getloadavg()}")
+    print("| model | grid | cells | wall s | CPU s | x one forward |\n|---|---|---:|---:|---:|---:|")
+    for name in ("induction", "reverse", "sort", "dates", "shakespeare-char", "translate-en-es"):
+        model, tok, _ = load_checkpoint(ROOT / "checkpoints" / name, device="cpu")
+        pair, metric = demo_pair(name, model, tok)
+        with torch.no_grad():
+            forward, _ = timed(lambda: run(model, pair, "clean"), args.rounds)
+        for grid_name, fn in grids(model, pair, metric).items():
+            result = fn()
+            cells = sum(g.values.numel() for g in result.values()) if isinstance(result, dict) else (
+                result.values.numel() if hasattr(result, "values") else len(result.terms()))
+            wall, cpu = timed(fn, args.rounds)
+            print(f"| {name} | {grid_name} | {cells} | {wall:.3f} | {cpu:.3f} | {wall / forward:.0f} |")
+    model, _ = gpt2_small_shaped()  # deeper_views' GPT-2-small-shaped random model
+    ids = torch.randint(100, 50000, (32,), generator=torch.Generator().manual_seed(0)).tolist()
+    corrupted = ids[:10] + [ids[10] + 1] + ids[11:]
+    pair = minimal_pair(model, ids, corrupted)
+    metric = logit_difference(model, pair, answer=11, other=12)
+    attribution, _ = timed(lambda: attribution_patching(model, pair, metric), args.rounds)
+    true, _ = timed(lambda: head_patching(model, pair, metric), 1)
+    print(f"\nGPT-2-small-shaped (random weights, 32 tokens, 144 heads): attribution patching {attribution:.2f} s, "
+          f"true head patching {true:.2f} s ({true / attribution:.1f}x)")
+    print(f"load average after: {os.getloadavg()}")
+
+
+if __name__ == "__main__":
+    main()
