@@ -6,10 +6,12 @@ grouped-query attention (Ainslie et al. 2023) sits between, one key/value head p
 query heads; multi-head latent attention (DeepSeek-V2) caches one small latent per position and rebuilds every
 head's keys and values from it (MLA). Fewer cached numbers per token mean a smaller KV cache, at some cost in quality.
 Positions: the paper's sinusoidal table, learned vectors, RoPE (rotated queries and keys) or ALiBi (a distance
-penalty on the scores) - how they change quality, speed and how far the heads look.
+penalty on the scores) - how they change quality, speed and how far the heads look. Blocks: the paper's LayerNorm
+and feed-forward against Llama's RMSNorm and SwiGLU (at 2/3 of d_ff, so the three matrices hold about as many
+parameters as the two they replace), one at a time and together.
 
 `compare_variants(setup, variants)` trains the variants one after the other, yielding events so a UI can stream the
-loss curves on one plot (`COMPARISONS` names the usual sets: "kv-heads", "attention", "positions", "all"):
+loss curves on one plot (`COMPARISONS` names the usual sets: "kv-heads", "attention", "positions", "blocks", "all"):
 
     ComparisonPlan   first: the variants to train, and why GQA is missing when it is (n_heads prime or 1)
     VariantEvent     each Trainer event (StepEvent / EvalEvent) of each variant, tagged with the variant
@@ -48,13 +50,17 @@ class Variant:
     attention: str = "mha"
     pos_encoding: str | None = None  # None: the shared config's
     kv_latent_dim: int | None = None  # MLA only; None: 4 d_k
+    norm: str | None = None  # None: the shared config's ("layer", "rms")
+    ffn: str | None = None  # None: the shared config's ("standard", "swiglu")
+    d_ff: int | None = None  # None: the shared config's
 
     def config(self, base: TransformerConfig) -> TransformerConfig:
         """The shared config with this variant's fields (validated: a RoPE variant of an odd d_k is refused)."""
         mla = self.attention == "mla"
         return replace(base, attention=self.attention, n_kv_heads=None if mla else self.n_kv_heads,
                        kv_latent_dim=self.kv_latent_dim if mla else None,
-                       pos_encoding=self.pos_encoding or base.pos_encoding)
+                       pos_encoding=self.pos_encoding or base.pos_encoding, norm=self.norm or base.norm,
+                       ffn=self.ffn or base.ffn, d_ff=self.d_ff or base.d_ff)
 
 
 @dataclass
@@ -112,6 +118,8 @@ class ComparisonRow:
     pos_encoding: str = "sinusoidal"
     train_tokens_per_sec: float | None = None  # target tokens trained on / training seconds
     mean_attended_distance: float | None = None  # decoder self-attention, mean over layers, heads and queries
+    norm: str = "layer"
+    ffn: str = "standard"
     kind: str = "row"
 
     def to_dict(self) -> dict:
@@ -174,6 +182,15 @@ def position_variants(base: TransformerConfig | None = None) -> list[Variant]:
             if base is None or kind != base.pos_encoding]
 
 
+def block_variants(base: TransformerConfig) -> list[Variant]:
+    """The paper's blocks (LayerNorm, equation 2's feed-forward), RMSNorm, SwiGLU at 2/3 d_ff (Shazeer 2020 keeps
+    the parameter count so), and both (Llama's blocks)."""
+    d_ff = max(1, round(2 * base.d_ff / 3))
+    return [Variant("LayerNorm", norm="layer", ffn="standard", d_ff=base.d_ff), Variant("RMSNorm", norm="rms"),
+            Variant("SwiGLU", norm="layer", ffn="swiglu", d_ff=d_ff),
+            Variant("RMSNorm + SwiGLU", norm="rms", ffn="swiglu", d_ff=d_ff)]
+
+
 def comparison_variants(which: str, base: TransformerConfig, gqa_kv_heads: int | None = None) -> list[Variant]:
     """The variants of a named comparison (COMPARISONS) for models shaped like `base`; one such a model cannot be
     is a ValueError."""
@@ -185,6 +202,8 @@ def comparison_variants(which: str, base: TransformerConfig, gqa_kv_heads: int |
         variants = attention_variants(base.n_heads, gqa_kv_heads)
     elif which == "positions":
         variants = position_variants()
+    elif which == "blocks":
+        variants = block_variants(base)
     else:
         variants = attention_variants(base.n_heads, gqa_kv_heads) + position_variants(base)
     for variant in variants:
@@ -193,7 +212,9 @@ def comparison_variants(which: str, base: TransformerConfig, gqa_kv_heads: int |
 
 
 COMPARISONS = {"kv-heads": "MHA / GQA / MQA", "attention": "MHA / GQA / MQA / MLA",
-               "positions": "sinusoidal / learned / RoPE / ALiBi", "all": "MHA / GQA / MQA / MLA + learned / RoPE / ALiBi"}
+               "positions": "sinusoidal / learned / RoPE / ALiBi",
+               "blocks": "LayerNorm / RMSNorm / SwiGLU / RMSNorm + SwiGLU",
+               "all": "MHA / GQA / MQA / MLA + learned / RoPE / ALiBi"}
 
 
 def rewound(data: Data) -> Callable[[], Data]:
@@ -344,7 +365,7 @@ def result_row(variant: Variant, model: Transformer, setup: ComparisonSetup, dat
                          round(last_step.elapsed, 1), round(last_step.loss, 4), round(last_eval.val_loss, 4),
                          last_eval.exact_match, None if nats is None else round(nats, 4), cfg.attention,
                          cfg.pos_encoding, round(train_rate, 1),
-                         round(mean_attended_distance(model, data, setup.tokenizer), 3))
+                         round(mean_attended_distance(model, data, setup.tokenizer), 3), cfg.norm, cfg.ffn)
 
 
 def markdown_table(rows: list[ComparisonRow]) -> str:

@@ -312,3 +312,32 @@ def test_stop_during_the_first_variant_yields_no_row():
     setup = task_setup()
     events = list(compare_variants(setup, decode_tokens=6, speed_rounds=1, stop=lambda: True))
     assert [e.kind for e in events] == ["plan", "train"] and not rows_of(events)
+
+
+def test_block_variants_compare_layernorm_rmsnorm_and_swiglu_at_about_equal_size():
+    """Behaviour and invariant: "blocks" trains the paper's LayerNorm + FFN, RMSNorm, SwiGLU and both side by side;
+    each row reports its norm and feed-forward, and each model is built from them (RMSNorm modules, three FFN
+    matrices); SwiGLU at 2/3 of d_ff keeps the feed-forward's weight count that of the two-matrix FFN up to the
+    rounding of 2/3 d_ff (half a unit, three d_model-wide matrices per layer), and RMSNorm has exactly the LayerNorm
+    biases fewer."""
+    from transformer.gated_feedforward import SwiGLU
+    from transformer.norms import RMSNorm
+
+    setup = task_setup()
+    variants = comparison_variants("blocks", setup.config)
+    assert [v.name for v in variants] == ["LayerNorm", "RMSNorm", "SwiGLU", "RMSNorm + SwiGLU"]
+    rows = rows_of(run(setup, variants=variants))
+    assert [(r.variant, r.norm, r.ffn) for r in rows] == [
+        ("LayerNorm", "layer", "standard"), ("RMSNorm", "rms", "standard"), ("SwiGLU", "layer", "swiglu"),
+        ("RMSNorm + SwiGLU", "rms", "swiglu")]
+    models = [build_variant(setup, v)[0] for v in variants]
+    assert any(isinstance(m, RMSNorm) for m in models[3].modules())
+    assert not any(isinstance(m, RMSNorm) for m in models[2].modules())
+    assert any(isinstance(m, SwiGLU) for m in models[2].modules())
+    cfg = setup.config
+    n_norms = sum(isinstance(m, torch.nn.LayerNorm) for m in models[0].modules())
+    assert rows[0].parameters - rows[1].parameters == n_norms * cfg.d_model
+    ffn = lambda m: sum(p.numel() for n, p in m.named_parameters() if ".ffn." in n and n.endswith("weight"))  # noqa
+    layers = cfg.n_encoder_layers + cfg.n_decoder_layers
+    assert abs(ffn(models[2]) - ffn(models[0])) <= 1.5 * cfg.d_model * layers
+    assert all(math.isfinite(r.val_loss) for r in rows)
