@@ -105,7 +105,7 @@ def ablation_on_gpu(source: ModelRef, record, heads: list, label: str) -> list[d
     """The rows of run_ablation: output and score with every head on, then with `heads` off."""
     model, tok, info = source.load()
     mask = heads_off(model, heads)
-    eval_set = default_eval_set(model, tok, info.get("task"), record.input_ids)
+    eval_set = default_eval_set(model, tok, info.get("task"), record.input_ids, record.target_ids)
     return [{"heads": "all on", "output": _continue(model, tok, record, None),
              eval_set.metric: round(evaluate(model, tok, eval_set), 3)},
             {"heads": label, "output": _continue(model, tok, record, mask),
@@ -133,7 +133,7 @@ def importance_on_gpu(source: ModelRef, record):
     """transformer.interpretability.ablation.head_importance as a stream of plain values: ((done, total), None)
     after each head, then (None, ({kind: (layers, heads)}, the metric it used))."""
     model, tok, info = source.load()
-    eval_set = default_eval_set(model, tok, info.get("task"), record.input_ids)
+    eval_set = default_eval_set(model, tok, info.get("task"), record.input_ids, record.target_ids)
     for item in head_importance_stream(model, tok, eval_set):
         yield (None, (item, eval_set.metric)) if isinstance(item, dict) else (item, None)
 

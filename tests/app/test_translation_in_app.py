@@ -60,3 +60,26 @@ def test_a_verse_without_its_reference_gets_no_gold(client):
     fig = plot_json(one)
     assert "AER" not in fig["layout"]["title"]["text"]
     assert not any("gold link" in t.get("name", "") for t in fig["data"])
+
+
+def test_switching_heads_off_on_a_held_out_verse(client, library):
+    """Issue 30, item 7: the ablation view and head importance answer on the translation model (they raised 'an
+    encoder-decoder model needs both a source and a target' before). Oracle: the table's loss with every head on
+    and with cross head 3.3 off, and the importance grid, are the library's on the verse read with its reference."""
+    from transformer.interpretability.ablation import default_eval_set, evaluate, head_importance, heads_off
+
+    model, tokenizer, _ = library
+    record = record_attention(model, tokenizer, VERSE.en, VERSE.es)
+    eval_set = default_eval_set(model, tokenizer, CKPT, record.input_ids, record.target_ids)
+    client.predict(CKPT, VERSE.en, VERSE.es, api_name="/attention")
+    table = client.predict("cross", ["3.3"], api_name="/ablate")
+    assert table["headers"] == ["heads", "output", "loss"]
+    (_, on_text, on_loss), (_, _, off_loss) = table["data"]
+    assert on_loss == round(evaluate(model, tokenizer, eval_set), 3)
+    assert off_loss == round(evaluate(model, tokenizer, eval_set, heads_off(model, [("cross", 3, 3)])), 3)
+    assert on_text == generate_text(model, tokenizer, VERSE.en, model.config.max_len - 1)
+    grid = decode(plot_json(client.predict("cross", api_name="/head_importance"))["data"][0]["z"])
+    expected = head_importance(model, tokenizer, eval_set)["cross"]
+    assert [[round(v, 4) for v in row] for row in grid] == [[round(v, 4) for v in row] for row in expected.tolist()]
+    client.predict(CKPT, VERSE.en, "", api_name="/attention")  # no reference: judged on its own translation
+    assert [row[0] for row in client.predict("cross", ["0.0"], api_name="/ablate")["data"]] == ["all on", "cross 0.0 off"]
