@@ -18,8 +18,8 @@ from __future__ import annotations
 import argparse
 import os
 
-from timing import interleave, machine_header, table, verdict  # also puts the repo on sys.path
-from versus_hf import CpuTimes, check_same, ours_generate, ref_generate
+from timing import machine_header, verdict  # also puts the repo on sys.path
+from versus_hf import check_same, ours_generate, ref_generate, timed_generations
 
 import torch
 
@@ -66,17 +66,10 @@ def main():
     prompt = torch.randint(1, cfg.vocab_size, (1, PROMPT_LEN), generator=torch.Generator().manual_seed(0))
     diff = check_same(ours, ref, prompt, args.new)
     print(f"check     max |logit difference| {diff:.2e} on the prompt; greedy tokens equal ({args.new})")
-    cpu = CpuTimes()
     candidates = {"ours": lambda: ours_generate(ours, prompt, args.new),
                   "transformers": lambda: ref_generate(ref, prompt, args.new)}
     print(f"timing    {args.rounds} rounds, 1 warm-up, {PROMPT_LEN}-token prompt + {args.new} new tokens per call")
-    res = interleave({name: cpu.wrap(name, fn) for name, fn in candidates.items()}, args.rounds, reps=1, warmup=1,
-                     log=False)
-    rows = [[name, f"{res.median(name) / args.new * 1e3:.1f}", f"{args.new / res.median(name):.1f}"]
-            for name in candidates]
-    print()
-    print(table(rows, ["candidate", "ms/token (median, whole call)", "tokens/s"]))
-    print()
+    res, cpu = timed_generations(candidates, args.rounds, args.new)
     stats = res.ratio("transformers", "ours")
     print(f"{'cached greedy generation, time(transformers) / time(ours) (wall)':66s} {stats}  target >= {TARGET}: "
           f"{verdict(stats.median, TARGET)}")

@@ -98,6 +98,19 @@ class CpuTimes:
         return RatioStats.of([s / f for s, f in zip(self.seconds[slow][warmup:], self.seconds[fast][warmup:])])
 
 
+def timed_generations(candidates: dict, rounds: int, new: int):
+    """Interleaved rounds (1 warm-up) of generations of `new` tokens each; prints each candidate's ms/token and
+    tokens/s and returns (interleave's result, the CpuTimes of the calls)."""
+    cpu = CpuTimes()
+    res = interleave({name: cpu.wrap(name, fn) for name, fn in candidates.items()}, rounds, reps=1, warmup=1,
+                     log=False)
+    rows = [[name, f"{res.median(name) / new * 1e3:.2f}", f"{new / res.median(name):,.1f}"] for name in candidates]
+    print()
+    print(table(rows, ["candidate", "ms/token (median, whole call)", "tokens/s"]))
+    print()
+    return res, cpu
+
+
 def profile_table(fn, tokens: int, rows: int = 12) -> str:
     """torch.profiler's self CPU time per generated token of the top operators of one call of `fn`."""
     from torch.profiler import profile
@@ -128,18 +141,11 @@ def p3_part(args) -> None:
     assert ours_generate(ours, prompt, args.p3_new, use_cache=False) == ours_generate(ours, prompt, args.p3_new)
     print(f"check     max |logit difference| {diff:.2e} on the prompt; greedy tokens equal ({args.p3_new}), ours "
           f"cached == uncached")
-    cpu = CpuTimes()
     candidates = {"ours": lambda: ours_generate(ours, prompt, args.p3_new),
                   "transformers": lambda: ref_generate(ref, prompt, args.p3_new),
                   "ours, no cache": lambda: ours_generate(ours, prompt, args.p3_new, use_cache=False)}
     print(f"timing    {args.p3_rounds} rounds, 1 warm-up, one generation per candidate per round")
-    res = interleave({name: cpu.wrap(name, fn) for name, fn in candidates.items()}, args.p3_rounds, reps=1,
-                     warmup=1, log=False)
-    rows = [[name, f"{res.median(name) / args.p3_new * 1e3:.2f}", f"{args.p3_new / res.median(name):,.0f}"]
-            for name in candidates]
-    print()
-    print(table(rows, ["candidate", "ms/token (median, whole call)", "tokens/s"]))
-    print()
+    res, cpu = timed_generations(candidates, args.p3_rounds, args.p3_new)
     stats = res.ratio("transformers", "ours")
     print(f"{'P3 ours / transformers, tokens/s (wall)':46s} {stats}  target >= {TARGET_P3}x: "
           f"{verdict(stats.median, TARGET_P3)}")
