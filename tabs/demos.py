@@ -9,6 +9,8 @@ from dataclasses import dataclass
 
 import gradio as gr
 
+from transformer.heads import AttentionKind
+
 from store.catalogue import fixed_choices
 from tabs.attention.translation_view import GOLD_SCORE
 from tabs.train.request import HYPER_PARAMETERS
@@ -44,34 +46,34 @@ DEMOS = [
          "The **reverse** model writes its input backwards. In **cross-attention** each output letter (a row) looks "
          "at the source letter it copies: the first output letter at the last input letter, and so on, so the "
          "weights form an **anti-diagonal**. The overview colours every head by how anti-diagonal it is; the "
-         "darkest one is open.", ckpt="reverse", text="attention", kind="cross", score="anti-diagonal"),
+         "darkest one is open.", ckpt="reverse", text="attention", kind=AttentionKind.CROSS.value, score="anti-diagonal"),
     Demo("The causal mask", "attention",
          "A language model predicts the next character, so a position may look only **back**: every cell above the "
          "diagonal is **masked** (grey), never just small. Each row still sums to 1 over what it may see. The "
          "sharpest head is open.", ckpt="shakespeare-char", text="To be, or not to be, that is the question",
-         kind="decoder self", score="entropy"),
+         kind=AttentionKind.DECODER_SELF.value, score="entropy"),
     Demo("Previous-token head", "attention",
          "In the **induction** model, one head of the first layer puts almost all its weight on the **previous "
          "token**: the cells just left of the diagonal. That head copies \"what came before me\" into each "
          "position, the first half of an induction circuit.", ckpt="induction", text=REPEATED,
-         kind="decoder self", score="previous token"),
+         kind=AttentionKind.DECODER_SELF.value, score="previous token"),
     Demo("Induction head", "attention",
          "The input is random letters, then the **same letters again**. In the second half, an **induction head** "
          "looks at the token that came *after* the earlier copy of the current token (a stripe one step right of "
          "where the repeat started) and predicts it: in-context copying, learned from data (Olsson et al. 2022).",
-         ckpt="induction", text=REPEATED, kind="decoder self", score="induction"),
+         ckpt="induction", text=REPEATED, kind=AttentionKind.DECODER_SELF.value, score="induction"),
     Demo("Induction heads in GPT-2", "attention",
          "Real **GPT-2** weights, read by our own decoder. The sentence comes twice: in the second copy, GPT-2's "
          "**induction heads** (layers 5-7 in the literature: 5.1, 5.5, 6.9, 7.2, 7.10) look at the token after the "
          "earlier copy of the current one: a stripe just right of the repeat's diagonal.", ckpt="gpt2 (pretrained)",
          text="The quick brown fox jumps over the lazy dog near the river bank. The quick brown fox jumps over the "
-              "lazy dog near the river bank.", kind="decoder self", score="induction"),
+              "lazy dog near the river bank.", kind=AttentionKind.DECODER_SELF.value, score="induction"),
     Demo("Who reads whom: translation", "attention",
          "**Cross-attention in words** of the translation model on a verse it never saw (Acts 13:52), on the head "
          "that aligns it best (AER in the title); circles are the gold links (same Strong's number). Word order: "
          "*Holy Spirit* becomes *Espíritu Santo*, so the weights cross, and *Spirit* is read by two Spanish words, "
          "*del Espíritu*.",
-         ckpt="translate-en-es", text='The disciples were filled with joy and with the Holy Spirit.', target='Y los discípulos estaban llenos de gozo, y del Espíritu Santo.', kind="cross", score=GOLD_SCORE, words=True),
+         ckpt="translate-en-es", text='The disciples were filled with joy and with the Holy Spirit.', target='Y los discípulos estaban llenos de gozo, y del Espíritu Santo.', kind=AttentionKind.CROSS.value, score=GOLD_SCORE, words=True),
     Demo("Sinusoid waves", "positional",
          "Each position gets a vector of sines and cosines (section 3.5 of the paper). Low dimensions wave fast, "
          "high ones slowly, so every position has its own pattern; the dot product of two positions depends only "

@@ -6,7 +6,9 @@ Like tests/test_dependencies.py this parses the source (nothing is imported), so
 from __future__ import annotations
 
 import ast
+import io
 import re
+import tokenize
 from pathlib import Path
 
 import pytest
@@ -280,3 +282,72 @@ def test_no_limit_is_written_outside_limits_py():
     assert len(files) > 30
     found = {p.relative_to(ROOT).as_posix(): written_limits(p.read_text(encoding="utf-8")) for p in files}
     assert {name: lines for name, lines in found.items() if lines} == {}
+
+
+# The room the markers take: `max_len - 1` (room for </s> or <s>), `max_target_len + 1` (the target and its </s>),
+# `max(max_source_len, max_target_len) + 2` (a task's max_len): the forms transformer/encoding.py owns
+# (most_source_tokens, most_target_tokens, decoder_length, max_len_for).
+MARKER_ROOM = re.compile(r"\bmax_len\s*-\s*1\b|\bmax_(?:source|target)_len\)?\s*\+\s*[12]\b")
+# A head written as text by hand ("L1H0", f"{layer}.{head}") or parsed back from it: transformer/heads.py's HeadId.
+HEAD_TEXT = re.compile(r"""f["']L\{|\}H\{|\{layer\}\.\{head\}|int\(x\) for x in .*\.split\(["']""")
+KIND_TEXTS = {"encoder self", "decoder self", "cross"}  # transformer.heads.AttentionKind's values
+
+
+def kind_literals(source: str) -> list[str]:
+    """The string literals of the code (docstrings and comments are other tokens) that are a kind's text."""
+    found = []
+    for token in tokenize.generate_tokens(io.StringIO(source).readline):
+        if token.type == tokenize.STRING:
+            try:
+                value = ast.literal_eval(token.string)
+            except (ValueError, SyntaxError):  # an f-string's pieces
+                continue
+            if value in KIND_TEXTS:
+                found.append(f"{token.start[0]}: {token.string}")
+    return found
+
+
+def restated(source: str) -> list[str]:
+    """Every line of code that restates the marker room or a head's text form, and every kind written as text."""
+    code = [line.split("#", 1)[0] for line in source.splitlines()]
+    return ([line.strip() for line in code if MARKER_ROOM.search(line) or HEAD_TEXT.search(line)]
+            + kind_literals(source))
+
+
+@pytest.mark.parametrize("source, caught", [
+    ("limit = cfg.max_len - 1  # room for </s>", True),
+    ("limit = model.config.max_len - 1 if max_tokens is None else min(max_tokens, model.config.max_len - 1)", True),
+    ('fields.setdefault("max_len", max(TASKS[task].max_source_len, TASKS[task].max_target_len) + 2)', True),
+    ("exact = greedy_exact_match(model, tok, pairs, task.max_target_len + 1)", True),
+    ("start += max_len + 1 - max_len // 2  # the context window slides", False),
+    ("limit = most_target_tokens(cfg)", False),
+    ('return f"L{layer}H{head}", float(scores[layer, head])', True),
+    ('labels = [f"{layer}.{head}" for layer in range(L) for head in range(H)]', True),
+    ('layer, head = (int(x) for x in str(label).split("."))', True),
+    ('layer, index = (int(x) for x in head[1:].split("H"))', True),
+    ("head = HeadId.parse(label, kind)", False),
+    ('own = {k: v for k, v in state.items() if k[len(prefix):].split(".")[0] in LEGACY}', False),
+    ('mask = pattern.mask if kind != "encoder self" else None', True),
+    ('pattern = record.patterns["cross"]', True),
+    ('"""Attention kinds ("encoder self", "decoder self", "cross") are AttentionKind."""', False),
+    ("pattern = record.patterns[AttentionKind.CROSS]", False),
+])
+def test_the_restatement_scanner_sees_each_form(source, caught):
+    """Oracle: hand-written lines, each known to restate the marker room, a head's text or a kind's text, or not,
+    so the scan below cannot pass vacuously."""
+    assert bool(restated(source)) == caught
+
+
+KIND_AND_HEAD_OWNERS = {"transformer/heads.py", "transformer/encoding.py"}
+
+
+def test_markers_kinds_and_heads_each_have_one_owner():
+    """Invariant: outside transformer/encoding.py (the marker room) and transformer/heads.py (AttentionKind,
+    HeadId), no module of the library or the app writes the marker room, a head's text form or a kind's text."""
+    packages = ("transformer", *APP_ROOMS)
+    files = [p for package in packages for p in sorted((ROOT / package).rglob("*.py"))]
+    files += [ROOT / name for name in APP_FILES]
+    assert len(files) > 60
+    found = {p.relative_to(ROOT).as_posix(): restated(p.read_text(encoding="utf-8")) for p in files}
+    assert {name: lines for name, lines in found.items() if lines and name not in KIND_AND_HEAD_OWNERS} == {}
+    assert all(restated((ROOT / owner).read_text(encoding="utf-8")) for owner in KIND_AND_HEAD_OWNERS)

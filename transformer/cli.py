@@ -126,7 +126,9 @@ def build(args):
     return model, run.tokenizer, run.data, train_cfg, info, text[1] if text else None
 
 
-def final_metrics(model, tokenizer, args, val_text) -> dict:
+def card_metrics(model, tokenizer, args, val_text) -> dict:
+    """The metrics a checkpoint's card states, measured on the finished model (a task's exact match on 1,000
+    examples, the induction card's heads, a text model's validation loss and head scores)."""
     if args.task:
         metrics = {"exact_match": exact_match(model, tokenizer, TASKS[args.task], n=1000, seed=2024),
                    "exact_match_examples": 1000}
@@ -304,7 +306,7 @@ def train(args, command: str, world: distributed.World) -> int:
     tqdm.write("measuring final metrics ...")
     start = time.perf_counter()
     model.eval()
-    info["metrics"] = final_metrics(model, tokenizer, args, val_text)
+    info["metrics"] = card_metrics(model, tokenizer, args, val_text)
     info["training"].update(trainer.training_info())
     full = {**info, "model": model.config.to_dict()}
     card = model_card(out.name, args, full, command)

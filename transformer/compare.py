@@ -33,6 +33,7 @@ from .data import InductionData, TaskData, TextData
 from .encoding import source_ids
 from .evaluate import nats_per_char
 from .generate import _Decoder, cache_bytes_per_token  # _Decoder: the decoding state generate() itself uses
+from .heads import AttentionKind
 from .model import Transformer
 from .interpretability.probe import record_ids
 from .run import seeded_model
@@ -255,7 +256,7 @@ def mean_attended_distance(model: Transformer, data: Data, tokenizer, n_examples
             if i >= windows.size(0):
                 break
             record = record_ids(model, tokenizer, windows[i].tolist())
-        values.append(float(record.patterns["decoder self"].scores()["mean distance"].mean()))
+        values.append(float(record.patterns[AttentionKind.DECODER_SELF].scores()["mean distance"].mean()))
     return sum(values) / len(values)
 
 

@@ -34,6 +34,29 @@ def decoder_ids(target: list[int], config: TransformerConfig) -> tuple[list[int]
     return [config.bos_id] + list(target), list(target) + [config.eos_id]
 
 
+def most_source_tokens(config: TransformerConfig) -> int:
+    """The most text tokens the encoder of `config` takes: max_len - 1, leaving room for </s>; a decoder-only
+    model's input takes max_len."""
+    return config.max_len - 1 if config.is_encoder_decoder else config.max_len
+
+
+def most_target_tokens(config: TransformerConfig) -> int:
+    """The most target tokens the decoder of an encoder-decoder `config` reads after <s> (max_len - 1): also the most
+    tokens a greedy translation can produce, since each step's decoder input is <s> + the outputs so far."""
+    return config.max_len - 1
+
+
+def decoder_length(n_target: int) -> int:
+    """How many positions the decoder runs for a target of `n_target` tokens: <s> + target in, target + </s> out.
+    Also the generation length that lets a model produce the target and its </s>."""
+    return n_target + 1
+
+
+def max_len_for(longest_source: int, longest_target: int) -> int:
+    """The max_len a task's model is built with: its longest text and room for the two markers <s> and </s>."""
+    return max(longest_source, longest_target) + 2
+
+
 def source_batch(tokenizer, sources: list[str], config: TransformerConfig) -> Tensor:
     """(B, S) the encoder's batch of source texts: each `source_ids`, right-padded with pad_id."""
     return pad([source_ids(tokenizer, s, config) for s in sources], config.pad_id)
@@ -96,7 +119,7 @@ def encode_input(model, tokenizer, text: str, *, max_tokens: int | None = None,
         raise ValueError(f"the {role} is empty: type some text")
     ids = tokenizer.encode(text)
     keep_last = not cfg.is_encoder_decoder and role == "input"
-    limit = cfg.max_len if keep_last else cfg.max_len - 1  # room for </s> (source) or <s> (target)
+    limit = most_source_tokens(cfg) if role == "input" else most_target_tokens(cfg)  # room for </s> or <s>
     limit = limit if max_tokens is None else min(limit, max_tokens)
     kept = ids[-limit:] if keep_last else ids[:limit]
     what = "prompt" if keep_last else role

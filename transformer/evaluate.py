@@ -10,7 +10,7 @@ import torch
 import torch.nn.functional as F
 
 from .data import Task
-from .encoding import source_batch
+from .encoding import decoder_length, source_batch
 from .generate import greedy_batch
 from .model import HeadMask, Transformer
 from .tokenization import UNK_ID
@@ -34,7 +34,7 @@ def exact_match(model: Transformer, tokenizer, task: Task, n: int = 1000, seed: 
     """Fraction of n fresh examples of `task` whose greedy output equals the target exactly."""
     rng = random.Random(seed)
     pairs = [task.sample(rng) for _ in range(n)]
-    return greedy_exact_match(model, tokenizer, pairs, task.max_target_len + 1, batch_size=batch_size)[0]
+    return greedy_exact_match(model, tokenizer, pairs, decoder_length(task.max_target_len), batch_size=batch_size)[0]
 
 
 @dataclass(frozen=True)

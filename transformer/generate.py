@@ -17,7 +17,7 @@ import torch
 from torch import Tensor
 
 from .config import TransformerConfig
-from .encoding import source_ids
+from .encoding import most_target_tokens, source_ids
 from .memory import cache_numbers_per_token
 from .model import HeadMask, Transformer
 
@@ -291,7 +291,7 @@ def greedy_batch(model: Transformer, src: Tensor, max_new_tokens: int, head_mask
     token = torch.full((B, 1), cfg.bos_id, device=src.device)  # (B, 1)
     outputs, done = [], torch.zeros(B, dtype=torch.bool, device=src.device)
     banned = never_emitted(cfg)
-    for step in range(min(max_new_tokens, cfg.max_len - 1)):
+    for step in range(min(max_new_tokens, most_target_tokens(cfg))):
         logits, _, _ = model.decode(token, memory, src_mask, cache=cache, start=step, head_mask=head_mask,
                                     last_only=True)
         logits = logits[:, -1]  # (B, vocab_size)

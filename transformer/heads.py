@@ -10,6 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
+import torch
+from torch import Tensor
+
+from .attention import causal_mask
+
 
 class AttentionKind(str, Enum):
     ENCODER_SELF = "encoder self"
@@ -38,6 +43,10 @@ class AttentionKind(str, Enum):
     def causal(self) -> bool:
         """The mask rule: only decoder self-attention hides later keys (the others see every real token)."""
         return self is AttentionKind.DECODER_SELF
+
+    def mask(self, T: int, S: int) -> Tensor:
+        """(T, S) bool, True where a query may attend to a key by this kind's mask rule (padding aside)."""
+        return causal_mask(T, S)[0, 0] if self.causal else torch.ones(T, S, dtype=torch.bool)
 
     def point(self, layer: int, name: str) -> str:
         """The named point `name` (q, k, v, pattern, z, ...) of this kind's attention in `layer`."""

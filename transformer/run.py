@@ -10,6 +10,7 @@ import torch
 
 from .config import TransformerConfig
 from .data import INDUCTION_ALPHABET, INDUCTION_MIN_HALF, TASKS, InductionData, TaskData, TextData
+from .encoding import max_len_for
 from .memory import check_training_memory
 from .model import Transformer
 from .tokenization import CharTokenizer
@@ -52,7 +53,7 @@ def build_run(train_cfg: TrainConfig, *, task: str | None = None, induction: boo
         if task not in TASKS:
             raise ValueError(f"unknown task {str(task)[:40]!r}; choose one of {', '.join(sorted(TASKS))}")
         tokenizer = tokenizer or CharTokenizer(TASKS[task].alphabet)
-        fields.setdefault("max_len", max(TASKS[task].max_source_len, TASKS[task].max_target_len) + 2)  # + <s>/</s>
+        fields.setdefault("max_len", max_len_for(TASKS[task].max_source_len, TASKS[task].max_target_len))
     else:
         if induction:
             tokenizer = tokenizer or CharTokenizer(INDUCTION_ALPHABET)

@@ -11,7 +11,9 @@ import pandas as pd
 import visualize as viz
 from transformer.interpretability.ablation import default_eval_set, evaluate, head_importance_stream, heads_off
 from transformer.interpretability.analysis import attention_rollout
+from transformer.encoding import most_target_tokens
 from transformer.generate import generate
+from transformer.heads import AttentionKind, HeadId
 from transformer.interpretability.probe import qk_step
 
 from checks import UserError, check_index
@@ -62,7 +64,7 @@ def draw_rollout(record, kind, shown=None):
         return gr.skip()
     pattern = selected_pattern(record, kind)
     kind = pattern.kind
-    if kind == "cross":
+    if kind == AttentionKind.CROSS:
         return viz.empty_curves("Rollout follows self-attention through its layers: pick encoder or decoder self")
     return viz.rollout_heatmap(attention_rollout(pattern.weights), pattern.key_tokens,
                                title=f"Attention rollout ({kind}, {pattern.shape[0]} layers)")
@@ -72,18 +74,18 @@ def _parse_heads(kind, labels, L, H):
     heads = []
     for label in labels or []:
         try:
-            layer, head = (int(x) for x in str(label).split("."))
+            head = HeadId.parse(str(label), kind)
         except ValueError:
             raise UserError(f"heads are named layer.head, got {str(label)[:20]!r}") from None
-        if not (0 <= layer < L and 0 <= head < H):
+        if not (0 <= head.layer < L and 0 <= head.head < H):
             raise UserError(f"there is no head {label} here ({L} layers x {H} heads)")
-        heads.append((kind, layer, head))
+        heads.append((head.kind, head.layer, head.head))
     return heads
 
 
 def _continue(model, tok, record, mask) -> str:
     ids = [s.token_id for s in generate(model, record.input_ids, 40 if not model.config.is_encoder_decoder
-                                        else model.config.max_len - 1, head_mask=mask)]
+                                        else most_target_tokens(model.config), head_mask=mask)]
     return tok.decode(ids)
 
 

@@ -9,6 +9,7 @@ import torch
 
 import visualize as viz
 from transformer.interpretability.analysis import LOW_IS_INTERESTING, top_head
+from transformer.heads import AttentionKind, HeadId
 from transformer.interpretability.probe import KINDS
 
 from checks import UserError, check_choice, check_index
@@ -34,12 +35,12 @@ def focus_head(record, focus) -> tuple[str, int, int]:
     """(kind, layer, head) to open on: with `focus` = (kind, score) from a demo, the head that scores best on it;
     otherwise cross-attention when there is one, on its sharpest (lowest-entropy) head."""
     kind, score = focus if focus else (None, None)
-    kind = kind if kind in record.patterns else ("cross" if "cross" in record.patterns else record.kinds[0])
+    kind = kind if kind in record.patterns else (AttentionKind.CROSS if AttentionKind.CROSS in record.patterns else record.kinds[0])
     pattern = record.patterns[kind]
     gold = gold_scores(pattern) if score == GOLD_SCORE else {}
     if gold:  # the head that aligns this verse's words best (lowest AER against its gold links)
         return (kind,) + top_head(-gold[GOLD_SCORE])  # the lowest AER
-    layer, head = pattern.best_head(score) if score in pattern.scores() else pattern.sharpest_head()
+    layer, head = pattern.top_head(score) if score in pattern.scores() else pattern.sharpest_head()
     return kind, layer, head
 
 
@@ -72,7 +73,7 @@ def compute_attention(ckpt, text, target, key, focus=None, request: gr.Request =
     kind, layer, head = focus_head(record, focus[1:] if isinstance(focus, tuple) and focus[0] == ckpt else None)
     H = record.patterns[kind].shape[1]
     T = len(record.patterns[kind].query_tokens)
-    labels = [f"{layer}.{head}" for layer in range(max(p.shape[0] for p in record.patterns.values()))
+    labels = [HeadId(kind, layer, head).label for layer in range(max(p.shape[0] for p in record.patterns.values()))
               for head in range(H)]
     notice, layer_slider, head_slider = fit_sliders(record, kind, layer, head)
     return (notice, gr.update(choices=labels, value=[]), gr.update(choices=record.kinds, value=kind),
@@ -101,7 +102,7 @@ def draw_figures(record, kind, layer, head, score, parts=("one", "grid", "overvi
     pattern, layer, head = _selected(record, kind, layer, head, view)
     kind = pattern.kind
     score = check_choice(score, "overview colour", SCORES)
-    mask = pattern.mask if kind != "encoder self" else None
+    mask = pattern.drawn_mask
     tokens = selected_pattern(record, kind)  # the weights over tokens, whatever the view shows
     scores = {**pattern.scores(), **gold_scores(tokens)}
     shown = score if score in scores else "entropy"
@@ -230,7 +231,7 @@ def build_attention_tab(demo, ckpt, key):
                 target = gr.Textbox(label="Target (seq2seq; empty = model output)", max_length=MAX_PROMPT_CHARS,
                                     elem_id="att-target")
                 notice = gr.Markdown(elem_id="att-notice")
-                kind = Radio(list(KINDS), value="cross", label="Attention", elem_id="att-kind")
+                kind = Radio(list(KINDS), value=AttentionKind.CROSS.value, label="Attention", elem_id="att-kind")
                 with gr.Row():
                     cells = Radio(list(SHOW), value=SHOW[0], label="Cells show", elem_id="att-cells")
                     words = gr.Checkbox(False, label="words (merge subword tokens)", elem_id="att-words")

@@ -4,6 +4,7 @@ heatmap. The library owns every number (transformer.translation.gold); this only
 from __future__ import annotations
 
 from visualize.alignment import gold_link_marks
+from transformer.heads import AttentionKind
 from transformer.translation.gold import aer_per_head, cross_words, gold_links, head_alignment, verse_of
 
 GOLD_SCORE = "alignment error (gold)"  # lower is better: the overview colour and the demo's choice of head
@@ -12,7 +13,7 @@ GOLD_NOTE = ("Circles: the gold links of this verse (an English and a Spanish wo
 
 
 def _gold(pattern):
-    verse = verse_of(pattern) if pattern is not None and pattern.kind == "cross" else None
+    verse = verse_of(pattern) if pattern is not None and pattern.kind == AttentionKind.CROSS else None
     if verse is None:
         return None, None
     cross = cross_words(pattern)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import gradio as gr
 
 import visualize as viz
+from transformer.heads import HeadId
 from transformer.interpretability.two_inputs import differing_positions, head_divergence
 
 from checks import UserError, check_index
@@ -41,8 +42,7 @@ def draw_two(record, record_b, kind, layer, head):
     L, H = a.shape
     layer = check_index(layer, "layer", L)
     head = check_index(head, "head", H)
-    mask_a = a.mask if a.kind != "encoder self" else None
-    mask_b = b.mask if b.kind != "encoder self" else None
+    mask_a, mask_b = a.drawn_mask, b.drawn_mask
     fig_a = viz.head_heatmap(a.weights[layer, head], a.query_tokens, a.key_tokens,
                              title=f"input A, layer {layer}, head {head}", mask=mask_a)
     fig_b = viz.head_heatmap(b.weights[layer, head], b.query_tokens, b.key_tokens,
@@ -51,7 +51,7 @@ def draw_two(record, record_b, kind, layer, head):
     grid = viz.overview(divergence, "change in bits", title=f"Change per head ({a.kind})")
     changed = differing_positions(a.key_tokens, b.key_tokens)
     value = float(divergence[layer, head])
-    note = (f"Head {layer}.{head} changed by **{value:.3f} bits**; the inputs differ at "
+    note = (f"Head {HeadId(a.kind, layer, head).label} changed by **{value:.3f} bits**; the inputs differ at "
             f"{'position ' + ', '.join(map(str, changed[:8])) if changed else 'no position'}"
             f"{' …' if len(changed) > 8 else ''}.")
     return fig_a, fig_b, grid, note

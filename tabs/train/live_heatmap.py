@@ -44,7 +44,7 @@ class LiveHeatmap:
     def figure(self):
         pattern = self.pattern
         layer, head = pattern.shape[0] - 1, min(max(self.head, 0), pattern.shape[1] - 1)
-        mask = pattern.mask if pattern.kind != "encoder self" else None
+        mask = pattern.drawn_mask
         return head_heatmap_svg(pattern.weights[layer, head], pattern.query_tokens, pattern.key_tokens,
                                 title=f"{pattern.kind} attention, last layer, head {head} (step {self.step})",
                                 mask=mask)

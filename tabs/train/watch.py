@@ -12,6 +12,7 @@ import numpy as np
 
 from visualize.heatmap_svg import head_heatmap_svg
 from visualize.line_chart import phase_change_chart
+from transformer.heads import AttentionKind, HeadId
 from transformer.interpretability.phase_change import (induction_run, rise_window, steepest_drop,
                                                        watch_induction)
 from transformer.interpretability.probe import record_ids
@@ -81,9 +82,10 @@ class WatchProgress:
 
 def _attention_figure(model, tokenizer, head: str, step: int):
     """The current best induction head on random characters repeated twice."""
-    layer, index = (int(x) for x in head[1:].split("H"))
+    head_id = HeadId.parse(head, AttentionKind.DECODER_SELF)
+    layer, index = head_id.layer, head_id.head
     model.eval()
-    pattern = record_ids(model, tokenizer, tokenizer.encode(EXAMPLE)).patterns["decoder self"]
+    pattern = record_ids(model, tokenizer, tokenizer.encode(EXAMPLE)).patterns[AttentionKind.DECODER_SELF]
     model.train()
     return head_heatmap_svg(pattern.weights[layer, index], pattern.query_tokens, pattern.key_tokens,
                             title=f"best induction head {head} (step {step})", mask=pattern.mask)

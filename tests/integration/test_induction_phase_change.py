@@ -22,5 +22,5 @@ def test_induction_score_jumps_where_the_loss_falls():
     a, b = steepest_drop(steps, [p.val_loss for p in points])
     assert window[0] <= a and b <= window[1], f"steepest drop {a}-{b} outside the rise window {window}"
     last = points[-1]
-    assert last.induction_head.startswith("L1") and last.previous_token_head.startswith("L0")
+    assert last.induction_head.startswith("1.") and last.previous_token_head.startswith("0.")
     assert points[0].val_loss - last.val_loss > 1.0  # the fall is real: more than 1 nat of the ~4.1 at the start

@@ -86,6 +86,6 @@ def test_induction_checkpoint_has_its_heads_and_copies_the_repeat():
     for head in ("previous_token_head", "induction_head"):
         assert measured[head] == stated[head] and measured[f"{head}_score"] >= 0.8, (head, measured, stated)
         assert abs(measured[f"{head}_score"] - stated[f"{head}_score"]) < 0.05
-    assert measured["previous_token_head"].startswith("L0") and measured["induction_head"].startswith("L1")
+    assert measured["previous_token_head"].startswith("0.") and measured["induction_head"].startswith("1.")
     assert measured["in_context_accuracy_second_copy"] >= 0.9
     assert measured["in_context_accuracy_first_copy"] <= 2 * measured["chance_accuracy"]

@@ -62,7 +62,7 @@ def test_one_head_off_changes_only_when_that_head_matters():
 
 def test_unknown_heads_are_refused():
     model = seeded_model(tiny_config())
-    with pytest.raises(ValueError, match="no cross head 5.0"):
+    with pytest.raises(ValueError, match="no head cross 5.0"):
         heads_off(model, [("cross", 5, 0)])
 
 

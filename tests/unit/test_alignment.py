@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from transformer.translation.alignment import (attention_alignment, best_head, diagonal_alignment, heads_alignments,
+from transformer.translation.alignment import (attention_alignment, lowest_aer_head, diagonal_alignment, heads_alignments,
                                                score)
 
 
@@ -50,4 +50,4 @@ def test_per_head_alignments_and_the_best_head():
     assert len(out[0]) == 3  # two heads and the layer's mean
     gold = {(1, 0), (0, 1)}
     table = {"aer": [[score(a, gold).aer for a in layer] for layer in out]}
-    assert best_head(table) == (1, 1)
+    assert lowest_aer_head(table) == (1, 1)

@@ -191,7 +191,8 @@ def test_model_level_scores_average_the_detectors_over_the_sequences(make_model,
 def test_top_head_is_the_highest_score_or_the_lowest_entropy():
     """Oracle: a hand-made (2 layers, 3 heads) table: the highest entry is layer 1 head 0, the lowest layer 0 head
     2; "entropy" (low is interesting) picks the lowest, any other score the highest; within layer 0 the highest is
-    head 1. best_head names the same head as TransformerLens does ("L1H0")."""
+    head 1. best_head gives that head as a HeadId of the kind asked for, written "1.0", and its score."""
+    from transformer.heads import HeadId
     from transformer.interpretability.analysis import best_head, top_head
 
     table = torch.tensor([[0.5, 0.7, 0.1], [0.9, 0.3, 0.2]])
@@ -199,4 +200,5 @@ def test_top_head_is_the_highest_score_or_the_lowest_entropy():
     assert top_head(table, "entropy") == (0, 2)
     assert top_head(table, "anti-diagonal", layer=0) == (0, 1)
     assert top_head(table, "entropy", layer=1) == (1, 2)
-    assert best_head(table) == ("L1H0", pytest.approx(0.9))
+    head, score = best_head(table, kind="cross")
+    assert head == HeadId("cross", 1, 0) and head.label == "1.0" and str(head) == "cross 1.0" and score == pytest.approx(0.9)

@@ -15,26 +15,26 @@ import torch
 import torch.nn.functional as F
 
 from ..data import Task
-from ..encoding import decoder_ids
+from ..encoding import decoder_ids, decoder_length, most_target_tokens
 from ..evaluate import greedy_exact_match
 from ..generate import generate
-from ..heads import AttentionKind
+from ..heads import AttentionKind, HeadId
 from ..model import HeadMask, Transformer
 
 
-def heads_off(model: Transformer, heads: list[tuple[str, int, int]]) -> HeadMask | None:
-    """A HeadMask with the given (kind, layer, head) switched off and every other head on (None when none is)."""
+def heads_off(model: Transformer, heads: list[HeadId | tuple[str, int, int]]) -> HeadMask | None:
+    """A HeadMask with the given heads (HeadIds or (kind, layer, head)) switched off and every other head on (None when none is)."""
     if not heads:
         return None
     cfg, dev = model.config, model.device
     masks = {}
-    for kind, layer, head in heads:
-        kind = AttentionKind.parse(kind)
-        layers = kind.n_layers(cfg)
-        if not 0 <= layer < layers or not 0 <= head < cfg.n_heads:
-            raise ValueError(f"no {kind} head {layer}.{head} in this model ({layers} layers x {cfg.n_heads} heads)")
-        mask = masks.setdefault(kind.field, torch.ones(layers, cfg.n_heads, device=dev))
-        mask[layer, head] = 0.0
+    for head in heads:
+        head = HeadId(*head)
+        layers = head.kind.n_layers(cfg)
+        if not 0 <= head.layer < layers or not 0 <= head.head < cfg.n_heads:
+            raise ValueError(f"no head {head} in this model ({layers} layers x {cfg.n_heads} heads)")
+        mask = masks.setdefault(head.kind.field, torch.ones(layers, cfg.n_heads, device=dev))
+        mask[head.layer, head.head] = 0.0
     return HeadMask(**masks)
 
 
@@ -63,7 +63,7 @@ def evaluate(model: Transformer, tokenizer, eval_set: EvalSet, head_mask: HeadMa
     (language model), or of the target given the source, teacher-forced (encoder-decoder)."""
     if eval_set.pairs is not None:
         longest = max(len(tokenizer.encode(t)) for _, t in eval_set.pairs)
-        return greedy_exact_match(model, tokenizer, eval_set.pairs, longest + 1, head_mask=head_mask,
+        return greedy_exact_match(model, tokenizer, eval_set.pairs, decoder_length(longest), head_mask=head_mask,
                                   batch_size=len(eval_set.pairs))[0]
     x = eval_set.sequences.to(model.device)
     if eval_set.targets is not None:
@@ -121,8 +121,8 @@ def default_eval_set(model: Transformer, tokenizer, task: str | None, input_ids:
         if not input_ids:
             raise ValueError("give a source to translate to measure the loss on")
         if target_ids is None:
-            target_ids = [s.token_id for s in generate(model, list(input_ids), model.config.max_len - 1)]
-        return EvalSet(sequences=torch.tensor([list(input_ids)]), targets=list(target_ids)[:model.config.max_len - 1])
+            target_ids = [s.token_id for s in generate(model, list(input_ids), most_target_tokens(model.config))]
+        return EvalSet(sequences=torch.tensor([list(input_ids)]), targets=list(target_ids)[:most_target_tokens(model.config)])
     if task == "induction":
         return EvalSet(sequences=repeated_sequences(model, n_seqs=32, seed=4242).cpu())
     if len(input_ids) < 2:

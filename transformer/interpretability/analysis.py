@@ -17,6 +17,7 @@ from torch import Tensor
 
 from ..data import repeated_random_tokens
 from ..encoding import with_eos
+from ..heads import AttentionKind, HeadId
 from ..tokenization import UNK_ID
 
 Positions = Sequence[int] | Tensor | None  # content positions along one axis; None = every position
@@ -200,11 +201,11 @@ def top_head(scores: Tensor, name: str | None = None, layer: int | None = None) 
     return layer, head
 
 
-def best_head(scores: Tensor, name: str | None = None) -> tuple[str, float]:
-    """("L<layer>H<head>", score) of the best entry (`top_head`) of a (layers, heads) score table, counting from 0
-    (the names TransformerLens uses: "L1H0" is head 0 of the second layer)."""
+def best_head(scores: Tensor, name: str | None = None, kind: AttentionKind = AttentionKind.DECODER_SELF
+              ) -> tuple[HeadId, float]:
+    """(the head, its score) of the best entry (`top_head`) of a (layers, heads) score table of `kind`."""
     layer, head = top_head(scores, name)
-    return f"L{layer}H{head}", float(scores[layer, head])
+    return HeadId(kind, layer, head), float(scores[layer, head])
 
 
 def attention_rollout(weights: Tensor) -> Tensor:

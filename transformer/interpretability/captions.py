@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
+from ..heads import AttentionKind
 from .probe import AttentionPattern
 
 ROLE_THRESHOLD = 0.5  # a role needs at least half of the attention where the score looks
@@ -77,7 +78,7 @@ def evenness(w: Tensor, mask: Tensor, queries: list[int]) -> float:
 def _meaningful(pattern: AttentionPattern, layer: int, head: int) -> dict[str, float]:
     """The role scores of head (layer, head) that mean something for this pattern's kind (CROSS_SCORES for
     cross-attention)."""
-    names = CROSS_SCORES if pattern.kind == "cross" else ROLES.keys()
+    names = CROSS_SCORES if pattern.kind == AttentionKind.CROSS else ROLES.keys()
     return {name: float(table[layer, head]) for name, table in pattern.scores().items() if name in names}
 
 
@@ -96,7 +97,7 @@ def describe_head(pattern: AttentionPattern, layer: int, head: int, unit: str = 
                                           f"each axis{why}")
     w, mask = pattern.weights[layer, head].float(), pattern.mask  # (T, S), (T, S)
     scores = _meaningful(pattern, layer, head)
-    key, share = one_key(w, mask, pattern.query_text, pattern.kind != "cross")
+    key, share = one_key(w, mask, pattern.query_text, pattern.kind != AttentionKind.CROSS)
     token = pattern.key_tokens[key]
     where = f"the first {unit}" if key == 0 else f"key {key}"
     candidates = [(value, name) for name, value in scores.items()] + [(share, "one key")]
@@ -106,7 +107,7 @@ def describe_head(pattern: AttentionPattern, layer: int, head: int, unit: str = 
             role = "first-token (sink)" if key == 0 and unit == "token" else f"one-{unit}"
             return HeadCaption(role, name, best, f"{role} head: {best:.0%} of each {unit}'s attention goes to "
                                                  f"{where}, {token!r}")
-        role, what = SELF_DIAGONAL[unit] if name == "diagonal" and pattern.kind != "cross" else ROLES[name]
+        role, what = SELF_DIAGONAL[unit] if name == "diagonal" and pattern.kind != AttentionKind.CROSS else ROLES[name]
         role, what = role.format(unit=unit), what.format(unit=unit)
         return HeadCaption(role, name, best, f"{role} head: {best:.0%} of {what}")
     even = evenness(w, mask, pattern.query_text)

@@ -8,6 +8,7 @@ import torch
 
 from ..data import Task
 from ..encoding import source_ids
+from ..heads import AttentionKind
 from ..model import Transformer
 from .analysis import (best_head, head_scores, previous_token, random_token_ids, repeated_sequence_scores,
                        repeated_sequences)
@@ -24,7 +25,7 @@ def reverse_anti_diagonality(model: Transformer, tokenizer, task: Task, n: int =
     for _ in range(n):
         source, target = task.sample(rng)
         pattern = record_ids(model, tokenizer, source_ids(tokenizer, source, cfg),
-                             tokenizer.encode(target)).patterns["cross"]
+                             tokenizer.encode(target)).patterns[AttentionKind.CROSS]
         total += head_scores(pattern.weights[-1:], pattern.query_text, pattern.key_text)["anti-diagonal"][0]
     return float(total.max() / n)
 
@@ -66,8 +67,8 @@ def induction_metrics(model: Transformer, seq_len: int | None = None, n_seqs: in
     ind_head, ind = best_head(scores["induction"])
     table = {name.replace(" ", "_") + "_score": [[round(v, 3) for v in row] for row in s.tolist()]
              for name, s in scores.items()}
-    return {"previous_token_head": prev_head, "previous_token_head_score": round(prev, 3),
-            "induction_head": ind_head, "induction_head_score": round(ind, 3),
+    return {"previous_token_head": prev_head.label, "previous_token_head_score": round(prev, 3),
+            "induction_head": ind_head.label, "induction_head_score": round(ind, 3),
             "in_context_accuracy_first_copy": round(first, 3), "in_context_accuracy_second_copy": round(second, 3),
             "chance_accuracy": round(1 / n_ids, 3),
             "measured_on": f"{n_seqs} fresh sequences of {seq_len} random distinct tokens repeated twice (seed {seed})",

@@ -18,7 +18,7 @@ import random
 import torch
 
 from ..data import INDUCTION_ALPHABET
-from ..heads import HeadId
+from ..heads import AttentionKind, HeadId
 from ..model import Transformer
 from .activation_patching import head_patching
 from .attribution_patching import attribution_patching, rank_correlation
@@ -75,8 +75,8 @@ def induction_circuit(model: Transformer, tokenizer, previous_token: tuple[int, 
     for pair in induction_pairs(model, tokenizer, n_pairs, n, keep_copied):
         metric = logit_difference(model, pair)
         heads.append(head_patching(model, pair, metric).values)
-        attribution.append(attribution_patching(model, pair, metric)["decoder self"].values)
-        grid = path_patching(model, pair, metric, HeadId("decoder self", *previous_token))["decoder self"]
+        attribution.append(attribution_patching(model, pair, metric)[AttentionKind.DECODER_SELF].values)
+        grid = path_patching(model, pair, metric, HeadId(AttentionKind.DECODER_SELF, *previous_token))[AttentionKind.DECODER_SELF]
         path.append(grid.values[:, induction[0], induction[1]])  # (3,): query, key, value
         rhos.append(rank_correlation(attribution[-1], heads[-1]))
     heads_mean, attribution_mean, path_mean = (torch.stack(x).mean(0) for x in (heads, attribution, path))

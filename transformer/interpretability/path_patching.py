@@ -80,14 +80,14 @@ def path_patching(model: Transformer, pair: MinimalPair, metric: Metric, sender:
     kind, layer, head = attention_kind(model, sender.kind), sender.layer, sender.head
     cfg = model.config
     if not 0 <= layer < kind.n_layers(cfg) or not 0 <= head < cfg.n_heads:
-        raise ValueError(f"sender: no {kind} head {layer}.{head} in this model ({kind.n_layers(cfg)} layers x "
+        raise ValueError(f"sender: no head {sender} in this model ({kind.n_layers(cfg)} layers x "
                          f"{cfg.n_heads} heads)")
     if cfg.attention == "mla" or (cfg.n_kv_heads or cfg.n_heads) != cfg.n_heads:
         raise ValueError("path patching into one head's key or value needs a key/value head per query head: this "
                          "model shares them (GQA, MQA or MLA)")
     targets = receivers(model, kind, layer)
     if not targets:
-        raise ValueError(f"no head reads the {kind} head {layer}.{head}'s output after it: choose an earlier sender")
+        raise ValueError(f"no head reads the head {sender}'s output after it: choose an earlier sender")
     kinds = AttentionKind.of(cfg)
     zs = [k.point(i, "z") for k in kinds for i in range(k.n_layers(cfg))]
     ffns = [f"{s}.{i}.ffn.out" for s in ("encoder", "decoder") for i in range(stack_layers(model, s))

@@ -33,7 +33,7 @@ class PhasePoint:
     val_loss: float
     previous_token: float  # the best previous-token score of any head
     induction: float  # the best induction score of any head
-    previous_token_head: str  # "L0H1"
+    previous_token_head: str  # "0.1": layer.head (HeadId.label)
     induction_head: str
     elapsed: float  # seconds of training so far
     kind: str = "phase"
@@ -60,7 +60,8 @@ def best_scores(model: Transformer, n_seqs: int = 8) -> tuple[str, float, str, f
     model.train(was_training)
     out = []
     for name in ("previous token", "induction"):
-        out += list(best_head(scores[name], name))
+        head, score = best_head(scores[name], name)
+        out += [head.label, score]
     return tuple(out)
 
 

@@ -17,15 +17,15 @@ from dataclasses import dataclass, field
 import torch
 from torch import Tensor
 
-from ..attention import causal_mask, relative_bias
-from ..encoding import EncodedInput, decoder_ids, encode_input  # noqa: F401  (re-exported for the app)
+from ..attention import relative_bias
+from ..encoding import EncodedInput, decoder_ids, encode_input, most_target_tokens  # noqa: F401  (re-exported)
 from ..generate import context_start, generate
 from ..heads import AttentionKind
 from ..model import ModelOutput, Transformer
 from ..points import points
 from .analysis import detector_scores, head_scores, top_head
 
-KINDS = tuple(AttentionKind)
+KINDS = tuple(kind.value for kind in AttentionKind)  # the kinds' text, for the app's choices
 
 
 def step_context(model: Transformer, input_ids: list[int], output_ids: list[int], step: int) -> tuple[list[int], int]:
@@ -51,7 +51,7 @@ class AttentionPattern:
     `key_text` are the positions that hold text rather than `<s>` / `</s>`: head scores are computed on them.
     """
 
-    kind: str
+    kind: AttentionKind  # its text ("cross") is accepted and made the kind
     weights: Tensor  # (L, H, T, S)
     query_tokens: list[str]
     key_tokens: list[str]
@@ -59,6 +59,15 @@ class AttentionPattern:
     query_text: list[int]
     key_text: list[int]
     key_ids: list[int] = field(default_factory=list)  # token ids of the keys (the detectors compare tokens)
+
+    def __post_init__(self):
+        self.kind = AttentionKind.parse(self.kind)
+
+    @property
+    def drawn_mask(self) -> Tensor | None:
+        """The mask a heatmap greys: the causal mask of decoder self-attention, None for a kind that hides
+        nothing (AttentionKind.causal, the one mask rule)."""
+        return self.mask if self.kind.causal else None
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -72,20 +81,20 @@ class AttentionPattern:
         cached = self.__dict__.get("_scores")
         if cached is None or cached[0] is not self.weights:
             scores = head_scores(self.weights, self.query_text, self.key_text)
-            if self.kind != "cross" and self.key_ids:
+            if self.kind != AttentionKind.CROSS and self.key_ids:
                 detected = detector_scores(self.weights, torch.tensor(self.key_ids))
                 scores.update({k: v for k, v in detected.items() if k not in scores})
             cached = self.__dict__["_scores"] = (self.weights, scores)
         return dict(cached[1])
 
-    def best_head(self, score: str, layer: int | None = None) -> tuple[int, int]:
+    def top_head(self, score: str, layer: int | None = None) -> tuple[int, int]:
         """(layer, head) that scores best on `score` (analysis.top_head: lowest entropy, highest of the others), in
         `layer` or in the whole model."""
         return top_head(self.scores()[score], score, layer)
 
     def sharpest_head(self, layer: int | None = None) -> tuple[int, int]:
         """(layer, head) with the lowest entropy, in `layer` or in the whole model."""
-        return self.best_head("entropy", layer)
+        return self.top_head("entropy", layer)
 
 
 @dataclass(eq=False)
@@ -135,27 +144,22 @@ def record_ids(model: Transformer, tokenizer, input_ids: list[int], target_ids: 
     "c" lies on the anti-diagonal.
     """
     cfg, name = model.config, tokenizer.id_to_token
-    tokens = [name(i) for i in input_ids]
     maps = run_record(model, input_ids, target_ids, return_attention=True).attention
-    if not cfg.is_encoder_decoder:
-        T, text = len(input_ids), _is_text(cfg, input_ids)
-        pattern = AttentionPattern("decoder self", torch.stack(maps.decoder_self)[:, 0].float().cpu(), tokens,
-                                   tokens, causal_mask(T)[0, 0], text, text, list(input_ids))
-        return AttentionRecord({"decoder self": pattern}, list(input_ids))
-    target_ids = list(target_ids or [])
-    dec_in, produced = decoder_ids(target_ids, cfg)  # <s> + target, target + </s>
-    S, T = len(input_ids), len(dec_in)
-    src_text, out_text = _is_text(cfg, input_ids), _is_text(cfg, produced)
-    dec_tokens, out_tokens = [name(i) for i in dec_in], [name(i) for i in produced]
-    stack = lambda maps_: torch.stack(maps_)[:, 0].float().cpu()  # noqa: E731  (L, H, queries, keys)
-    patterns = {
-        "encoder self": AttentionPattern("encoder self", stack(maps.encoder_self), tokens, tokens,
-                                         torch.ones(S, S, dtype=torch.bool), src_text, src_text, list(input_ids)),
-        "decoder self": AttentionPattern("decoder self", stack(maps.decoder_self), dec_tokens, dec_tokens,
-                                         causal_mask(T)[0, 0], _is_text(cfg, dec_in), _is_text(cfg, dec_in), dec_in),
-        "cross": AttentionPattern("cross", stack(maps.cross), out_tokens, tokens, torch.ones(T, S, dtype=torch.bool),
-                                  out_text, src_text, list(input_ids)),
+    target_ids = list(target_ids or []) if cfg.is_encoder_decoder else None
+    source = list(input_ids)  # the encoder's ids, or the decoder-only model's
+    dec_in, produced = decoder_ids(target_ids, cfg) if cfg.is_encoder_decoder else (source, source)
+    axes = {  # kind: (the ids that label the queries, the keys' ids)
+        AttentionKind.ENCODER_SELF: (source, source),
+        AttentionKind.DECODER_SELF: (dec_in, dec_in),
+        AttentionKind.CROSS: (produced, source),  # <s> + target in, each row labelled by the token it produces
     }
+    patterns = {}
+    for kind in AttentionKind.of(cfg):
+        queries, keys = axes[kind]
+        weights = torch.stack(getattr(maps, kind.field))[:, 0].float().cpu()  # (L, H, queries, keys)
+        patterns[kind] = AttentionPattern(kind, weights, [name(i) for i in queries], [name(i) for i in keys],
+                                          kind.mask(len(queries), len(keys)), _is_text(cfg, queries),
+                                          _is_text(cfg, keys), list(keys))
     return AttentionRecord(patterns, list(input_ids), target_ids)
 
 
@@ -172,7 +176,8 @@ def record_attention(model: Transformer, tokenizer, text: str, target: str | Non
             inputs.append(encoded)
             target_ids = encoded.ids
         else:
-            limit = model.config.max_len - 1 if max_tokens is None else min(max_tokens, model.config.max_len - 1)
+            limit = most_target_tokens(model.config)
+            limit = limit if max_tokens is None else min(max_tokens, limit)
             target_ids = [s.token_id for s in generate(model, source.ids, limit)]
     record = record_ids(model, tokenizer, source.ids, target_ids)
     record.notices = [m for m in (e.cut_message() for e in inputs) if m]
@@ -188,10 +193,10 @@ def record_step(model: Transformer, tokenizer, input_ids: list[int], output_ids:
     encoder-decoder model (which source tokens the output came from), self-attention for a decoder-only one."""
     context, _ = step_context(model, input_ids, output_ids, step)
     if model.config.is_encoder_decoder:
-        pattern = record_ids(model, tokenizer, input_ids, context[1:]).patterns["cross"]
+        pattern = record_ids(model, tokenizer, input_ids, context[1:]).patterns[AttentionKind.CROSS]
         pattern.query_tokens[-1] = tokenizer.id_to_token(output_ids[step])  # cross rows: the token produced
     else:
-        pattern = record_ids(model, tokenizer, context).patterns["decoder self"]
+        pattern = record_ids(model, tokenizer, context).patterns[AttentionKind.DECODER_SELF]
     return pattern, len(context) - 1
 
 

@@ -24,8 +24,9 @@ from torch.nn.parallel import DistributedDataParallel
 
 from ..checkpoint import CheckpointError, load_checkpoint, read_info, recover_checkpoint, save_checkpoint
 from ..data import TaskData, TextData
+from ..heads import AttentionKind
 from ..distributed import World
-from ..encoding import pair_batch, source_ids
+from ..encoding import decoder_length, pair_batch, source_ids
 from ..evaluate import greedy_exact_match
 from ..generate import generate
 from ..model import Transformer
@@ -237,11 +238,11 @@ class Trainer:
             real = target != cfg.pad_id
             val_loss = F.cross_entropy(logits.flatten(0, 1), target.flatten(), ignore_index=cfg.pad_id).item()
             token_acc = float((logits.argmax(-1) == target)[real].float().mean())
-            exact, outputs = greedy_exact_match(model, tok, pairs, self.data.task.max_target_len + 1,
+            exact, outputs = greedy_exact_match(model, tok, pairs, decoder_length(self.data.task.max_target_len),
                                                 batch_size=len(pairs))
             samples = [(s, t, o) for (s, t), o in list(zip(pairs, outputs))[:3]]
             source, target_text = pairs[0]
-            attention = record_ids(model, tok, source_ids(tok, source, cfg), tok.encode(target_text)).patterns["cross"]
+            attention = record_ids(model, tok, source_ids(tok, source, cfg), tok.encode(target_text)).patterns[AttentionKind.CROSS]
             return EvalEvent(self.step, val_loss, self.elapsed, token_acc, exact, samples, attention)
         x, y = (t.to(model.device) for t in self.data.val_batch)
         logits = model(x).logits
@@ -250,7 +251,7 @@ class Trainer:
         prompt = x[0, :32].tolist()
         continuation = [s.token_id for s in generate(model, prompt, 64, strategy="sample", temperature=0.8, seed=0)]
         samples = [(tok.decode(prompt), "", tok.decode(continuation))]
-        attention = record_ids(model, tok, x[0, :48].tolist()).patterns["decoder self"]
+        attention = record_ids(model, tok, x[0, :48].tolist()).patterns[AttentionKind.DECODER_SELF]
         return EvalEvent(self.step, val_loss, self.elapsed, token_acc, None, samples, attention)
 
     # --- checkpoints ------------------------------------------------------------------------------------------

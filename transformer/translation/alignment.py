@@ -76,7 +76,7 @@ def heads_alignments(word_weights: Tensor, targets: list[int]) -> list[list[set[
     return out
 
 
-def best_head(table: dict[str, list[list[float]]]) -> tuple[int, int]:
+def lowest_aer_head(table: dict[str, list[list[float]]]) -> tuple[int, int]:
     """(layer, head) with the lowest AER in a table {"aer": [layer][head]} (the per-layer mean column excluded)."""
     aer = torch.tensor(table["aer"])[:, :-1]  # (layers, heads)
     return top_head(-aer)  # the one best-head rule, on -AER (lower is better)

@@ -12,8 +12,9 @@ import torch
 import torch.nn.functional as F
 
 from ..config import TransformerConfig
-from ..encoding import id_pair_batch, pad, source_ids
+from ..encoding import id_pair_batch, most_source_tokens, most_target_tokens, pad, source_ids
 from ..generate import greedy_batch
+from ..heads import AttentionKind
 from ..interpretability.probe import record_ids
 from .bible import VersePair
 
@@ -26,11 +27,11 @@ class TranslationData:
     def __init__(self, train: list[VersePair], valid: list[VersePair], tokenizer, config: TransformerConfig,
                  seed: int, n_val: int, max_tokens: int | None = None):
         self.tokenizer, self.config = tokenizer, config
-        limit = max_tokens or config.max_len - 1  # room for </s> (source) and <s> (decoder input)
+        rooms = (max_tokens, max_tokens) if max_tokens else (most_source_tokens(config), most_target_tokens(config))
         encoded = [(tokenizer.encode(p.en), tokenizer.encode(p.es)) for p in train]
-        self.train = [(s, t) for s, t in encoded if 0 < len(s) <= limit and 0 < len(t) <= limit]
+        self.train = [(s, t) for s, t in encoded if 0 < len(s) <= rooms[0] and 0 < len(t) <= rooms[1]]
         if not self.train:
-            raise ValueError(f"no training pair fits in {limit} tokens")
+            raise ValueError(f"no training pair fits in {rooms[0]} source and {rooms[1]} target tokens")
         self.dropped = len(encoded) - len(self.train)
         self.valid = valid[:n_val]
         self.rng = random.Random(seed)
@@ -62,7 +63,7 @@ class TranslationData:
         cfg = model.config
         losses, correct, total = 0.0, 0, 0
         for start in range(0, len(self.valid), 32):
-            chunk = [(tokenizer.encode(p.en)[: cfg.max_len - 1], tokenizer.encode(p.es)[: cfg.max_len - 1])
+            chunk = [(tokenizer.encode(p.en)[: most_source_tokens(cfg)], tokenizer.encode(p.es)[: most_target_tokens(cfg)])
                      for p in self.valid[start:start + 32]]
             src, tgt_in, tgt_out = (t.to(model.device) for t in id_pair_batch(chunk, cfg))
             logits = model(src, tgt_in).logits
@@ -73,10 +74,10 @@ class TranslationData:
             total += int(real.sum())
         shown = self.valid[:3]
         src = pad([source_ids(tokenizer, p.en, cfg)[-cfg.max_len:] for p in shown], cfg.pad_id).to(model.device)
-        outputs = [tokenizer.decode(o) for o in greedy_batch(model, src, cfg.max_len - 1)]
+        outputs = [tokenizer.decode(o) for o in greedy_batch(model, src, most_target_tokens(cfg))]
         first = shown[0]
         attention = record_ids(model, tokenizer, source_ids(tokenizer, first.en, cfg),
-                               tokenizer.encode(outputs[0])).patterns["cross"]
+                               tokenizer.encode(outputs[0])).patterns[AttentionKind.CROSS]
         return {"val_loss": losses / total, "token_accuracy": correct / total,
                 "samples": [(p.en, p.es, o) for p, o in zip(shown, outputs)], "attention": attention}
 

@@ -15,10 +15,11 @@ import torch
 from tqdm import tqdm
 
 from ..checkpoint import load_checkpoint, save_checkpoint
-from ..encoding import pad, source_ids
+from ..encoding import most_target_tokens, pad, source_ids
 from ..generate import generate, greedy_batch
+from ..heads import AttentionKind
 from ..interpretability.probe import record_ids
-from .alignment import aligned_targets, best_head, diagonal_alignment, heads_alignments, score
+from .alignment import aligned_targets, diagonal_alignment, heads_alignments, lowest_aer_head, score
 from .bible import VersePair
 from .corpus import DATA_DIR, held_out
 from .gold import WordCross, cross_words, gold_links
@@ -40,7 +41,7 @@ def chrf(hypotheses: list[str], references: list[str]) -> float:
 
 
 def max_output_tokens(model) -> int:
-    return model.config.max_len - 1
+    return most_target_tokens(model.config)
 
 
 @torch.no_grad()
@@ -76,8 +77,8 @@ def word_cross_attention(model, tokenizer, en: str, es: str) -> WordCross:
     (transformer.translation.gold.cross_words): exactly `en.split()` and `es.split()`."""
     cfg = model.config
     src = source_ids(tokenizer, en, cfg)[: cfg.max_len]
-    tgt = tokenizer.encode(es)[: cfg.max_len - 1]
-    return cross_words(record_ids(model, tokenizer, src, tgt).patterns["cross"])
+    tgt = tokenizer.encode(es)[: most_target_tokens(cfg)]
+    return cross_words(record_ids(model, tokenizer, src, tgt).patterns[AttentionKind.CROSS])
 
 
 def alignment_table(model, tokenizer, pairs: list[VersePair], progress=None) -> dict:
@@ -100,7 +101,7 @@ def alignment_table(model, tokenizer, pairs: list[VersePair], progress=None) -> 
             progress.update(1)
     scores = [[score(predicted[layer][h], golds) for h in range(H + 1)] for layer in range(L)]
     table = {k: [[round(getattr(s, k), 4) for s in row] for row in scores] for k in ("aer", "precision", "recall")}
-    layer, head = best_head(table)
+    layer, head = lowest_aer_head(table)
     layer_means = [row[-1] for row in table["aer"]]
     return {**table, "best_head": [layer, head], "best_head_aer": table["aer"][layer][head],
             "best_layer_mean": int(min(range(L), key=layer_means.__getitem__)),

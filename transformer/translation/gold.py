@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
+from ..heads import AttentionKind
 from ..interpretability.views import pattern_in_words
 from ..interpretability.words import SPECIAL_WORDS
 from .alignment import AlignmentScore, aligned_targets, attention_alignment, score
@@ -73,7 +74,7 @@ def _text(tokens: list[str]) -> str:
 def verse_of(pattern) -> VersePair | None:
     """The held-out verse this cross-attention pattern read: its English as the source and its reference Spanish
     as the target; None when the input is anything else (or was cut)."""
-    if getattr(pattern, "kind", "cross") != "cross":
+    if getattr(pattern, "kind", AttentionKind.CROSS) != AttentionKind.CROSS:
         return None
     verse = find_verse(_text(pattern.key_tokens))
     if verse is None or _text(pattern.query_tokens) != verse.es:
