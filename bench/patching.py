@@ -3,11 +3,12 @@ shaped model (random weights: the real ones are not on this machine; same shapes
 
 Each model gets the pair its demo uses (induction: patching_demos.induction_texts; translate-en-es: Luke 15:11
 with 'sons' -> 'daughters'; the tasks: an example with one source character changed, target the model's greedy
-output; shakespeare-char: a line with one character changed, scored by the clean target's loss). Per grid: wall
-time and the process's CPU time (median of --rounds), and the ratio to one plain forward pass of the clean input
-measured in the same run (the peer). The goal: every grid within 2 s on 2 cores; attribution patching of a
-GPT-2-small-shaped model within 5 s (its peer: true head patching, one forward per head). The machine is shared:
-the load average is printed with the figures.
+output; shakespeare-char: a 42-character line with one character changed, scored by the clean target's loss).
+Per grid: wall time and the process's CPU time (median of --rounds; with one thread the CPU time is what the grid
+costs whatever else the shared machine runs), and the ratio to one plain forward pass of the clean input measured
+in the same run (the peer). The goal: every grid within 2 s on 2 cores; attribution patching of a
+GPT-2-small-shaped model within 5 s (its peer: true head patching, one forward per head). The load average is
+printed with the figures.
 
     python bench/patching.py [--rounds 3] [--threads 2]
 """
@@ -42,7 +43,7 @@ from transformer.interpretability.patching_metric import logit_difference, targe
 from transformer.interpretability.patching_runs import minimal_pair, run  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
-SHAKESPEARE = "To be, or not to be, that is the question: whether 'tis nobler in the mind to suffer"
+SHAKESPEARE = "To be, or not to be, that is the question:"  # 42 characters: cells grow with length squared
 
 
 def change_one(text: str, at: int, alphabet: str) -> str:

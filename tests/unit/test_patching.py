@@ -15,7 +15,7 @@ from transformer.interpretability.activation_patching import (Cell, head_patchin
                                                               residual_patching)
 from transformer.interpretability.attribution_patching import attribution_patching, rank_correlation
 from transformer.interpretability.logit_attribution import direct_logit_attribution
-from transformer.interpretability.path_patching import path_patching, receivers
+from transformer.interpretability.path_patching import path_patching, path_patching_into, receivers
 from transformer.interpretability.patching_metric import LogitDifference, baseline, logit_difference, target_loss
 from transformer.interpretability.patching_runs import minimal_pair
 
@@ -167,6 +167,26 @@ def test_path_patching_receivers_follow_the_streams():
     assert grids["cross"].values[0].isnan().all() and not grids["cross"].values[1:].isnan().any()
     with pytest.raises(ValueError, match="no head reads"):
         path_patching(model, pair, some_metric(model, pair), ("cross", 1, 0))
+
+
+def test_a_heads_partners_are_the_same_both_ways():
+    """Invariant: the path sender -> receiver through one input is one number, whether asked from the sender
+    (path_patching: every receiver) or from the receiver (path_patching_into: every sender); encoder-decoder, so
+    encoder -> cross key/value and decoder self -> cross query paths are both checked."""
+    model = tiny("encoder-decoder")
+    pair = pair_of(model)
+    metric = some_metric(model, pair)
+    receiver = ("cross", 1, 2)
+    into = path_patching_into(model, pair, metric, receiver)
+    assert set(into) == {"encoder self", "decoder self", "cross"}
+    for kind, grid in into.items():
+        for layer in range(2):
+            for head in range(4):
+                if grid.values[:, layer, head].isnan().all():
+                    continue
+                sent = path_patching(model, pair, metric, (kind, layer, head))["cross"].values[:, 1, 2]
+                torch.testing.assert_close(grid.values[:, layer, head], sent, equal_nan=True, atol=1e-6, rtol=0)
+    assert into["encoder self"].values[0].isnan().all()  # an encoder head reaches cross-attention's key and value
 
 
 def test_attribution_patching_is_the_derivative_along_the_patch():

@@ -64,20 +64,24 @@ def _writer(clean: Tensor, rows: list[tuple[int, tuple]]):
 @torch.no_grad()
 def patch_cells(model: Transformer, pair: MinimalPair, metric: Metric, cells: list[Cell]) -> tuple[Tensor, Baseline]:
     """(len(cells),): the metric of the corrupted run with each cell patched from the clean run (not normalised),
-    and the metric on both runs unpatched (the first batch carries one unpatched copy for it)."""
+    and the metric on both runs unpatched. A cell whose clean value equals the corrupted one (a position both
+    inputs share, before anything differs) would patch nothing: it takes the corrupted run's metric without a run."""
     needed = sorted({c.point for c in cells})
     clean_logits, clean = run(model, pair, "clean", read=needed)
-    values, size = [], rows_per_batch(model, pair)
-    for start in range(-1, len(cells), size):  # -1: the unpatched corrupted copy
-        chunk = cells[max(start, 0):start + size]
-        rows: dict[str, list] = {}
-        for i, cell in enumerate(chunk, start=1 if start < 0 else 0):
-            rows.setdefault(cell.point, []).append((i, cell.index))
+    corrupted_logits, corrupted = run(model, pair, "corrupted", read=needed)
+    base = Baseline(float(metric(clean_logits)[0]), float(metric(corrupted_logits)[0]))
+    values = torch.full((len(cells),), base.corrupted)
+    todo = [n for n, c in enumerate(cells) if not torch.equal(clean[c.point][(0, *c.index)],
+                                                              corrupted[c.point][(0, *c.index)])]
+    size = rows_per_batch(model, pair)
+    for start in range(0, len(todo), size):
+        chunk, rows = todo[start:start + size], {}
+        for i, n in enumerate(chunk):
+            rows.setdefault(cells[n].point, []).append((i, cells[n].index))
         write = {point: _writer(clean[point], r) for point, r in rows.items()}
-        logits, _ = run(model, pair, "corrupted", copies=len(chunk) + (start < 0), write=write)
-        values.append(metric(logits))
-    values = torch.cat(values).cpu()
-    return values[1:], Baseline(float(metric(clean_logits)[0]), float(values[0]))  # (len(cells),)
+        logits, _ = run(model, pair, "corrupted", copies=len(chunk), write=write)
+        values[chunk] = metric(logits).cpu()
+    return values, base  # (len(cells),)
 
 
 def _grid(model, pair, metric, cells, shape, axes, title) -> Grid:

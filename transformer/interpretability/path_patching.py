@@ -12,6 +12,9 @@ else. In the corrupted run:
    the sender's write through the LayerNorms between the two heads.
 2. run the corrupted input again, free, with only the receiver head's q (or k, or v) replaced by the value from 1.
 
+`path_patching` sends from one head to every receiver; `path_patching_into` receives at one head from every
+sender (a head's partners, both ways).
+
 The metric of 2, normalised (0 = corrupted run, 1 = clean run, patching_metric), is how much of the clean
 behaviour flows along sender -> receiver's query (key, value). Every receiver and input runs as one batch.
 
@@ -59,16 +62,70 @@ def _frozen(corrupted: Tensor, clean: Tensor | None = None, head: int | None = N
     return write
 
 
-def _receiving(seen: dict[str, Tensor], rows: list[tuple[int, int]]):
-    """A write function: copy i takes head h of the sender-patched value, for each (i, h) in `rows`."""
+def _receiving(rows: list[tuple[int, int, Tensor]]):
+    """A write function: copy i takes head h of `source` (a sender-patched q, k or v), for each (i, h, source)."""
 
     def write(x: Tensor) -> Tensor:
         x = x.clone()
-        for i, h in rows:
-            x[i, h] = seen[0, h]  # q (B, H, T, d_k), k and v (B, G, S, d_k) with G = H
+        for i, h, source in rows:
+            x[i, h] = source[0, h]  # q (B, H, T, d_k), k and v (B, G, S, d_k) with G = H
         return x
 
     return write
+
+
+class _PathRuns:
+    """The runs every path shares: the clean and corrupted heads' outputs and feed-forward outputs, the metric's
+    two ends, and step 1 for any sender."""
+
+    def __init__(self, model: Transformer, pair: MinimalPair, metric: Metric):
+        cfg = model.config
+        if cfg.attention == "mla" or (cfg.n_kv_heads or cfg.n_heads) != cfg.n_heads:
+            raise ValueError("path patching into one head's key or value needs a key/value head per query head: "
+                             "this model shares them (GQA, MQA or MLA)")
+        self.model, self.pair, self.metric = model, pair, metric
+        self.zs = [k.point(i, "z") for k in AttentionKind.of(cfg) for i in range(k.n_layers(cfg))]
+        ffns = [f"{s}.{i}.ffn.out" for s in ("encoder", "decoder") for i in range(stack_layers(model, s))
+                ] if model.decoder[0].ffn is not None else []
+        clean_logits, self.clean = run(model, pair, "clean", read=self.zs)
+        corrupted_logits, self.corrupted = run(model, pair, "corrupted", read=self.zs + ffns)
+        self.base = Baseline.of(metric, clean_logits, corrupted_logits)
+        self.frozen = self.zs + ffns
+
+    def sender_reads(self, sender: HeadId, inputs: list[str]) -> dict[str, Tensor]:
+        """Step 1: every head and FFN output frozen at its corrupted value, `sender`'s z at its clean value; what
+        the attention inputs `inputs` (q, k, v points) then hold."""
+        freeze = {name: _frozen(self.corrupted[name]) for name in self.frozen}
+        z = sender.kind.point(sender.layer, "z")
+        freeze[z] = _frozen(self.corrupted[z], self.clean[z], sender.head)
+        return run(self.model, self.pair, "corrupted", read=inputs, write=freeze)[1]
+
+    def recovered(self, cells: list[tuple[str, int, Tensor]]) -> Tensor:
+        """Step 2: (len(cells),) the normalised metric of the corrupted run with, per cell (point, head, source),
+        that head's slice of the point taken from `source`; one batch of copies."""
+        values, size = [], rows_per_batch(self.model, self.pair)
+        for start in range(0, len(cells), size):
+            chunk, rows = cells[start:start + size], {}
+            for n, (name, h, source) in enumerate(chunk):
+                rows.setdefault(name, []).append((n, h, source))
+            write = {name: _receiving(r) for name, r in rows.items()}
+            values.append(self.metric(run(self.model, self.pair, "corrupted", copies=len(chunk), write=write)[0]))
+        return self.base.normalise(torch.cat(values).cpu())
+
+
+def _head(model: Transformer, head: HeadId | tuple[str, int, int], what: str) -> HeadId:
+    head = head if isinstance(head, HeadId) else HeadId(*head)
+    kind, cfg = attention_kind(model, head.kind), model.config
+    if not 0 <= head.layer < kind.n_layers(cfg) or not 0 <= head.head < cfg.n_heads:
+        raise ValueError(f"{what}: no head {head} in this model ({kind.n_layers(cfg)} layers x "
+                         f"{cfg.n_heads} heads)")
+    return head
+
+
+def _grid(model: Transformer, kind: AttentionKind, values: Tensor, title: str, metric: Metric) -> Grid:
+    return Grid(values, (Axis("input", list(INPUTS.values())),
+                         Axis("layer", [str(i) for i in range(kind.n_layers(model.config))]),
+                         Axis("head", [str(h) for h in range(model.config.n_heads)])), title, metric.describe())
 
 
 @torch.no_grad()
@@ -76,49 +133,55 @@ def path_patching(model: Transformer, pair: MinimalPair, metric: Metric, sender:
                   ) -> dict[str, Grid]:
     """{receiver kind: Grid (input, layer, head)}: the normalised metric with the path from `sender` (a HeadId, or
     (kind, layer, head)) into each receiver head's query, key or value patched (NaN where no such path exists)."""
-    sender = sender if isinstance(sender, HeadId) else HeadId(*sender)
-    kind, layer, head = attention_kind(model, sender.kind), sender.layer, sender.head
-    cfg = model.config
-    if not 0 <= layer < kind.n_layers(cfg) or not 0 <= head < cfg.n_heads:
-        raise ValueError(f"sender: no head {sender} in this model ({kind.n_layers(cfg)} layers x "
-                         f"{cfg.n_heads} heads)")
-    if cfg.attention == "mla" or (cfg.n_kv_heads or cfg.n_heads) != cfg.n_heads:
-        raise ValueError("path patching into one head's key or value needs a key/value head per query head: this "
-                         "model shares them (GQA, MQA or MLA)")
-    targets = receivers(model, kind, layer)
+    sender = _head(model, sender, "sender")
+    targets = receivers(model, sender.kind, sender.layer)
     if not targets:
-        raise ValueError(f"no head reads the head {sender}'s output after it: choose an earlier sender")
-    kinds = AttentionKind.of(cfg)
-    zs = [k.point(i, "z") for k in kinds for i in range(k.n_layers(cfg))]
-    ffns = [f"{s}.{i}.ffn.out" for s in ("encoder", "decoder") for i in range(stack_layers(model, s))
-            ] if model.decoder[0].ffn is not None else []
-    sender_z = kind.point(layer, "z")
-    clean_logits, clean = run(model, pair, "clean", read=[sender_z])
-    corrupted_logits, corrupted = run(model, pair, "corrupted", read=zs + ffns)
-    base = Baseline.of(metric, clean_logits, corrupted_logits)
-    freeze = {name: _frozen(corrupted[name]) for name in zs + ffns}
-    freeze[sender_z] = _frozen(corrupted[sender_z], clean[sender_z], head)
-    inputs = sorted({k.point(i, c) for k, i, c in targets})
-    _, patched = run(model, pair, "corrupted", read=inputs, write=freeze)  # step 1: what each receiver would read
-    cells = [(k, i, c, h) for k, i, c in targets for h in range(cfg.n_heads)]
-    values, size = [], rows_per_batch(model, pair)
-    for start in range(0, len(cells), size):  # step 2: one copy per receiver head and input
-        chunk, rows = cells[start:start + size], {}
-        for n, (k, i, c, h) in enumerate(chunk):
-            rows.setdefault(k.point(i, c), []).append((n, h))
-        write = {name: _receiving(patched[name], r) for name, r in rows.items()}
-        values.append(metric(run(model, pair, "corrupted", copies=len(chunk), write=write)[0]))
-    recovered = base.normalise(torch.cat(values).cpu())
+        raise ValueError(f"no head reads {sender}'s output after it: choose an earlier sender")
+    runs = _PathRuns(model, pair, metric)
+    patched = runs.sender_reads(sender, sorted({k.point(i, c) for k, i, c in targets}))
+    cells = [(k, i, c, h) for k, i, c in targets for h in range(model.config.n_heads)]
+    recovered = runs.recovered([(k.point(i, c), h, patched[k.point(i, c)]) for k, i, c, h in cells])
     out = {}
-    for k in kinds:
-        grid = torch.full((len(INPUTS), k.n_layers(cfg), cfg.n_heads), float("nan"))
+    for k in AttentionKind.of(model.config):
+        grid = torch.full((len(INPUTS), k.n_layers(model.config), model.config.n_heads), float("nan"))
         for n, (rk, i, c, h) in enumerate(cells):
             if rk is k:
                 grid[list(INPUTS).index(c), i, h] = recovered[n]
         if not grid.isnan().all():
-            out[str(k)] = Grid(grid, (Axis("input", list(INPUTS.values())),
-                                      Axis("layer", [str(i) for i in range(k.n_layers(cfg))]),
-                                      Axis("head", [str(h) for h in range(cfg.n_heads)])),
-                               f"the path from {sender} into each {k}-attention head's query, key or value alone",
-                               metric.describe())
+            out[str(k)] = _grid(model, k, grid, f"the path from {sender} into each {k}-attention head's query, key "
+                                                "or value alone", metric)
+    return out
+
+
+@torch.no_grad()
+def path_patching_into(model: Transformer, pair: MinimalPair, metric: Metric, receiver: HeadId | tuple[str, int, int]
+                       ) -> dict[str, Grid]:
+    """{sender kind: Grid (input, layer, head)}: the other direction, for one receiver: the normalised metric with
+    the path from each earlier head into `receiver`'s query, key or value patched (NaN where no path exists).
+    One step-1 forward per sender, then one batch for all."""
+    receiver = _head(model, receiver, "receiver")
+    cfg = model.config
+    at = (receiver.kind, receiver.layer)
+    senders = [HeadId(k, i, h) for k in AttentionKind.of(cfg) for i in range(k.n_layers(cfg))
+               if at in {(rk, ri) for rk, ri, _ in receivers(model, k, i)} for h in range(cfg.n_heads)]
+    if not senders:
+        raise ValueError(f"no head writes into what {receiver} reads before it: choose a later receiver")
+    runs = _PathRuns(model, pair, metric)
+    cells = []
+    for sender in senders:
+        inputs = [c for rk, ri, c in receivers(model, sender.kind, sender.layer)
+                  if (rk, ri) == (receiver.kind, receiver.layer)]
+        names = [receiver.kind.point(receiver.layer, c) for c in inputs]
+        patched = runs.sender_reads(sender, names)
+        cells += [(sender, c, (name, receiver.head, patched[name])) for c, name in zip(inputs, names)]
+    recovered = runs.recovered([cell for _, _, cell in cells])
+    out = {}
+    for k in AttentionKind.of(cfg):
+        grid = torch.full((len(INPUTS), k.n_layers(cfg), cfg.n_heads), float("nan"))
+        for n, (sender, c, _) in enumerate(cells):
+            if sender.kind is k:
+                grid[list(INPUTS).index(c), sender.layer, sender.head] = recovered[n]
+        if not grid.isnan().all():
+            out[str(k)] = _grid(model, k, grid, f"the path from each {k}-attention head into {receiver}'s query, key "
+                                                "or value alone", metric)
     return out
