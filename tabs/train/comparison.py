@@ -2,13 +2,12 @@
 as loss curves and a final table; Stop ends it with the rows of the variants already trained. No gradio here."""
 from __future__ import annotations
 
-import time
-
 from transformer.compare import COMPARISONS, ComparisonSetup, compare_variants, comparison_variants, rewound
 from visualize.comparison_table import comparison_tables
 from visualize.line_chart import comparison_chart
 
-from limits import COMPARE, TRAINING
+from limits import COMPARE
+from tabs.train.lifecycle import Throttle, training_device
 from tabs.train.request import TrainingRequest, build_run
 
 
@@ -20,13 +19,13 @@ def _label(name: str, n_kv_heads: int | None) -> str:
 def run_comparison_session(request: TrainingRequest, which: str = "kv-heads",
                            seconds: float = COMPARE["seconds"], control=None):
     """A comparison of attention variants (transformer.compare: `which` names one of COMPARISONS): the requested
-    model trained once per variant, one after the other, same data, steps and seed; yields (the loss curves as an
-    SVG chart (visualize.line_chart), status, main table or None, details table or None), at most
-    TRAINING["updates_per_second"] a second, and at the end the tables (visualize.comparison_table) of parameters,
-    KV-cache bytes per token, training and decoding speed, final quality and how far the heads look. The variants
-    share `seconds` of wall-clock time, each at most COMPARE["seconds_per_variant"]. `control.is_set()` (the Stop
-    button) ends it after the current step: the variants trained before get their rows, every curve stays as far as
-    it got."""
+    model trained once per variant, one after the other, same data, steps and seed, on the Train tab's device
+    (tabs.train.lifecycle.training_device); yields (the loss curves as an SVG chart (visualize.line_chart), status,
+    main table or None, details table or None), at most TRAINING["updates_per_second"] a second, and at the end the
+    tables (visualize.comparison_table) of parameters, KV-cache bytes per token, training and decoding speed, final
+    quality and how far the heads look. The variants share `seconds` of wall-clock time, each at most
+    COMPARE["seconds_per_variant"]. `control.is_set()` (the Stop button) ends it after the current step: the
+    variants trained before get their rows, every curve stays as far as it got."""
     request = request.validated()
     if which not in COMPARISONS:
         raise ValueError(f"Compare: choose one of {', '.join(COMPARISONS)}, got {which!r}")
@@ -41,9 +40,10 @@ def run_comparison_session(request: TrainingRequest, which: str = "kv-heads",
     setup = ComparisonSetup(config, run.tokenizer, train_cfg, rewound(run.data))
     del run  # each variant builds its own model
     title = f"{COMPARISONS[which]}: train loss"
-    curves, rows, note, last_yield, status, current = {}, [], "", 0.0, "Starting…", None
+    curves, rows, note, throttle, status, current = {}, [], "", Throttle(), "Starting…", None
     stop = control.is_set if control is not None else None
-    for event in compare_variants(setup, variants, decode_tokens=32, speed_rounds=5, stop=stop):
+    for event in compare_variants(setup, variants, decode_tokens=32, speed_rounds=5, stop=stop,
+                                  device=training_device()):
         if event.kind == "plan":
             note = (event.note + " ") if event.note else ""
             curves = {_label(v.name, v.n_kv_heads): ([], []) for v in event.variants}
@@ -58,8 +58,7 @@ def run_comparison_session(request: TrainingRequest, which: str = "kv-heads",
         elif event.kind == "row":
             rows.append({**event.to_dict(), "variant": _label(event.variant, event.n_kv_heads)})
             continue
-        if time.perf_counter() - last_yield >= 1 / TRAINING["updates_per_second"]:
-            last_yield = time.perf_counter()
+        if throttle.due():
             yield comparison_chart(curves, title, x_max=train_cfg.steps), status, None, None
     main, details = comparison_tables(rows)
     if len(rows) < len(variants):  # Stop

@@ -21,11 +21,10 @@ from limits import (CHAR_VOCAB, COMPARE, EXPORT_CONCURRENCY, GPU_SECONDS_MARGIN,
                     TRAINING_GROUP, UPLOAD_BYTES)
 from store import sessions
 from store.catalogue import USER_MODELS, browser_key, checkpoint_choices
-from store.clients import client_address
 from store.exports import EXPORTS
 from store.gpu import gpu, wall_seconds
-from store.memory import return_freed_memory
 from tabs.train.comparison import run_comparison_session
+from tabs.train.lifecycle import TabRun
 from tabs.train.live_heatmap import LiveHeatmap
 from tabs.train.request import HYPER_PARAMETERS, PRESETS, TrainingRequest
 from tabs.train.session import SAMPLE_COLUMNS, export_checkpoint, run_training_session, train_stream
@@ -62,26 +61,18 @@ def run_train(source, task, text, upload, hub, layers, heads, d_model, lr, steps
     key = browser_key(key, request)
     request_ = TrainingRequest(source, task, text, upload, hub, layers, heads, d_model, lr, steps, batch, attention,
                                positions)
-    live, keep, control = LiveHeatmap(), gr.update(), None
-    try:
-        for update in run_training_session(request_, USER_MODELS, key, train=train_on_gpu,
-                                           client=client_address(request)):
-            if control is None:
-                control = update.control
-                sessions.attach_run(request, control)
-            ckpt = gr.update(choices=checkpoint_choices(key)) if update.done else keep
-            samples = update.samples if update.samples is not None else keep
-            if update.attention is not None:
-                heatmap = live.show(update.attention, update.step)
-                head = index_slider(live.n_heads, live.head)  # the model's own heads; hidden for a 1-head model
-            elif update.first_evaluation:
-                heatmap, head = LiveHeatmap.waiting(update.first_evaluation), keep
-            else:
-                heatmap, head = keep, keep
-            yield update.curves, update.status, samples, heatmap, ckpt, update.control, live, head
-    finally:
-        sessions.detach_run(request, control)
-        return_freed_memory()  # the run's activations and optimiser state, back to the system
+    live, keep = LiveHeatmap(), gr.update()
+    for update in run_training_session(request_, USER_MODELS, key, train=train_on_gpu, call=request):
+        ckpt = gr.update(choices=checkpoint_choices(key)) if update.done else keep
+        samples = update.samples if update.samples is not None else keep
+        if update.attention is not None:
+            heatmap = live.show(update.attention, update.step)
+            head = index_slider(live.n_heads, live.head)  # the model's own heads; hidden for a 1-head model
+        elif update.first_evaluation:
+            heatmap, head = LiveHeatmap.waiting(update.first_evaluation), keep
+        else:
+            heatmap, head = keep, keep
+        yield update.curves, update.status, samples, heatmap, ckpt, update.control, live, head
 
 
 def choose_live_head(live, head):
@@ -101,17 +92,11 @@ def run_compare(source, task, text, upload, hub, layers, heads, d_model, lr, ste
     check_choice(which, "Variants to compare", list(COMPARISONS))
     request_ = TrainingRequest(source, task, text, upload, hub, layers, heads, d_model, lr, steps, batch, attention,
                                positions).validated()
-    control = StopSignal()
-    sessions.attach_run(request, control)
-    try:
-        for figure, status, table, details in compare_on_gpu(request_, which, control):
+    with TabRun(call=request) as run:  # no model kept: the table is the result
+        for figure, status, table, details in compare_on_gpu(request_, which, run.control):
             keep = gr.update()
             yield (figure, status, table if table is not None else keep,
-                   details if details is not None else keep, control)
-    finally:
-        sessions.detach_run(request, control)
-        control.discard()
-        return_freed_memory()
+                   details if details is not None else keep, run.control)
 
 
 def stop_training(control, request: gr.Request = None):
@@ -264,7 +249,8 @@ def build_train_tab(ckpt, key):
         return trigger(
             disables_the_buttons(run_watch), key, [curves, status, heatmap, ckpt, control] + buttons,
             concurrency_limit=TRAINING["concurrent_trainings"], concurrency_id=TRAINING_GROUP,
-            show_progress_on=[status], **kwargs).then(idle, None, buttons, queue=False, api_visibility="private")
+            show_progress="minimal", show_progress_on=[status], **kwargs).then(
+            idle, None, buttons, queue=False, api_visibility="private")
 
     watch_after(watch.click, api_name="watch_induction")
     # Stop asks the run to end after its current step (a training or a comparison); each reports how it ended

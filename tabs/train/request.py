@@ -6,7 +6,6 @@ import codecs
 from dataclasses import dataclass
 
 from transformer import TransformerConfig
-from transformer.checkpoint import resolve_device
 from transformer.config import ATTENTIONS, POS_ENCODINGS
 from transformer.data import TASKS, load_hub_text, split_text
 from transformer.run import Run
@@ -15,6 +14,7 @@ from transformer.train import TrainConfig
 
 from checks import check_number
 from limits import CHAR_VOCAB, TEXT_BLOCK, TRAINING, TRAINING_BYTES
+from tabs.train.lifecycle import training_device
 
 PRESETS = {
     "tiny": {"layers": 1, "heads": 4, "d_model": 64, "lr": 3e-3, "steps": 1500, "batch_size": 64},
@@ -115,7 +115,7 @@ def build_run(request: TrainingRequest, text: str | None = None, max_seconds: fl
     common = dict(d_model=r.d_model, n_heads=r.heads, d_ff=4 * r.d_model, dropout=0.0, attention=r.attention,
                   pos_encoding=r.positions)
     train_cfg = training_config(r, max_seconds)
-    bounds = dict(device=resolve_device(), memory_limit=TRAINING_BYTES)  # refused before allocating if over it
+    bounds = dict(device=training_device(), memory_limit=TRAINING_BYTES)  # refused before allocating if over it
     if r.source == "task":
         return build_run_of(train_cfg, task=r.task, arch="encoder-decoder", n_encoder_layers=r.layers,
                             n_decoder_layers=r.layers, **bounds, **common)

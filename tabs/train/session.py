@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import math
 import shutil
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -24,7 +23,7 @@ from transformer.train import EvalEvent, StepEvent, Trainer, TrainingError
 from limits import TRAINING
 from store.gpu import for_the_app
 from tabs.train.request import TrainingRequest, build_run, training_config
-from tabs.train.stop_signal import StopSignal
+from tabs.train.lifecycle import TabRun, Throttle
 
 SAMPLE_COLUMNS = ["input", "expected", "model output"]
 
@@ -35,7 +34,7 @@ class SessionUpdate:
     status: str
     samples: pd.DataFrame | None  # None: unchanged since the previous update
     attention: object  # the last evaluation's AttentionPattern, or None: unchanged since the previous update
-    control: StopSignal
+    control: object  # the run's StopSignal (tabs.train.stop_signal): setting it stops the run
     step: int = 0
     total: int = 0
     name: str | None = None  # the name this run's model takes in the checkpoint list (reserved at the start)
@@ -141,7 +140,7 @@ def train_stream(request: TrainingRequest, text: str | None, control, max_second
     history = _History(task=task is not None, total=train_cfg.steps)
     samples = attention = None  # of an evaluation not yet sent
     last_step = last_eval = None
-    last_yield, outcome = time.perf_counter(), "finished"
+    throttle, outcome = Throttle(), "finished"
     try:
         for event in trainer.run():
             if event.kind == "step":
@@ -158,8 +157,7 @@ def train_stream(request: TrainingRequest, text: str | None, control, max_second
             if control.is_set():
                 outcome = "stopped"
                 break
-            if time.perf_counter() - last_yield >= 1 / TRAINING["updates_per_second"]:
-                last_yield = time.perf_counter()
+            if throttle.due():
                 yield TrainingProgress(history.figure(), _status(last_step, last_eval, train_cfg.steps, history), samples,
                                        attention, trainer.step, train_cfg.steps)
                 samples = attention = None
@@ -173,22 +171,22 @@ def train_stream(request: TrainingRequest, text: str | None, control, max_second
                            info["training"]["steps"], train_cfg.steps, outcome, for_the_app(model), tokenizer, info)
 
 
-def run_training_session(request: TrainingRequest, store, key: str, train=train_stream, client: str | None = None):
+def run_training_session(request: TrainingRequest, store, key: str, train=train_stream, call=None):
     """Train as requested and yield SessionUpdates, at most TRAINING["updates_per_second"] a second.
 
-    The model's name is reserved in `store` (store.user_models.UserModels) for browser `key` before training
-    starts. Setting the yielded `control` (a StopSignal) stops training after the current step; the model trained
-    so far then joins the store, kept for inference only (no gradients, no optimiser). `train` is the training
-    generator: train_stream, or the Train tab's @gpu copy of it. An update's `samples` and `attention` are None when
-    no evaluation came since the previous update. `client` is the browser's address when known (the store makes
-    room from the client holding the most models).
+    The run's lifecycle is a TabRun (tabs.train.lifecycle): the model's name is reserved in `store`
+    (store.user_models.UserModels) for browser `key` before training starts, with the address of `call` (the
+    gradio request, when there is one: the store makes room from the client holding the most models), whose
+    session's Stop stops it. Setting the yielded `control` (a StopSignal) stops training after the current step;
+    the model trained so far then joins the store, kept for inference only (no gradients, no optimiser). `train` is
+    the training generator: train_stream, or the Train tab's @gpu copy of it. An update's `samples` and `attention`
+    are None when no evaluation came since the previous update.
     """
     request = request.validated()
     text = request.corpus() if request.source == "text" else None
     train_cfg = training_config(request)
-    name = store.reserve(key, request.task if request.source == "task" else None, client)
-    control, finished = StopSignal(), False
-    try:
+    with TabRun(store, key, request.task if request.source == "task" else None, call=call) as run:
+        name, control = run.name, run.control
         blank = _History(task=request.source == "task", total=train_cfg.steps).figure("Starting…")
         yield SessionUpdate(blank, f"Starting “{name}”…",
                             pd.DataFrame(columns=SAMPLE_COLUMNS), None, control, 0, train_cfg.steps, name,
@@ -198,8 +196,7 @@ def run_training_session(request: TrainingRequest, store, key: str, train=train_
                 yield SessionUpdate(part.curves, part.status, part.samples, part.attention, control, part.step,
                                     part.total, name)
                 continue
-            dropped = store.put(key, name, part.model, part.tokenizer, part.info)
-            finished = True
+            dropped = run.keep(part.model, part.tokenizer, part.info)
             training = part.info["training"]
             status = (f"**Training {part.outcome}** after {training['steps']} steps "
                       f"({training['wall_time_s']:.0f} s). “{name}” is now in the checkpoint list"
@@ -207,10 +204,6 @@ def run_training_session(request: TrainingRequest, store, key: str, train=train_
                          f"{store.per_browser} models)" if dropped else "") + ". " + part.status)
             yield SessionUpdate(part.curves, status, part.samples, part.attention, control, part.step, part.total,
                                 name, done=True)
-    finally:
-        control.discard()
-        if not finished:
-            store.release(key, name)
 
 
 def warm_up():

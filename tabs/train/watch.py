@@ -18,10 +18,9 @@ from transformer.interpretability.phase_change import (induction_run, rise_windo
 from transformer.interpretability.probe import record_ids
 
 from limits import GPU_SECONDS_MARGIN, TRAINING, WATCH
-from store import sessions
 from store.catalogue import USER_MODELS, browser_key, checkpoint_choices
 from store.gpu import for_the_app, gpu, wall_seconds
-from tabs.train.stop_signal import StopSignal
+from tabs.train.lifecycle import TabRun, Throttle, training_device
 from widgets.errors import handler
 
 EXAMPLE = "kqwzjxtbhmfaKQWZJXTBHMFA" * 2  # 24 random distinct characters, then the same again
@@ -106,8 +105,9 @@ def watch_metrics(point, eval_examples: int) -> dict:
 def watch_stream(control, max_seconds: float = TRAINING["seconds"], steps: int = WATCH["steps"], seed: int = 0):
     """Train the induction recipe and yield WatchProgresses: a few a second, one at every evaluation, the last with
     the model. `control.is_set()` stops it after the current step."""
-    model, tokenizer, data, train_cfg = induction_run(steps, WATCH["eval_every"], seed, max_seconds)
-    curves, status, last_yield, outcome = _Curves(total=steps), "Starting…", 0.0, "finished"
+    model, tokenizer, data, train_cfg = induction_run(steps, WATCH["eval_every"], seed, max_seconds,
+                                                      training_device())
+    curves, status, throttle, outcome = _Curves(total=steps), "Starting…", Throttle(), "finished"
     last_eval = None
     attention = head_heatmap_svg(np.zeros((0, 0)), [], [],
                                  message=f"The best induction head appears at step {WATCH['eval_every']}")
@@ -129,8 +129,7 @@ def watch_stream(control, max_seconds: float = TRAINING["seconds"], steps: int =
         if control.is_set():
             outcome = "stopped"
             break
-        if event.kind == "phase" or time.perf_counter() - last_yield > 1 / TRAINING["updates_per_second"]:
-            last_yield = time.perf_counter()
+        if throttle.due(force=event.kind == "phase"):
             yield WatchProgress(curves.figure(), status, attention, event.step, steps)
             attention = None
     wall = time.perf_counter() - started
@@ -151,28 +150,20 @@ def watch_on_gpu(control):
 
 
 @handler
-def run_watch(key, request: gr.Request = None, progress=gr.Progress()):
+def run_watch(key, request: gr.Request = None):
     """Stream the run onto the Train tab (curves, status, attention, checkpoint list, Stop signal); the model joins
-    this browser's checkpoint list when it ends (finished or stopped)."""
+    this browser's checkpoint list when it ends (finished or stopped). Its lifecycle is Start's and Compare's
+    (tabs.train.lifecycle.TabRun): the name reserved with the client's address, Stop, memory returned."""
     key = browser_key(key, request)
-    name = USER_MODELS.reserve(key, "induction")
-    control, finished = StopSignal(), False
-    sessions.attach_run(request, control)
-    try:
+    with TabRun(USER_MODELS, key, "induction", call=request) as run:
+        name, control = run.name, run.control
         yield _Curves(total=WATCH["steps"]).figure(), f"Starting “{name}”…", gr.update(), gr.update(), control
         for part in watch_on_gpu(control):
             attention = part.attention if part.attention is not None else gr.update()
             if part.outcome is None:
                 yield part.curves, part.status, attention, gr.update(), control
-                progress((part.step, part.total), desc="training")
                 continue
-            USER_MODELS.put(key, name, part.model, part.tokenizer, part.info)
-            finished = True
+            run.keep(part.model, part.tokenizer, part.info)
             status = (f"**Training {part.outcome}** after {part.step} steps: {part.status}. “{name}” is now in the "
                       f"checkpoint list: open it in the Attention tab.")
             yield part.curves, status, attention, gr.update(choices=checkpoint_choices(key)), control
-    finally:
-        sessions.detach_run(request, control)
-        control.discard()
-        if not finished:
-            USER_MODELS.release(key, name)

@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterator, Sequence
 
+import torch
+
 from ..data import InductionData
 from ..model import Transformer
 from ..run import build_run
@@ -39,15 +41,16 @@ class PhasePoint:
     kind: str = "phase"
 
 
-def induction_run(steps: int = 3000, eval_every: int = 50, seed: int = 0, max_seconds: float | None = None
-                  ) -> tuple[Transformer, CharTokenizer, InductionData, TrainConfig]:
+def induction_run(steps: int = 3000, eval_every: int = 50, seed: int = 0, max_seconds: float | None = None,
+                  device: str | torch.device = "cpu") -> tuple[Transformer, CharTokenizer, InductionData, TrainConfig]:
     """(model, tokenizer, data, train config) of the induction recipe for `steps` steps, evaluated every
-    `eval_every` steps; `seed` decides the initial weights and the batches."""
+    `eval_every` steps, its model on `device`; `seed` decides the initial weights and the batches."""
     if steps < 1 or eval_every < 1:
         raise ValueError(f"steps and eval_every must be at least 1, got {steps} and {eval_every}")
     train_cfg = TrainConfig(steps=steps, eval_every=eval_every, block_size=INDUCTION_MODEL["max_len"],
                             eval_examples=64, max_seconds=max_seconds or 0.0, **{**INDUCTION_TRAINING, "seed": seed})
-    run = build_run(train_cfg, induction=True, **INDUCTION_MODEL)  # as `python -m transformer.train --induction`
+    # as `python -m transformer.train --induction`
+    run = build_run(train_cfg, induction=True, device=device, **INDUCTION_MODEL)
     return run.model, run.tokenizer, run.data, train_cfg
 
 
