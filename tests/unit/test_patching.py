@@ -243,3 +243,15 @@ def test_inputs_are_checked_in_words():
     same = minimal_pair(model, CLEAN, CLEAN)
     with pytest.raises(ValueError, match="same on both inputs"):
         head_patching(model, same, some_metric(model, same))
+
+
+def test_the_induction_demo_changes_what_precedes_the_copied_character():
+    """Invariant of the demo pair: the clean text is n distinct characters then the first n - 1 again; the corrupted
+    text keeps the n-th character and the second half, and its first n - 1 characters are none of the clean's."""
+    from transformer.interpretability.patching_demos import induction_texts
+
+    for seed in range(5):
+        clean, corrupted = induction_texts(20, seed)
+        first = clean[:20]
+        assert len(set(first)) == 20 and clean == first + first[:-1] and len(corrupted) == len(clean)
+        assert corrupted[19:] == clean[19:] and not set(corrupted[:19]) & set(clean)

@@ -22,7 +22,6 @@ from ..model import Transformer
 from ..points import Read, Write, points
 
 
-
 def attention_kind(model: Transformer, kind: AttentionKind | str) -> AttentionKind:
     """`kind` as an AttentionKind of this model; raises ValueError naming the kinds it has."""
     kinds = AttentionKind.of(model.config)
