@@ -24,6 +24,7 @@ import store.gpu  # noqa: E402,F401  (first: on a ZeroGPU Space, `spaces` must p
 import gradio as gr  # noqa: E402
 
 from limits import DEFAULT_CONCURRENCY, DELETE_CACHE, QUEUE_SIZE  # noqa: E402
+from server.compat import GradioChanged  # noqa: E402
 from server.guard import protect  # noqa: E402
 from store.catalogue import NOTICES, SHIPPED, fixed_choices, load_at_start, pretrained  # noqa: E402
 from store.memory import arrow_on_malloc  # noqa: E402
@@ -156,4 +157,7 @@ def launch(**overrides):
 
 
 if __name__ == "__main__":
-    launch()
+    try:
+        launch()
+    except GradioChanged as e:  # a gradio whose internals the server's protection patches are gone (server.compat)
+        raise SystemExit(f"Attention Lab did not start: {e}") from None

@@ -102,8 +102,9 @@ def validation_errors(fn, refusal: Refused) -> list[dict]:
 
 
 def install(demo: gr.Blocks) -> None:
-    """Put the checks in front of `demo`'s queue and input preparation (after `demo.queue()`)."""
-    queue, push, prepare = demo._queue, demo._queue.push, demo.preprocess_data
+    """Put the checks in front of `demo`'s queue (after `demo.queue()`; server.compat checks that gradio still
+    calls Queue.push)."""
+    queue, push = demo._queue, demo._queue.push
 
     async def admitted_push(body, request, username):
         fn = demo.fns.get(body.fn_index) if body.fn_index is not None else None
@@ -116,6 +117,12 @@ def install(demo: gr.Blocks) -> None:
                 return False, validation_errors(fn, refusal), "validator_error"
         return await push(body=body, request=request, username=username)
 
+    queue.push = admitted_push
+
+
+def refusing_urls(prepare):
+    """gradio's input preparation (Blocks.preprocess_data) that first refuses a file reference whose path is a URL,
+    before gradio would fetch it; server.guard decides where it goes among the other wraps."""
     async def checked_preprocess(block_fn, inputs, *args, **kwargs):
         try:
             check_no_urls(inputs)
@@ -123,5 +130,4 @@ def install(demo: gr.Blocks) -> None:
             raise gr.Error(str(refusal)) from None
         return await prepare(block_fn, inputs, *args, **kwargs)
 
-    queue.push = admitted_push
-    demo.preprocess_data = checked_preprocess
+    return checked_preprocess

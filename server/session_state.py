@@ -7,7 +7,7 @@ head sliders' range after Show attention), which gets a new id. When such a comp
 another. Every "update, then read" cycle added a component and its config to the session, for as long as the
 session lived: 20 clients grew the server by ~40 MB per 1,000 requests (bench/RESULTS.md, issue 18).
 
-`install` removes those entries after each input preparation. The app builds no components while it runs (no
+`tidying` removes those entries after each input preparation. The app builds no components while it runs (no
 gr.render), so a session needs exactly the page's ids; the entries under them (the updated components themselves)
 stay.
 """
@@ -28,9 +28,10 @@ def drop_stray_components(state, page: frozenset) -> int:
     return len(stray)
 
 
-def install(demo: gr.Blocks) -> None:
-    """Keep every session of `demo` at the page's components (after the page is built)."""
-    prepare, page = demo.preprocess_data, frozenset(demo.default_config.blocks)
+def tidying(prepare, demo: gr.Blocks):
+    """gradio's input preparation (Blocks.preprocess_data) that leaves every session of `demo` at the page's
+    components after it (`demo` built); server.guard decides where it goes among the other wraps."""
+    page = frozenset(demo.default_config.blocks)
 
     async def prepare_and_tidy(block_fn, inputs, state=None, *args, **kwargs):
         try:
@@ -38,4 +39,4 @@ def install(demo: gr.Blocks) -> None:
         finally:
             drop_stray_components(state, page)
 
-    demo.preprocess_data = prepare_and_tidy
+    return prepare_and_tidy

@@ -1,0 +1,90 @@
+"""What the server's protection takes from gradio beyond its public API, checked when the app starts.
+
+server.admission replaces the queue's `push` and reads its lines and running jobs; server.admission and
+server.session_state wrap the input preparation `Blocks.preprocess_data`; server.session_state reads a session's
+`blocks_config`. gradio has no public way to do these jobs (a line per concurrency group, one training per client,
+refusing a URL before gradio fetches it, a session kept at the page's size). If a gradio release renamed any of them,
+an assignment would add an attribute nobody calls and the protection would switch off without a word; so `check`
+looks for each one on the app's own Blocks and stops the start with a message naming what is missing and the gradio
+version the app was written for (requirements.txt). Where gradio does have a public API (the sessions kept:
+launch's `state_session_capacity`; the upload limit: `max_file_size`; middleware: `app_kwargs`), it is used, and
+checked here too.
+"""
+from __future__ import annotations
+
+import inspect
+
+import gradio as gr
+import gradio.routes
+from gradio.blocks import Blocks
+from gradio.queueing import Event, EventQueue, Queue
+from gradio.state_holder import SessionState
+
+PINNED = "6.31.0"  # requirements.txt's gradio, the version whose internals these are
+
+
+class GradioChanged(RuntimeError):
+    """The installed gradio lacks an internal the server's protection relies on."""
+
+
+def _parameters(fn) -> list[str]:
+    return [p for p in inspect.signature(fn).parameters if p != "self"]
+
+
+def _event(demo: Blocks) -> Event:
+    return Event(session_hash="compat", fn=next(iter(demo.fns.values())), request=None, username=None)
+
+
+# (what gradio must have, the check on the app's Blocks, who relies on it)
+REQUIRED = [
+    ("Queue.push(body, request, username)", lambda demo: isinstance(demo._queue, Queue) and
+     _parameters(demo._queue.push)[:3] == ["body", "request", "username"], "server.admission"),
+    ("gradio.routes calling blocks._queue.push", lambda demo: "_queue.push(" in inspect.getsource(gradio.routes),
+     "server.admission"),
+    ("Queue.push answering 'validator_error'", lambda demo: "validator_error" in str(
+        inspect.signature(Queue.push).return_annotation), "server.admission"),
+    ("Queue.event_queue_per_concurrency_id[group].queue", lambda demo: isinstance(
+        demo._queue.event_queue_per_concurrency_id, dict) and hasattr(EventQueue("compat", None), "queue"),
+     "server.admission"),
+    ("Queue.active_jobs", lambda demo: isinstance(demo._queue.active_jobs, list), "server.admission"),
+    ("Event.session_hash, Event.request, Event.concurrency_id", lambda demo: (lambda e: e.session_hash == "compat"
+     and e.request is None and e.concurrency_id == e.fn.concurrency_id)(_event(demo)), "server.admission"),
+    ("BlockFunction.concurrency_id, .inputs, .fn, .input_parameter_names", lambda demo: bool(demo.fns) and all(
+        hasattr(fn, name) for fn in demo.fns.values()
+        for name in ("concurrency_id", "inputs", "fn", "input_parameter_names")), "server.admission"),
+    ("Blocks.preprocess_data(block_fn, inputs, state, ...)", lambda demo: _parameters(
+        Blocks.preprocess_data)[:3] == ["block_fn", "inputs", "state"], "server.admission, server.session_state"),
+    ("Blocks.process_api calling self.preprocess_data", lambda demo: "self.preprocess_data(" in inspect.getsource(
+        Blocks.process_api), "server.admission, server.session_state"),
+    ("SessionState.blocks_config.blocks, SessionState.config_values", lambda demo: (lambda s: isinstance(
+        s.blocks_config.blocks, dict) and isinstance(s.config_values, dict))(SessionState(demo)),
+     "server.session_state"),
+    ("Blocks.default_config.blocks", lambda demo: isinstance(demo.default_config.blocks, dict),
+     "server.session_state"),
+    ("Blocks.GRADIO_CACHE", lambda demo: isinstance(demo.GRADIO_CACHE, str), "server.guard"),
+    ("Blocks.launch(state_session_capacity, max_file_size, app_kwargs)", lambda demo: {
+        "state_session_capacity", "max_file_size", "app_kwargs"} <= set(_parameters(Blocks.launch)), "server.guard"),
+]
+
+
+def missing(demo: Blocks) -> list[str]:
+    """What of REQUIRED the installed gradio lacks, for `demo` (after demo.queue()), each with who relies on it."""
+    found = []
+    for what, present, user in REQUIRED:
+        try:
+            ok = present(demo)
+        except (AttributeError, TypeError, KeyError, StopIteration, OSError):
+            ok = False
+        if not ok:
+            found.append(f"{what} (used by {user})")
+    return found
+
+
+def check(demo: Blocks) -> None:
+    """Raise GradioChanged naming every internal the installed gradio lacks and the version the app was written
+    for; nothing when all are there."""
+    found = missing(demo)
+    if found:
+        raise GradioChanged(f"gradio {gr.__version__} lacks what the server's protection relies on: "
+                            f"{'; '.join(found)}. The app was written for gradio=={PINNED} (requirements.txt): "
+                            f"install that version, or update server/ to the new gradio.")
