@@ -26,7 +26,8 @@ from .run import build_run
 from .tokenization import BPETokenizer, load_tokenizer
 from .train import TrainConfig, Trainer
 
-MODEL_FLAGS = [f for f in fields(TransformerConfig) if f.name not in ("vocab_size", "pad_id", "bos_id", "eos_id")]
+MODEL_FLAGS = [f for f in fields(TransformerConfig)
+               if f.name not in ("vocab_size", "pad_id", "bos_id", "eos_id", "decoder_start_id")]
 
 
 def _add_dataclass_flags(group, dataclass_fields, prefix=""):

@@ -7,7 +7,8 @@ from dataclasses import asdict, dataclass, fields
 ARCHS = ("encoder-decoder", "decoder-only", "encoder-only")  # encoder-only: BERT, a masked-LM head on the encoder
 POS_ENCODINGS = ("sinusoidal", "learned", "rope", "alibi")  # rope, alibi: relative, applied inside attention
 ATTENTIONS = ("mha", "mla")  # mha: n_kv_heads key/value heads (MHA, GQA, MQA); mla: multi-head latent attention
-ACTIVATIONS = ("relu", "gelu", "gelu_tanh")  # gelu_tanh: GELU's tanh approximation, as in GPT-2
+ACTIVATIONS = ("relu", "gelu", "gelu_tanh", "silu")  # gelu_tanh: GPT-2's GELU; silu: x sigmoid(x), Marian's swish
+SINUSOIDAL_LAYOUTS = ("interleaved", "halves")  # the paper's sin, cos, sin, ...; Marian's sines | cosines
 NORMS = ("layer", "rms")  # LayerNorm (the paper), RMSNorm (Llama): transformer/norms.py
 FFNS = ("standard", "swiglu")  # equation 2; SwiGLU's gated feed-forward (Llama): transformer/gated_feedforward.py
 ROPE_LAYOUTS = ("interleaved", "halves")  # RoFormer's pairs (x_2i, x_2i+1); transformers' (x_i, x_i+d/2)
@@ -43,6 +44,7 @@ class TransformerConfig:
     dropout: float = 0.1
     max_len: int = 512
     pos_encoding: str = "sinusoidal"
+    sinusoidal_layout: str = "interleaved"  # "halves": Marian's order of the same waves (positions/sinusoidal.py)
     rope_theta: float = 10000.0  # RoPE's base: theta_i = rope_theta^(-2i/d_k) (RoFormer's 10000; SmolLM2 100000)
     rope_layout: str = "interleaved"  # which dimensions RoPE pairs: RoFormer's (2i, 2i+1) or "halves" (i, i+d_k/2)
     type_vocab_size: int = 0  # BERT's token-type (segment) embeddings; 0 = none
@@ -54,9 +56,11 @@ class TransformerConfig:
     scale_embeddings: bool = True  # x sqrt(d_model) on the token embedding (section 3.4); GPT-2 does not scale
     init: str = "xavier"  # "xavier": uniform on every matrix; "gpt2": N(0, 0.02), residual projections / sqrt(N)
     tie_embeddings: bool = True
+    final_logits_bias: bool = False  # logits = x W^T + b: a bias per vocabulary entry (Marian's); none in the paper
     pad_id: int = 0
     bos_id: int = 1
     eos_id: int = 2
+    decoder_start_id: int | None = None  # the token the decoder input starts with; None = bos_id (Marian: its pad)
 
     def __post_init__(self):
         if self.arch not in ARCHS:
@@ -107,7 +111,8 @@ class TransformerConfig:
                              f", got d_k={self.d_k}")
         if self.activation not in ACTIVATIONS:
             raise ValueError(f"activation: must be one of {ACTIVATIONS}, got {self.activation!r}")
-        for name, choices in (("norm", NORMS), ("ffn", FFNS), ("rope_layout", ROPE_LAYOUTS)):
+        for name, choices in (("norm", NORMS), ("ffn", FFNS), ("rope_layout", ROPE_LAYOUTS),
+                              ("sinusoidal_layout", SINUSOIDAL_LAYOUTS)):
             if getattr(self, name) not in choices:
                 raise ValueError(f"{name}: must be one of {choices}, got {getattr(self, name)!r}")
         if not isinstance(self.rope_theta, (int, float)) or isinstance(self.rope_theta, bool) \
@@ -116,7 +121,7 @@ class TransformerConfig:
         if not isinstance(self.type_vocab_size, int) or isinstance(self.type_vocab_size, bool) \
                 or self.type_vocab_size < 0:
             raise ValueError(f"type_vocab_size: must be a non-negative integer, got {self.type_vocab_size!r}")
-        for name in ("attention_only", "attention_bias", "ffn_bias", "embedding_norm"):
+        for name in ("attention_only", "attention_bias", "ffn_bias", "embedding_norm", "final_logits_bias"):
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"{name}: must be true or false, got {getattr(self, name)!r}")
         if not isinstance(self.layer_norm_eps, (int, float)) or isinstance(self.layer_norm_eps, bool) \
@@ -126,8 +131,10 @@ class TransformerConfig:
             raise ValueError(f"scale_embeddings: must be true or false, got {self.scale_embeddings!r}")
         if self.init not in ("xavier", "gpt2"):
             raise ValueError(f"init: must be one of ('xavier', 'gpt2'), got {self.init!r}")
-        for name in ("pad_id", "bos_id", "eos_id"):
+        for name in ("pad_id", "bos_id", "eos_id", "decoder_start_id"):
             value = getattr(self, name)
+            if name == "decoder_start_id" and value is None:
+                continue
             if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value < self.vocab_size:
                 raise ValueError(f"{name}: must be a token id in [0, vocab_size={self.vocab_size}), got {value!r}")
 
@@ -140,6 +147,11 @@ class TransformerConfig:
     def d_rope(self) -> int:
         """Size d_R of MLA's decoupled rotary query/key part: d_k / 2 as in DeepSeek-V2; 0 without RoPE or MLA."""
         return self.d_k // 2 if self.attention == "mla" and self.pos_encoding == "rope" else 0
+
+    @property
+    def decoder_start(self) -> int:
+        """The first token of every decoder input: <s> (bos_id) in the paper's scheme; Marian starts with its pad."""
+        return self.bos_id if self.decoder_start_id is None else self.decoder_start_id
 
     @property
     def has_padding(self) -> bool:

@@ -30,8 +30,9 @@ def with_eos(ids: list[int], config: TransformerConfig) -> list[int]:
 
 
 def decoder_ids(target: list[int], config: TransformerConfig) -> tuple[list[int], list[int]]:
-    """(decoder input, decoder target) for the target tokens: <s> + target, and target + </s>."""
-    return [config.bos_id] + list(target), list(target) + [config.eos_id]
+    """(decoder input, decoder target) for the target tokens: <s> + target, and target + </s>.
+    <s> is the config's decoder start token (`decoder_start`: bos_id, or Marian's pad)."""
+    return [config.decoder_start] + list(target), list(target) + [config.eos_id]
 
 
 def most_source_tokens(config: TransformerConfig) -> int:

@@ -90,7 +90,7 @@ class _Decoder:
             memory, mask, _ = model.encode(torch.tensor([ids], device=dev), head_mask=head_mask)
             self.memory = memory.expand(batch, -1, -1)  # (batch, S, d_model)
             self.memory_mask = None if mask is None else mask.expand(batch, -1, -1, -1)
-            self.tokens = torch.full((batch, 1), cfg.bos_id, device=dev)  # (batch, 1)
+            self.tokens = torch.full((batch, 1), cfg.decoder_start, device=dev)  # (batch, 1)
         else:
             if not ids:
                 raise ValueError("the prompt is empty: a decoder-only model needs at least one token to continue")
@@ -224,7 +224,14 @@ def generate(model: Transformer, input_ids, max_new_tokens: int, *, strategy: st
 
 
 def _beam_search(decoder: _Decoder, max_new_tokens: int, num_beams: int, length_penalty: float):
-    """Keep the num_beams most probable partial outputs; a finished one scores log P / length^length_penalty."""
+    """Keep the num_beams most probable partial outputs; a finished one scores log P / length^length_penalty.
+
+    Each step ranks the 2 num_beams best continuations of all beams: those among the first num_beams that end in
+    EOS are finished, the best num_beams others go on. The search stops when the best live beam, scored at its
+    current length, cannot beat the num_beams-th finished one. This is `transformers`' beam search with its
+    default `early_stopping=False` (and fairseq's rule for finished hypotheses), token for token
+    (tests/unit/test_pretrained_marian.py).
+    """
     eos = decoder.cfg.eos_id
     device = decoder.tokens.device
     scores = torch.full((num_beams,), float("-inf"), device=device)
@@ -238,15 +245,16 @@ def _beam_search(decoder: _Decoder, max_new_tokens: int, num_beams: int, length_
         vocab = logp.size(-1)
         candidates = (scores[:, None] + logp).view(-1).topk(2 * num_beams)
         parents, tokens, new_scores, new_histories = [], [], [], []
-        for score, flat in zip(candidates.values.tolist(), candidates.indices.tolist()):
+        for rank, (score, flat) in enumerate(zip(candidates.values.tolist(), candidates.indices.tolist())):
             beam, token = divmod(flat, vocab)
             if score == float("-inf"):
                 break
+            if token == eos:
+                if rank < num_beams:  # an EOS ranked below the num_beams best is not a candidate answer
+                    finished.append((score / (step + 1) ** length_penalty, histories[beam]))
+                continue
             probs = logp[beam].exp()
             item = _step(probs, _most_likely(probs), token)
-            if token == eos:
-                finished.append((score / (step + 1) ** length_penalty, histories[beam]))
-                continue
             parents.append(beam)
             tokens.append(token)
             new_scores.append(score)
@@ -288,7 +296,7 @@ def greedy_batch(model: Transformer, src: Tensor, max_new_tokens: int, head_mask
     cfg = model.config
     memory, src_mask, _ = model.encode(src, head_mask=head_mask)
     cache, B = model.new_cache(), src.size(0)
-    token = torch.full((B, 1), cfg.bos_id, device=src.device)  # (B, 1)
+    token = torch.full((B, 1), cfg.decoder_start, device=src.device)  # (B, 1)
     outputs, done = [], torch.zeros(B, dtype=torch.bool, device=src.device)
     banned = never_emitted(cfg)
     for step in range(min(max_new_tokens, most_target_tokens(cfg))):

@@ -17,11 +17,12 @@ from .points import Point
 
 
 ACTIVATION_FUNCTIONS = {"relu": F.relu, "gelu": F.gelu,
-                        "gelu_tanh": partial(F.gelu, approximate="tanh")}  # GPT-2's GELU: the tanh approximation
+                        "gelu_tanh": partial(F.gelu, approximate="tanh"),  # GPT-2's GELU: the tanh approximation
+                        "silu": F.silu}  # SiLU(x) = x sigmoid(x), Marian's "swish"
 
 
 class FeedForward(nn.Module):
-    """FFN(x) = max(0, x W_1 + b_1) W_2 + b_2        (equation 2; GELU instead of max(0, .) as an option)"""
+    """FFN(x) = max(0, x W_1 + b_1) W_2 + b_2        (equation 2; GELU or SiLU instead of max(0, .) as options)"""
 
     def __init__(self, d_model: int, d_ff: int, dropout: float = 0.0, activation: str = "relu", bias: bool = True):
         super().__init__()

@@ -95,7 +95,8 @@ class Transformer(nn.Module):
         self.encoder_norm = make_norm(cfg) if use_final_norm and cfg.n_encoder_layers else nn.Identity()
         self.decoder_norm = make_norm(cfg) if use_final_norm and cfg.n_decoder_layers else nn.Identity()  # GPT-2's ln_f
         self.mlm_head = MaskedLMHead(cfg) if cfg.is_encoder_only else None
-        self.lm_head = nn.Linear(cfg.d_model, cfg.vocab_size, bias=cfg.is_encoder_only)  # BERT's decoder has a bias
+        # logits = x W^T (+ b: BERT's decoder bias, or Marian's final_logits_bias, one number per vocabulary entry)
+        self.lm_head = nn.Linear(cfg.d_model, cfg.vocab_size, bias=cfg.is_encoder_only or cfg.final_logits_bias)
         self._init_weights()
         if cfg.tie_embeddings:  # "we share the same weight matrix between the two embedding layers and the pre-softmax linear transformation"
             self.lm_head.weight = self.embed.weight
@@ -143,13 +144,16 @@ class Transformer(nn.Module):
             x = x + self.token_types[0]  # segment A
         return self.embed_dropout(self.embed_norm(x))
 
-    def key_mask(self, ids: Tensor) -> Tensor | None:
+    def key_mask(self, ids: Tensor, decoder: bool = False) -> Tensor | None:
         """Padding mask over keys, or None when there is no padding (so the fused kernel needs no mask).
 
         A model without a padding token of its own (GPT-2, `config.has_padding` False) masks nothing: its
-        <|endoftext|> in a prompt is a real token that later positions attend to.
+        <|endoftext|> in a prompt is a real token that later positions attend to. Nor does the decoder of a model
+        whose decoder input starts with the pad token (Marian): that first pad is a real token, and padding at the
+        end of a target is hidden from every real position by the causal mask already.
         """
-        if not self.config.has_padding or not (ids == self.config.pad_id).any():
+        cfg = self.config
+        if not cfg.has_padding or (decoder and cfg.decoder_start == cfg.pad_id) or not (ids == cfg.pad_id).any():
             return None
         return padding_mask(ids, self.config.pad_id)
 
@@ -192,7 +196,7 @@ class Transformer(nn.Module):
         """
         kinds = [k for k in (AttentionKind.DECODER_SELF, AttentionKind.CROSS) if need_weights and k.n_layers(self.config)]
         with self._points(head_mask, kinds) as seen:
-            tgt_mask, x = (self.key_mask(tgt) if cache is None else None), self._embed(tgt, start)
+            tgt_mask, x = (self.key_mask(tgt, decoder=True) if cache is None else None), self._embed(tgt, start)
             for i, layer in enumerate(self.decoder):
                 x = layer(x, tgt_mask, memory, memory_mask, cache=None if cache is None else cache[i])
             if last_only:

@@ -21,12 +21,13 @@ class PositionScheme:
 
 
 def position_scheme(cfg: TransformerConfig) -> PositionScheme:
-    """The position modules of a model with config `cfg`: the paper's sinusoidal table or learned vectors (added
-    once, to the embeddings), or RoPE over d_k (MLA: over its decoupled d_R part) or ALiBi's per-head slopes (one
-    module every self-attention layer shares)."""
-    absolute = {"sinusoidal": SinusoidalPositionalEncoding, "learned": LearnedPositionalEncoding}
-    if cfg.pos_encoding in absolute:
-        return PositionScheme(absolute[cfg.pos_encoding](cfg.max_len, cfg.d_model), None)
+    """The position modules of a model with config `cfg`: the paper's sinusoidal table (in `cfg.sinusoidal_layout`)
+    or learned vectors (added once, to the embeddings), or RoPE over d_k (MLA: over its decoupled d_R part) or
+    ALiBi's per-head slopes (one module every self-attention layer shares)."""
+    if cfg.pos_encoding == "sinusoidal":
+        return PositionScheme(SinusoidalPositionalEncoding(cfg.max_len, cfg.d_model, cfg.sinusoidal_layout), None)
+    if cfg.pos_encoding == "learned":
+        return PositionScheme(LearnedPositionalEncoding(cfg.max_len, cfg.d_model), None)
     if cfg.pos_encoding == "rope":
         return PositionScheme(None, RotaryEmbedding(cfg.d_rope or cfg.d_k, cfg.max_len, cfg.rope_theta, cfg.rope_layout))
     if cfg.pos_encoding == "alibi":

@@ -1,9 +1,10 @@
 """Real pretrained weights in the from-scratch blocks, from the Hugging Face layout, one module per family.
 
 `load_pretrained(source)` reads config.json, picks the family its `model_type` names (gpt2.py registers "gpt2",
-llama.py "llama", bert.py "bert"; family.py holds the registry), checks the config, reads model.safetensors only
-after its header matches what the config implies (weights.py), and returns (model, tokenizer, info) as
-`load_checkpoint` does. Only safetensors are read: a pickled pytorch_model.bin is refused, never opened.
+llama.py "llama", bert.py "bert", marian.py "marian"; family.py holds the registry), checks the config, reads
+model.safetensors only after its header matches what the config implies (weights.py), and returns (model,
+tokenizer, info) as `load_checkpoint` does. Only safetensors are read: a pickled pytorch_model.bin is refused,
+never opened.
 `source` is a directory in the Hugging Face layout or a Hub repo id, fetched into the Hugging Face cache when the
 Hub is reachable and read from that cache when it is not (hub.py).
 
@@ -16,7 +17,7 @@ import os
 import torch
 
 from ..checkpoint import FORMAT_VERSION, CheckpointError, resolve_device
-from . import bert, gpt2, llama  # noqa: F401  (each family module registers its family)
+from . import bert, gpt2, llama, marian  # noqa: F401  (each family module registers its family)
 from .family import FAMILIES, Family, family_of
 from .gpt2 import GPT2, check_gpt2_config, convert_gpt2, gpt2_model
 from .hub import cached_models, fetch, hub_cache_dir, locate  # noqa: F401

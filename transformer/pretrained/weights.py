@@ -97,8 +97,10 @@ def model_from_state(config: TransformerConfig, state: dict[str, Tensor]) -> Tra
     model.load_state_dict(state, strict=True, assign=True)
     if config.tie_embeddings:
         model.lm_head.weight = model.embed.weight  # assign=True gave the tied pair two Parameters: one again
-    relative = position_scheme(config).relative  # RoPE's angles are computed, not stored: compute them on the CPU
+    positions = position_scheme(config)  # computed, not stored: RoPE's angles, the sinusoidal table, on the CPU
+    if config.pos_encoding == "sinusoidal":
+        model.pos_encoding = positions.absolute
     for module in model.modules():
         if getattr(module, "position", None) is not None:
-            module.position = relative
+            module.position = positions.relative
     return model
