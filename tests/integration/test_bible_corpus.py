@@ -80,3 +80,41 @@ def test_batches_group_similar_lengths_and_use_the_one_encoding_rule():
     assert (tgt_out[torch.arange(len(ends)), ends] == cfg.eos_id).all()
     target = tgt_in[:, 1:] != cfg.pad_id  # the target tokens: the decoder reads them one step after it must predict
     assert torch.equal(tgt_in[:, 1:][target], tgt_out[:, :-1][target])
+
+
+@installed
+@pytest.mark.slow
+def test_the_committed_overlap_shares_are_the_rule_on_the_corpus(corpus):
+    """data/bible-en-es/overlap.tsv (each test verse's largest share of Spanish 4-grams with one training verse,
+    and that verse) is what transformer.translation.overlap computes today on the installed modules."""
+    from transformer.translation.overlap import overlap_rows, read_overlap
+
+    test, _ = held_out()
+    rows = overlap_rows(test, training_pairs(corpus))
+    assert {v: (s, t, es) for v, s, t, es in rows} == read_overlap()
+
+
+eflomal_installed = pytest.mark.skipif(__import__("importlib").util.find_spec("eflomal") is None,
+                                       reason="eflomal (requirements-dev.txt) is not installed")
+
+
+@installed
+@eflomal_installed
+@pytest.mark.slow
+def test_eflomal_recomputed_is_the_cards_anchor(corpus):
+    """eflomal on the training verses with the test verses, scored by the heads' protocol, gives the card's
+    precision, recall and AER within its sampling noise (no seed: 0.01), and aligns better than the diagonal."""
+    import json
+    from pathlib import Path
+
+    from transformer.translation.statistical import eflomal_score
+
+    test, _ = held_out()
+    measured = eflomal_score(test, training_pairs(corpus))
+    metrics = json.loads((Path(__file__).resolve().parents[2] / "checkpoints" / "translate-en-es" /
+                          "config.json").read_text())["metrics"]
+    card = metrics["eflomal"]
+    assert measured["gold_links"] == card["gold_links"] == metrics["alignment"]["gold_links"]
+    for key in ("precision", "recall", "aer"):
+        assert measured[key] == pytest.approx(card[key], abs=0.01), key
+    assert measured["aer"] < metrics["alignment"]["diagonal"]["aer"]

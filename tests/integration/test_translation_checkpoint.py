@@ -60,3 +60,21 @@ def test_best_head_alignment_recomputed_and_beats_the_diagonal(shipped):
     assert table["best_head"] == card["best_head"]
     assert table["best_head_aer"] == pytest.approx(card["best_head_aer"], abs=1e-3)
     assert table["best_head_aer"] < table["diagonal"]["aer"] - 0.05
+
+
+@pytest.mark.slow
+def test_recomputed_unseen_bleu_equals_the_cards(shipped):
+    """The card's BLEU and chrF on the whole split and on the unseen verses (share of 4-grams < 10%,
+    transformer.translation.overlap) are what a fresh greedy translation gives; the unseen verses score lower."""
+    from transformer.translation.evaluate import unseen_scores
+    from transformer.translation.overlap import read_overlap
+
+    model, tokenizer, info = shipped
+    test, _ = held_out()
+    measured = unseen_scores(test, translate_greedy(model, tokenizer, [p.en for p in test]), read_overlap())
+    card = info["metrics"]["unseen"]
+    assert {k: measured[k] for k in ("threshold", "verses", "all_verses", "near_duplicates")} == \
+        {k: card[k] for k in ("threshold", "verses", "all_verses", "near_duplicates")}
+    for key in ("bleu_greedy", "chrf_greedy", "bleu_greedy_all", "chrf_greedy_all"):
+        assert measured[key] == pytest.approx(card[key], abs=0.5), key
+    assert card["bleu_greedy"] < card["bleu_greedy_all"] == info["metrics"]["bleu_greedy"]

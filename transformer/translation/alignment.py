@@ -6,9 +6,10 @@ set (Och & Ney 2003, "A Systematic Comparison of Various Statistical Alignment M
 
     precision = |A & G| / |A|        recall = |A & G| / |G|        AER = 1 - 2 |A & G| / (|A| + |G|)
 
-Only the Spanish words that carry at least one gold link are aligned (the Strong's tags cover the words that
-translate an original word; a function word with no tag has no gold answer), by the attention and by the baseline
-alike. The baseline is the diagonal: Spanish word j of m reads English word round(j * n / m) of n.
+The protocol (`score_on_gold`, the one scoring of every aligner: attention heads, the diagonal, eflomal): only the
+Spanish words that carry at least one gold link are scored (the Strong's tags cover the words that translate an
+original word; a function word with no tag has no gold answer), each with at most one English word. The baseline is
+the diagonal: Spanish word j of m reads English word round(j * n / m) of n.
 """
 from __future__ import annotations
 
@@ -47,6 +48,24 @@ def score(predicted: list[set[Link]] | set[Link], gold: list[set[Link]] | set[Li
     recall = hits / n_gold if n_gold else 0.0
     aer = 1.0 - 2 * hits / (n_pred + n_gold) if n_pred + n_gold else 0.0
     return AlignmentScore(precision, recall, aer, n_pred, n_gold)
+
+
+def on_gold_words(predicted: set[Link], gold: set[Link]) -> set[Link]:
+    """The protocol: the predicted links of the Spanish words that carry a gold link; raises ValueError when such a
+    word has more than one English word (an aligner scored here gives each Spanish word one English word)."""
+    targets = set(aligned_targets(gold))
+    kept = {(i, j) for i, j in predicted if j in targets}
+    if len({j for _, j in kept}) != len(kept):
+        raise ValueError("the protocol links each gold-linked Spanish word to one English word; got several")
+    return kept
+
+
+def score_on_gold(predicted: list[set[Link]], gold: list[set[Link]]) -> AlignmentScore:
+    """Precision, recall and AER of an aligner's links (one set per verse) under the protocol (`on_gold_words`),
+    pooled over the verses: how heads, the diagonal and eflomal are all scored."""
+    if len(predicted) != len(gold):
+        raise ValueError(f"{len(predicted)} predicted alignments for {len(gold)} gold ones")
+    return score([on_gold_words(p, g) for p, g in zip(predicted, gold)], gold)
 
 
 def aligned_targets(gold: set[Link]) -> list[int]:

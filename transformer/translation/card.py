@@ -26,6 +26,41 @@ def _stage_lines(t: dict) -> list[str]:
             f"{t['total_wall_time_s'] / 60:.0f} min of training"]
 
 
+def _unseen_lines(u: dict | None) -> list[str]:
+    """The greedy row again on the unseen test verses (transformer.translation.overlap's rule)."""
+    if not u:
+        return []
+    return [f"| greedy, the {u['verses']} unseen test verses | {u['bleu_greedy']} | {u['chrf_greedy']} |", "",
+            "The split is by random verse, so parallel passages leak (Kings and Chronicles, the Gospels, repeated "
+            f"formulas): {u['near_duplicates']} of the {u['all_verses']} test verses share at least "
+            f"{u['near_duplicate_share']:.0%} of their Spanish word 4-grams with one training verse. *Unseen* verses "
+            f"share under {u['threshold']:.0%} with every training verse (the share of a verse: its largest share of "
+            "lower-cased word 4-grams with any one training verse, `transformer/translation/overlap.py`; every test "
+            "verse's share is in `data/bible-en-es/overlap.tsv`). Greedy on the whole split: BLEU "
+            f"{u['bleu_greedy_all']}, chrF {u['chrf_greedy_all']}; on the {u['verses']} unseen verses: BLEU "
+            f"{u['bleu_greedy']}, chrF {u['chrf_greedy']}. Recompute: `python -m transformer.translation.evaluate "
+            "checkpoints/translate-en-es --unseen` (the shares themselves, from the SWORD modules: "
+            "`python -m transformer.translation.overlap`)."]
+
+
+def _eflomal_lines(e: dict | None, a: dict) -> list[str]:
+    """eflomal's row beside the best head's, scored by the same protocol (transformer.translation.statistical)."""
+    if not e:
+        return []
+    layer, head = a["best_head"]
+    return ["", "A statistical aligner as the anchor, scored the same way (each gold-linked Spanish word to one "
+            f"English word, the same {e['verses']} test verses and gold): eflomal (Östling & Tiedemann 2016), run on "
+            f"the {e['training_verses']} training verses with the test verses, its forward alignment "
+            "(`python -m transformer.translation.statistical checkpoints/translate-en-es`; it samples without a "
+            "seed, so a rerun moves the third decimal):", "",
+            "| aligner | precision | recall | AER |", "| --- | --- | --- | --- |",
+            f"| eflomal | {e['precision']:.3f} | {e['recall']:.3f} | {e['aer']:.3f} |",
+            f"| best head (layer {layer}, head {head}) | {a['precision'][layer][head]:.3f} | "
+            f"{a['recall'][layer][head]:.3f} | {a['best_head_aer']:.3f} |",
+            f"| diagonal | {a['diagonal']['precision']:.3f} | {a['diagonal']['recall']:.3f} | "
+            f"{a['diagonal']['aer']:.3f} |"]
+
+
 def model_card(name: str, info: dict) -> str:
     t, m, cfg = info["training"], info["metrics"], info["model"]
     a = m.get("alignment")
@@ -65,6 +100,7 @@ def model_card(name: str, info: dict) -> str:
     ]
     if "bleu_beam4" in m:
         lines.append(f"| beam 4 | {m['bleu_beam4']} | {m['chrf_beam4']} |")
+    lines += _unseen_lines(m.get("unseen"))
     lines += ["", "Recompute: `python -m transformer.translation.evaluate checkpoints/translate-en-es` (writes this "
               "card), or with `--check` to compare the greedy BLEU and the best head's AER with this card without "
               "writing; `tests/integration/test_translation_checkpoint.py` does the same.", ""]
@@ -83,7 +119,8 @@ def model_card(name: str, info: dict) -> str:
             f"{a['precision'][layer][head]:.3f}, recall {a['recall'][layer][head]:.3f})",
             f"- best layer (mean of its heads): layer {a['best_layer_mean']}",
             f"- diagonal baseline (Spanish word j of m reads English word round(j n / m)): AER {d['aer']:.3f} "
-            f"(precision {d['precision']:.3f}, recall {d['recall']:.3f})", "",
+            f"(precision {d['precision']:.3f}, recall {d['recall']:.3f})",
+            *_eflomal_lines(m.get("eflomal"), a), "",
             "One link per Spanish word caps recall: the gold often links one Spanish word to several English ones "
             "(\"de tal manera\" <- \"so\"), and Strong's tags also link function words that translate the same "
             "Hebrew or Greek word (\"the\", \"of\"), so no alignment of this kind reaches AER 0.", "",

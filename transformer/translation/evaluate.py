@@ -3,11 +3,16 @@ the copy-the-source baseline, and how well each cross-attention head aligns word
 
     python -m transformer.translation.evaluate checkpoints/translate-en-es   # writes the metrics and the card
     python -m transformer.translation.evaluate checkpoints/translate-en-es --check   # recompute, compare, no write
+    python -m transformer.translation.evaluate checkpoints/translate-en-es --unseen  # BLEU, chrF: whole, unseen
+
+BLEU and chrF are given on the whole test split and on its *unseen* verses: those whose Spanish shares under 10% of
+its 4-grams with any one training verse (transformer.translation.overlap, from the committed overlap.tsv).
 """
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import time
 from pathlib import Path
 
@@ -19,10 +24,11 @@ from ..encoding import most_target_tokens, pad, source_ids
 from ..generate import generate, greedy_batch
 from ..heads import AttentionKind
 from ..interpretability.probe import record_ids
-from .alignment import aligned_targets, diagonal_alignment, heads_alignments, lowest_aer_head, score
+from .alignment import aligned_targets, diagonal_alignment, heads_alignments, lowest_aer_head, score_on_gold
 from .bible import VersePair
 from .corpus import DATA_DIR, held_out
 from .gold import WordCross, cross_words, gold_links
+from .overlap import NEAR_DUPLICATE, UNSEEN, read_overlap, unseen
 
 BEAM, LENGTH_PENALTY = 4, 1.0
 
@@ -99,14 +105,27 @@ def alignment_table(model, tokenizer, pairs: list[VersePair], progress=None) -> 
                 predicted[layer][h].append(links)
         if progress is not None:
             progress.update(1)
-    scores = [[score(predicted[layer][h], golds) for h in range(H + 1)] for layer in range(L)]
+    scores = [[score_on_gold(predicted[layer][h], golds) for h in range(H + 1)] for layer in range(L)]
     table = {k: [[round(getattr(s, k), 4) for s in row] for row in scores] for k in ("aer", "precision", "recall")}
     layer, head = lowest_aer_head(table)
     layer_means = [row[-1] for row in table["aer"]]
     return {**table, "best_head": [layer, head], "best_head_aer": table["aer"][layer][head],
             "best_layer_mean": int(min(range(L), key=layer_means.__getitem__)),
-            "diagonal": score(diagonal, golds).to_dict(), "verses": len(pairs),
+            "diagonal": score_on_gold(diagonal, golds).to_dict(), "verses": len(pairs),
             "gold_links": sum(len(g) for g in golds)}
+
+
+def unseen_scores(test: list[VersePair], greedy: list[str], shares: dict) -> dict:
+    """Greedy BLEU and chrF on the whole split and on its unseen verses (share < UNSEEN,
+    transformer.translation.overlap), with the threshold and the counts."""
+    keep = unseen(test, shares)
+    kept = [(g, p.es) for g, p, k in zip(greedy, test, keep) if k]
+    hypotheses, references = [g for g, _ in kept], [r for _, r in kept]
+    return {"threshold": UNSEEN, "verses": len(kept), "bleu_greedy": bleu(hypotheses, references),
+            "chrf_greedy": chrf(hypotheses, references), "all_verses": len(test),
+            "bleu_greedy_all": bleu(greedy, [p.es for p in test]), "chrf_greedy_all": chrf(greedy, [p.es for p in test]),
+            "near_duplicate_share": NEAR_DUPLICATE,
+            "near_duplicates": sum(shares[p.verse][0] >= NEAR_DUPLICATE for p in test)}
 
 
 def measure(model, tokenizer, test: list[VersePair], beam: bool = True) -> dict:
@@ -117,7 +136,8 @@ def measure(model, tokenizer, test: list[VersePair], beam: bool = True) -> dict:
     metrics = {"test_verses": len(test), "bleu_greedy": bleu(greedy, references),
                "chrf_greedy": chrf(greedy, references),
                "bleu_copy_source": bleu(sources, references), "chrf_copy_source": chrf(sources, references),
-               "seconds_greedy": round(time.perf_counter() - start, 1)}
+               "seconds_greedy": round(time.perf_counter() - start, 1),
+               "unseen": unseen_scores(test, greedy, read_overlap())}
     if beam:
         start = time.perf_counter()
         with tqdm(total=len(sources), desc=f"beam {BEAM}", unit="verse") as bar:
@@ -131,6 +151,21 @@ def measure(model, tokenizer, test: list[VersePair], beam: bool = True) -> dict:
     return metrics
 
 
+def update_metrics(checkpoint: str | Path, metrics: dict) -> None:
+    """Merge `metrics` into the checkpoint's config.json metrics and rewrite its card from that file; the weights,
+    the tokenizer and the rest of config.json are left as they are (each file replaced whole by a rename)."""
+    from ..checkpoint import read_info
+    from .card import model_card
+
+    path = Path(checkpoint)
+    info = read_info(path)
+    info["metrics"] = {**info.get("metrics", {}), **metrics}
+    for name, text in (("config.json", json.dumps(info, indent=2) + "\n"), ("README.md", model_card(path.name, info))):
+        tmp = path / f".{name}.tmp"
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path / name)
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m transformer.translation.evaluate", description=__doc__)
     p.add_argument("checkpoint")
@@ -138,6 +173,9 @@ def main(argv=None) -> int:
                    "them with the card's; write nothing")
     p.add_argument("--no-beam", action="store_true", help="skip the beam search (the slowest part)")
     p.add_argument("--card-only", action="store_true", help="rewrite README.md from the metrics in config.json")
+    p.add_argument("--unseen", action="store_true", help="only the greedy BLEU and chrF on the whole split and on "
+                   "its unseen verses (about a minute): print them and write them to the card (with --check: "
+                   "print them beside the card's, write nothing)")
     args = p.parse_args(argv)
     model, tokenizer, info = load_checkpoint(args.checkpoint)
     from .card import model_card
@@ -147,17 +185,22 @@ def main(argv=None) -> int:
         (Path(args.checkpoint) / "README.md").write_text(card, encoding="utf-8")
         return 0
     test, _ = held_out(DATA_DIR)
+    if args.unseen:
+        measured = unseen_scores(test, translate_greedy(model, tokenizer, [p.en for p in test]), read_overlap())
+        print(json.dumps({"card": info["metrics"].get("unseen"), "measured": measured} if args.check else measured))
+        if not args.check:
+            update_metrics(args.checkpoint, {"unseen": measured})
+        return 0
     metrics = measure(model, tokenizer, test, beam=not (args.no_beam or args.check))
     if args.check:
         card = info["metrics"]
         print(json.dumps({"bleu_greedy": [card.get("bleu_greedy"), metrics["bleu_greedy"]],
+                          "bleu_greedy_unseen": [card.get("unseen", {}).get("bleu_greedy"),
+                                                 metrics["unseen"]["bleu_greedy"]],
                           "best_head_aer": [card.get("alignment", {}).get("best_head_aer"),
                                             metrics["alignment"]["best_head_aer"]]}))
         return 0
-    info["metrics"] = {**info.get("metrics", {}), **metrics}
-    card = model_card(Path(args.checkpoint).name, {**info, "model": model.config.to_dict()})
-    save_checkpoint(args.checkpoint, model.cpu(), tokenizer, task=info["task"], training=info["training"],
-                    metrics=info["metrics"], card=card)
+    update_metrics(args.checkpoint, metrics)
     print(json.dumps({k: v for k, v in metrics.items() if k not in ("alignment", "examples")}))
     print(f"best head: layer {metrics['alignment']['best_head'][0]} head {metrics['alignment']['best_head'][1]}, "
           f"AER {metrics['alignment']['best_head_aer']} (diagonal {metrics['alignment']['diagonal']['aer']})")

@@ -19,7 +19,7 @@ from torch import Tensor
 from ..heads import AttentionKind
 from ..interpretability.views import pattern_in_words
 from ..interpretability.words import SPECIAL_WORDS
-from .alignment import AlignmentScore, aligned_targets, attention_alignment, score
+from .alignment import AlignmentScore, aligned_targets, attention_alignment, score_on_gold
 from .bible import VersePair
 from .corpus import find_verse
 
@@ -91,7 +91,7 @@ def head_alignment(words: Tensor, gold: set[Link]) -> tuple[set[Link], Alignment
     """One head's word weights (Spanish words, English words) against the gold links: the alignment it makes
     (each linked Spanish word to its strongest English word) and its precision, recall and AER."""
     predicted = attention_alignment(words, aligned_targets(gold))
-    return predicted, score(predicted, gold)
+    return predicted, score_on_gold([predicted], [gold])
 
 
 def aer_per_head(cross: WordCross, gold: set[Link]) -> Tensor:
