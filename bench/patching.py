@@ -10,7 +10,7 @@ in the same run (the peer, in CPU time). The goal: every grid within 2 s on 2 co
 GPT-2-small-shaped model within 5 s (its peer: true head patching, one forward per head). The load average is
 printed with the figures.
 
-    python bench/patching.py [--rounds 3] [--threads 2]
+    python bench/patching.py [--rounds 3] [--threads 2] [--models induction ...] [--no-gpt2]
 """
 from __future__ import annotations
 
@@ -36,13 +36,14 @@ from transformer.interpretability.activation_patching import (head_patching, pat
                                                               residual_patching)
 from transformer.interpretability.attribution_patching import attribution_patching  # noqa: E402
 from transformer.interpretability.logit_attribution import direct_logit_attribution  # noqa: E402
-from transformer.interpretability.path_patching import path_patching  # noqa: E402
+from transformer.interpretability.path_patching import path_patching, path_patching_into  # noqa: E402
 from transformer.interpretability.patching_demos import (TRANSLATION_EXAMPLES, diverging_position,  # noqa: E402
                                                          induction_texts)
 from transformer.interpretability.patching_metric import logit_difference, target_loss  # noqa: E402
 from transformer.interpretability.patching_runs import minimal_pair, run  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
+MODELS = ("induction", "reverse", "sort", "dates", "shakespeare-char", "translate-en-es")
 SHAKESPEARE = "To be, or not to be, that is the question:"  # 42 characters: cells grow with length squared
 
 
@@ -86,6 +87,8 @@ def grids(model, pair, metric) -> dict[str, callable]:
     first = kinds[0]
     if first.n_layers(model.config) > 1 or len(kinds) > 1:
         out[f"path from {first} 0.0"] = lambda: path_patching(model, pair, metric, HeadId(first, 0, 0))
+    last = HeadId(kinds[-1], kinds[-1].n_layers(model.config) - 1, 0)
+    out[f"paths into {last}"] = lambda: path_patching_into(model, pair, metric, last)
     out["attribution (every head)"] = lambda: attribution_patching(model, pair, metric)
     if model.config.norm_first and hasattr(metric, "answer"):
         out["direct logit attribution"] = lambda: direct_logit_attribution(model, pair, metric)
@@ -108,11 +111,13 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=3, help="timed calls per grid (median)")
     parser.add_argument("--threads", type=int, default=2, help="torch threads (the goal is for 2 cores)")
+    parser.add_argument("--models", nargs="*", default=list(MODELS), help="shipped checkpoints to time")
+    parser.add_argument("--no-gpt2", action="store_true", help="skip the GPT-2-small-shaped model")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     print(f"torch {torch.__version__}, {args.threads} threads, load average before: {os.getloadavg()}")
     print("| model | grid | cells | wall s | CPU s | CPU x one forward |\n|---|---|---:|---:|---:|---:|")
-    for name in ("induction", "reverse", "sort", "dates", "shakespeare-char", "translate-en-es"):
+    for name in args.models:
         model, tok, _ = load_checkpoint(ROOT / "checkpoints" / name, device="cpu")
         pair, metric = demo_pair(name, model, tok)
         with torch.no_grad():
@@ -123,16 +128,22 @@ def main():
                 result.values.numel() if hasattr(result, "values") else len(result.terms()))
             wall, cpu = timed(fn, args.rounds)
             print(f"| {name} | {grid_name} | {cells} | {wall:.3f} | {cpu:.3f} | {cpu / forward:.0f} |")
+    if not args.no_gpt2:
+        gpt2_attribution(args.rounds)
+    print(f"load average after: {os.getloadavg()}")
+
+
+def gpt2_attribution(rounds: int) -> None:
+    """Attribution patching of every head of a GPT-2-small-shaped model against true head patching."""
     model, _ = gpt2_small_shaped()  # deeper_views' GPT-2-small-shaped random model
     ids = torch.randint(100, 50000, (32,), generator=torch.Generator().manual_seed(0)).tolist()
     corrupted = ids[:10] + [ids[10] + 1] + ids[11:]
     pair = minimal_pair(model, ids, corrupted)
     metric = logit_difference(model, pair, answer=11, other=12)
-    attribution, _ = timed(lambda: attribution_patching(model, pair, metric), args.rounds)
+    attribution, _ = timed(lambda: attribution_patching(model, pair, metric), rounds)
     true, _ = timed(lambda: head_patching(model, pair, metric), 1)
     print(f"\nGPT-2-small-shaped (random weights, 32 tokens, 144 heads): attribution patching {attribution:.2f} s, "
           f"true head patching {true:.2f} s ({true / attribution:.1f}x)")
-    print(f"load average after: {os.getloadavg()}")
 
 
 if __name__ == "__main__":
