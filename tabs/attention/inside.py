@@ -154,8 +154,10 @@ def build_inside(demo, record, made_by, key, kind, layer, head):
         rollout_plot = gr.Plot(show_label=False, label="Rollout", elem_id="att-rollout")
     with gr.Accordion("Switch heads off", open=False):
         gr.Markdown("Tick heads of the selected kind and run: their outputs are zeroed before the layer's output "
-                    "projection, for this run only. The score is exact match on 100 fresh examples (seq2seq), or "
-                    "the loss on the input (language models). Head importance switches off one head at a time.")
+                    "projection, for this run only. The score is exact match on 100 fresh examples (seq2seq tasks), "
+                    "the loss of the target given the source (translation: the reference Spanish when you gave "
+                    "it, else the model's own translation), or the loss on the input (language models). Head "
+                    "importance switches off one head at a time.")
         heads = gr.CheckboxGroup([], label="Heads to switch off (layer.head)", elem_id="att-ablate-heads")
         with gr.Row():
             run = gr.Button("Run with these heads off", elem_id="att-ablate")
