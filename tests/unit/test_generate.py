@@ -78,7 +78,9 @@ def test_greedy_breaks_a_tie_at_the_top_as_argmax_does(make_model):
     assert probs[twin] == probs[first] == probs.max(), "precondition: an exact tie at the top"
     step = run(model, PROMPT, 1)[0]
     assert step.token_id == int(probs.argmax()) == twin
-    assert step.prob == float(probs[twin])
+    # the decoding step's probability comes from a one-row GEMM, the oracle's from the whole prompt's: equal to
+    # rounding, not bitwise (this machine's CPU gave 0.26563746 against 0.26563743), as in the test above
+    assert step.prob == pytest.approx(float(probs[twin]), abs=1e-6)
     assert {t for t, _ in step.top[:2]} == {twin, first}
 
 
