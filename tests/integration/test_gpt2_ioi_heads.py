@@ -1,11 +1,14 @@
 """Known heads of real GPT-2 small in indirect object identification (Wang et al. 2022, "Interpretability in the
 Wild"), found by activation and path patching in our decoder running GPT-2's weights.
 
-"When Mary and John went to the store, John gave a drink to" -> " Mary" over " John"; the corrupted input
-replaces the three names by three others (their "ABC" distribution). The paper's name movers are 9.6, 9.9 and
-10.0 (layer.head, from 0), its S-inhibition heads 7.3, 7.9, 8.6 and 8.10, which act on the name movers through
-their queries. Runs only where GPT-2 small's weights are in the local Hugging Face cache (`python -m
-transformer.pretrained gpt2`); skipped with that reason otherwise. No network.
+"When Mary and John went to the store, John gave a drink to" -> " Mary" over " John"; the corrupted input repeats
+the other name ("..., Mary gave a drink to", which the model completes with " John"): the same tokens, so clean
+activations patched into it can move the answer between the two names (with the three names replaced, the
+"ABC" corruption of the paper's noising experiments, the context of the denoised run has no Mary or John for a
+clean S-inhibition signal to act on). The paper's name movers are 9.6, 9.9 and 10.0 (layer.head, from 0), its
+S-inhibition heads 7.3, 7.9, 8.6 and 8.10, which act on the name movers through their queries. Runs only where
+GPT-2 small's weights are in the local Hugging Face cache (`python -m transformer.pretrained gpt2`); skipped with
+that reason otherwise. No network.
 """
 from __future__ import annotations
 
@@ -22,7 +25,7 @@ from transformer.pretrained import load_gpt2
 NAME_MOVERS = {(9, 6), (9, 9), (10, 0)}
 S_INHIBITION = {(7, 3), (7, 9), (8, 6), (8, 10)}
 CLEAN = "When Mary and John went to the store, John gave a drink to"
-CORRUPTED = "When Alice and Bob went to the store, Charlie gave a drink to"
+CORRUPTED = "When Mary and John went to the store, Mary gave a drink to"
 
 pytestmark = pytest.mark.skipif(
     SOURCE is None, reason="GPT-2 small's weights are not in the local Hugging Face cache; "

@@ -169,11 +169,12 @@ def test_path_patching_receivers_follow_the_streams():
         path_patching(model, pair, some_metric(model, pair), ("cross", 1, 0))
 
 
-def test_a_heads_partners_are_the_same_both_ways():
+@pytest.mark.parametrize("norm_first", [True, False])
+def test_a_heads_partners_are_the_same_both_ways(norm_first):
     """Invariant: the path sender -> receiver through one input is one number, whether asked from the sender
     (path_patching: every receiver) or from the receiver (path_patching_into: every sender); encoder-decoder, so
-    encoder -> cross key/value and decoder self -> cross query paths are both checked."""
-    model = tiny("encoder-decoder")
+    encoder -> cross key/value and decoder self -> cross query paths are both checked, pre-norm and post-norm."""
+    model = tiny("encoder-decoder", norm_first)
     pair = pair_of(model)
     metric = some_metric(model, pair)
     receiver = ("cross", 1, 2)
