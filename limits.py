@@ -60,6 +60,7 @@ ATTENTION_CAP = 64  # tokens shown on a heatmap's axes
 STREAM_UPDATES_PER_SECOND = 10  # generated text: redrawn at most this often while it streams
 GENERATE = {"temperature": (0, 2), "top_k": (0, 50), "top_p": (0.05, 1), "num_beams": (1, 8),
             "max_new_tokens": (1, 400), "seed": (-1, 2**31 - 1)}  # the Generate tab's decoding controls
+FILL_MASK_TOP = (1, 20)  # the Generate tab's fill the mask: how many tokens it lists per [MASK]
 LEARNED_ROWS = 256  # positions of a learned table drawn beside the sinusoids (GPT-2 has 1024: the first ones show it)
 POSITIONAL = {"d_model": (8, 512), "positions": (8, 512),  # the Positional tab's sliders; beyond the last three
               "d_k": (2, 256), "heads": (1, 16), "alibi_positions": (2, 32)}  # its figures stop being readable

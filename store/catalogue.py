@@ -1,4 +1,5 @@
-"""The checkpoint list every tab shares: the shipped checkpoints, the pretrained GPT-2s found in the local cache,
+"""The checkpoint list every tab shares: the shipped checkpoints, the pretrained models (GPT-2, Llama, BERT, ...:
+every family transformer.pretrained reads) found in the local Hugging Face cache,
 and the models this browser trained (store.user_models); loading a name, and `ModelRef`, how a @gpu function finds
 its model."""
 from __future__ import annotations
@@ -9,7 +10,7 @@ from pathlib import Path
 
 
 from transformer.checkpoint import load_checkpoint
-from transformer.pretrained import cached_gpt2_models, load_gpt2
+from transformer.pretrained import cached_arch, cached_pretrained_models, load_pretrained
 
 from checks import UserError
 from limits import MODELS_PER_BROWSER, STORED_MODELS
@@ -32,17 +33,23 @@ def shipped_model(name: str):
 
 @functools.lru_cache(maxsize=1)
 def pretrained() -> dict[str, str]:
-    """{"gpt2 (pretrained)": local directory} for every GPT-2 in this machine's Hugging Face cache (no network;
-    read once per process: restart the app after `python -m transformer.pretrained gpt2`)."""
-    return dict(cached_gpt2_models())
+    """{"gpt2 (pretrained)": local directory} for every model of a supported family in this machine's Hugging Face
+    cache (no network; read once per process: restart the app after `python -m transformer.pretrained <name>`)."""
+    return dict(cached_pretrained_models())
 
 
 @functools.lru_cache(maxsize=1)
 def pretrained_model(name: str):
-    """Load a pretrained model on first use; one stays in memory at a time (GPT-2 small is ~0.5 GB)."""
+    """Load a pretrained model on first use; one stays in memory at a time (GPT-2 small, SmolLM2-135M and
+    bert-base-uncased are each ~0.5 GB in float32)."""
     for tell in NOTICES:
         tell(f"Loading {name}: a real pretrained model, a few seconds the first time…")
-    return load_gpt2(pretrained()[name])
+    return load_pretrained(pretrained()[name])
+
+
+def pretrained_of_arch(arch: str) -> list[str]:
+    """The cached pretrained models of one arch ("encoder-only": the BERTs), by name, without loading any."""
+    return sorted(name for name, directory in pretrained().items() if cached_arch(directory) == arch)
 
 
 def fixed_choices() -> list[str]:

@@ -9,14 +9,16 @@ import pandas as pd
 
 import visualize as viz
 from transformer.data import INDUCTION_ALPHABET, TASKS
+from transformer.fill_mask import fill_mask
 from transformer.generate import STRATEGIES, generate
 from transformer.interpretability.probe import encode_input, record_step
 from transformer.translation import TASK as TRANSLATION
 from transformer.translation.corpus import example_verse
 
 from checks import check_choice, check_index, check_number, check_text, unknown_notice
-from limits import ATTENTION_CAP, MAX_PROMPT_CHARS, GENERATE, GENERATE_CONCURRENCY, STREAM_UPDATES_PER_SECOND
-from store.catalogue import ModelRef, browser_key, model_ref, resolve
+from limits import (ATTENTION_CAP, FILL_MASK_TOP, GENERATE, GENERATE_CONCURRENCY, MAX_PROMPT_CHARS,
+                    STREAM_UPDATES_PER_SECOND)
+from store.catalogue import ModelRef, browser_key, model_ref, pretrained_of_arch, resolve
 from store.gpu import gpu
 from widgets.controls import Number, Slider, index_control, index_slider
 from widgets.errors import handler
@@ -116,6 +118,46 @@ def generate_on_gpu(source: ModelRef, ckpt: str, key: str, prompt: str, decoding
     yield tok.decode(state["output"]), _step_table(tok, steps), state, len(steps), notice or "Done."
 
 
+FILL_MASK_EXAMPLE = "The capital of France is [MASK]."
+GET_BERT = ("`python -m transformer.pretrained bert-base-uncased` downloads bert-base-uncased (440 MB) where the "
+            "Hugging Face Hub is reachable; restart the app and pick **bert-base-uncased (pretrained)**.")
+
+
+def fill_mask_notice(ckpt: str) -> str:
+    """Why fill the mask cannot run on `ckpt` (not an encoder-only model), and how to get one that can."""
+    berts = pretrained_of_arch("encoder-only")
+    if berts:
+        return (f"Fill the mask needs an encoder-only model (BERT); {ckpt} is not one. Pick "
+                f"{' or '.join(f'**{name}**' for name in berts)} in the checkpoint list.")
+    return ("Fill the mask needs an encoder-only model (BERT), and none is in this machine's Hugging Face cache. "
+            + GET_BERT)
+
+
+@handler
+def run_fill_mask(ckpt, text, top_k, key, request: gr.Request = None):
+    """(table of the top tokens at each [MASK], notice): what an encoder-only model predicts where words are missing;
+    for any other model, a notice saying which model can and how to get one."""
+    key = browser_key(key, request)
+    text = check_text(text, "text")
+    top_k = check_number(top_k, "Top tokens", *FILL_MASK_TOP, integer=True)
+    _, _, info = resolve(ckpt, key)
+    if info["model"]["arch"] != "encoder-only":
+        return None, fill_mask_notice(ckpt)
+    return fill_mask_on_gpu(model_ref(ckpt, key), text, top_k)
+
+
+@gpu(duration=10)
+@handler
+def fill_mask_on_gpu(source: ModelRef, text: str, top_k: int):
+    model, tok, _ = source.load()
+    guesses = fill_mask(model, tok, text, top_k)
+    rows = [{"mask": n + 1, "rank": rank + 1, "token": token, "probability": round(p, 4)}
+            for n, guess in enumerate(guesses) for rank, (token, _, p) in enumerate(guess.candidates)]
+    notice = (f"{len(guesses)} masks: each row is P(token | every other token), read in both directions at once."
+              if len(guesses) > 1 else "Each row is P(token | every other token), read in both directions at once.")
+    return pd.DataFrame(rows, columns=["mask", "rank", "token", "probability"]), notice
+
+
 def clear_generate():
     """Before a run: no output, table, plots or notice of the previous run stay on screen."""
     return "", None, None, gr.update(value=0, interactive=False), "", None, None
@@ -174,7 +216,19 @@ def build_generate_tab(ckpt, key):
         with gr.Row():
             probs_plot = gr.Plot(show_label=False, label="Top alternatives", elem_id="gen-probs")
             where_plot = gr.Plot(show_label=False, label="Where it looked", elem_id="gen-where")
+        gr.Markdown("### Fill the mask\nAn encoder-only model (BERT) does not write text: it reads a whole text at "
+                    "once, both directions, and guesses the words written **[MASK]**.")
+        with gr.Row():
+            mask_text = gr.Textbox(value=FILL_MASK_EXAMPLE, label="Text with [MASK]", lines=2, scale=4,
+                                   max_length=MAX_PROMPT_CHARS, elem_id="mask-text")
+            with gr.Column(scale=1):
+                mask_top = Slider(*FILL_MASK_TOP, value=5, step=1, label="Top tokens per mask")
+                mask_go = gr.Button("Fill the mask", variant="primary", elem_id="mask-go")
+        mask_notice = gr.Markdown(elem_id="mask-notice")
+        mask_table = gr.Dataframe(label="The likeliest tokens at each mask", max_height=300, elem_id="mask-table")
     example.click(example_input, [ckpt, key], prompt, api_name="example")
+    mask_go.click(run_fill_mask, [ckpt, mask_text, mask_top, key], [mask_table, mask_notice], api_name="fill_mask",
+                  concurrency_limit=GENERATE_CONCURRENCY, concurrency_id="generate")
     separately(ckpt.change)(decoding_for, [ckpt, key], strategy, api_visibility="private", show_progress="hidden")
     inputs = [ckpt, prompt, strategy, temperature, top_k, top_p, num_beams, max_new, seed, key]
     cleared = [output, table, gen_state, picker, notice, probs_plot, where_plot]

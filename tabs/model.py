@@ -24,6 +24,7 @@ def describe_model(ckpt, key, request: gr.Request = None):
     counts = parameter_counts(model)
     total = sum(counts.values())
     layers = (f"{cfg.n_encoder_layers} encoder + {cfg.n_decoder_layers} decoder layers" if cfg.is_encoder_decoder
+              else f"{cfg.n_encoder_layers} encoder layers (bidirectional; no decoder)" if cfg.is_encoder_only
               else f"{cfg.n_decoder_layers} decoder layers (no cross-attention)")
     metrics = ", ".join(f"{k} = {v:.4g}" if isinstance(v, float) else f"{k} = {v}"
                         for k, v in (info.get("metrics") or {}).items() if not isinstance(v, list))

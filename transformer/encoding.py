@@ -25,7 +25,10 @@ def source_ids(tokenizer, text: str, config: TransformerConfig) -> list[int]:
 
 
 def with_eos(ids: list[int], config: TransformerConfig) -> list[int]:
-    """Already-encoded source tokens as the encoder reads them: + [</s>] for an encoder-decoder model."""
+    """Already-encoded source tokens as the encoder reads them: + [</s>] for an encoder-decoder model; between
+    bos and eos ([CLS] ... [SEP]) for an encoder-only one (BERT); as they are for a decoder-only one."""
+    if config.is_encoder_only:
+        return [config.bos_id, *ids, config.eos_id]
     return list(ids) + [config.eos_id] if config.is_encoder_decoder else list(ids)
 
 
@@ -36,8 +39,10 @@ def decoder_ids(target: list[int], config: TransformerConfig) -> tuple[list[int]
 
 
 def most_source_tokens(config: TransformerConfig) -> int:
-    """The most text tokens the encoder of `config` takes: max_len - 1, leaving room for </s>; a decoder-only
-    model's input takes max_len."""
+    """The most text tokens the encoder of `config` takes: max_len - 1, leaving room for </s>; max_len - 2 for an
+    encoder-only model, leaving room for [CLS] and [SEP]; a decoder-only model's input takes max_len."""
+    if config.is_encoder_only:
+        return config.max_len - 2
     return config.max_len - 1 if config.is_encoder_decoder else config.max_len
 
 
@@ -112,15 +117,15 @@ def encode_input(model, tokenizer, text: str, *, max_tokens: int | None = None,
     """Encode `text` for `model` (anything with a `.config`), cutting it to what the model (and `max_tokens`, a display limit) can read.
 
     role "input": the source of an encoder-decoder model (`text + </s>`, first tokens kept) or the whole input of
-    a decoder-only model (last tokens kept); role "target": the decoder's target of an encoder-decoder model (room
-    is left for `<s>`; first tokens kept).
+    a decoder-only model (last tokens kept) or `[CLS] text [SEP]` for an encoder-only one (first tokens kept);
+    role "target": the decoder's target of an encoder-decoder model (room is left for `<s>`; first tokens kept).
     """
     cfg = model.config
     if not text:
         raise ValueError(f"the {role} is empty: type some text")
     ids = tokenizer.encode(text)
-    keep_last = not cfg.is_encoder_decoder and role == "input"
-    limit = most_source_tokens(cfg) if role == "input" else most_target_tokens(cfg)  # room for </s> or <s>
+    keep_last = cfg.arch == "decoder-only" and role == "input"
+    limit = most_source_tokens(cfg) if role == "input" else most_target_tokens(cfg)  # room for </s>, [CLS] [SEP] or <s>
     limit = limit if max_tokens is None else min(limit, max_tokens)
     kept = ids[-limit:] if keep_last else ids[:limit]
     what = "prompt" if keep_last else role

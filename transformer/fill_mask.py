@@ -5,6 +5,7 @@ from dataclasses import dataclass
 
 import torch
 
+from .encoding import with_eos
 from .model import Transformer
 
 
@@ -26,7 +27,7 @@ def fill_mask(model: Transformer, tokenizer, text: str, top_k: int = 5) -> list[
         raise ValueError(f"fill the mask needs an encoder-only (BERT-style) model; this one is {model.config.arch}")
     if not isinstance(top_k, int) or isinstance(top_k, bool) or not 1 <= top_k <= model.config.vocab_size:
         raise ValueError(f"top_k: must be an integer in [1, {model.config.vocab_size}], got {top_k!r}")
-    ids = tokenizer.with_special_tokens(tokenizer.encode(text))
+    ids = with_eos(tokenizer.encode(text), model.config)  # [CLS] text [SEP]
     positions = [i for i, t in enumerate(ids) if t == tokenizer.mask_id]
     if not positions:
         raise ValueError(f"write {tokenizer.mask_token} where a word is missing: the text has no mask token")

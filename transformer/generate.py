@@ -198,6 +198,9 @@ def generate(model: Transformer, input_ids, max_new_tokens: int, *, strategy: st
     temperature 0 is greedy. Beam search yields its best hypothesis once the search has ended.
     """
     _check_decoding(max_new_tokens, strategy, temperature, top_k, top_p, num_beams)
+    if model.config.is_encoder_only:
+        raise ValueError("an encoder-only model (BERT) reads a whole text at once and predicts masked tokens; it "
+                         "does not write text one token after another: use fill the mask (transformer.fill_mask)")
     ids = input_ids.reshape(-1).tolist() if isinstance(input_ids, Tensor) else list(input_ids)
     if strategy == "beam":
         yield from _beam_search(_Decoder(model, ids, num_beams, use_cache, head_mask), max_new_tokens, num_beams,

@@ -155,7 +155,8 @@ class WordPieceTokenizer(_TokenizersWrapper):
 
     Text is normalised (lower-cased and accents stripped for an uncased model), split on spaces and punctuation, and
     each word greedily into the longest pieces of the vocabulary, a piece inside a word written "##ing". A model
-    input is [CLS] pieces [SEP] (`with_special_tokens`); [MASK] written in the text is the mask token.
+    input is [CLS] pieces [SEP] (transformer.encoding.with_eos, the model's bos and eos); [MASK] written in the
+    text is the mask token.
     """
 
     kind = "wordpiece"
@@ -192,10 +193,6 @@ class WordPieceTokenizer(_TokenizersWrapper):
                 single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B:1 [SEP]:1",
                 special_tokens=[("[CLS]", cls_id), ("[SEP]", sep_id)])
         return cls(tok)
-
-    def with_special_tokens(self, ids: list[int]) -> list[int]:
-        """[CLS] ids [SEP]: the input BERT was trained on."""
-        return [self.cls_id, *ids, self.sep_id]
 
     def decode(self, ids: Iterable[int]) -> str:
         return self.tokenizer.decode(list(ids), skip_special_tokens=False)

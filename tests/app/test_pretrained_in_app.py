@@ -12,25 +12,10 @@ from tests.conftest import TINY_GPT2_REPO
 
 @pytest.fixture(scope="module")
 def client(tiny_gpt2_hub_cache):
-    import os
+    from tests.app_server import serve_app_with_hub_cache
 
-    from store import catalogue
-    from tests.app_server import serve_app
-
-    saved = os.environ.get("HF_HUB_CACHE")
-    os.environ["HF_HUB_CACHE"] = str(tiny_gpt2_hub_cache)
-    catalogue.pretrained.cache_clear()
-    catalogue.pretrained_model.cache_clear()
-    try:
-        with serve_app() as url:
-            yield Client(url, verbose=False)
-    finally:
-        if saved is None:
-            os.environ.pop("HF_HUB_CACHE", None)
-        else:
-            os.environ["HF_HUB_CACHE"] = saved
-        catalogue.pretrained.cache_clear()
-        catalogue.pretrained_model.cache_clear()
+    with serve_app_with_hub_cache(tiny_gpt2_hub_cache) as url:
+        yield Client(url, verbose=False)
 
 
 NAME = TINY_GPT2_REPO.split("/")[-1] + " (pretrained)"
@@ -61,3 +46,12 @@ def test_the_cached_gpt2_is_listed_and_every_tab_works(client):
     assert table["headers"][-1] == "loss" and len(table["data"]) == 2
     *_, note = client.predict(64, 50, "0, 1", NAME, api_name="/positional")
     assert NAME in note
+
+
+def test_fill_the_mask_without_a_cached_bert_says_how_to_get_one(client):
+    """Honest about what is not there: with no encoder-only model in the cache, fill the mask on GPT-2 returns no
+    table and a notice giving the download command, instead of failing."""
+    table, notice = client.predict(NAME, "The capital of France is [MASK].", 5, api_name="/fill_mask")
+    assert not (table or {}).get("data")
+    assert "none is in this machine's Hugging Face cache" in notice
+    assert "python -m transformer.pretrained bert-base-uncased" in notice

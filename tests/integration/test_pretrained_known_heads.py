@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from transformer.encoding import with_eos
 from transformer.interpretability.analysis import detector_scores
 from transformer.pretrained import cached_pretrained_models, load_pretrained
 
@@ -56,7 +57,7 @@ COREFERENCE = [("the doctor told the patient that the doctor would return soon .
 
 def head_attention(model, tokenizer, sentence: str, layer: int, head: int) -> tuple[list[str], torch.Tensor]:
     """(the words, one token each, of [CLS] sentence [SEP]; head `layer`-`head`'s weights (T, T)), numbered from 1."""
-    ids = tokenizer.with_special_tokens(tokenizer.encode(sentence))
+    ids = with_eos(tokenizer.encode(sentence), model.config)  # [CLS] sentence [SEP]
     words = [tokenizer.id_to_token(i) for i in ids]
     assert not any(w.startswith("##") for w in words), f"every word one piece: {words}"
     with torch.no_grad():

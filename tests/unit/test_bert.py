@@ -17,6 +17,7 @@ from safetensors.torch import load_file, save_file
 
 from tests.hf_models import BERT_TEXTS, assert_attention_equal, build_tiny_bert
 from transformer import CheckpointError, Transformer, TransformerConfig
+from transformer.encoding import with_eos
 from transformer.fill_mask import fill_mask
 from transformer.pretrained import load_pretrained
 from transformer.tokenization import WordPieceTokenizer
@@ -40,9 +41,9 @@ def ours(bert_dir):
     return load_pretrained(bert_dir, device="cpu")
 
 
-def inputs(tokenizer, texts: list[str]) -> torch.Tensor:
-    """[CLS] text [SEP] for each text, padded with [PAD] to the longest."""
-    rows = [tokenizer.with_special_tokens(tokenizer.encode(t)) for t in texts]
+def inputs(model, tokenizer, texts: list[str]) -> torch.Tensor:
+    """[CLS] text [SEP] for each text (with_eos: the model's bos and eos), padded with [PAD] to the longest."""
+    rows = [with_eos(tokenizer.encode(t), model.config) for t in texts]
     width = max(map(len, rows))
     return torch.tensor([r + [tokenizer.pad_id] * (width - len(r)) for r in rows])
 
@@ -52,7 +53,7 @@ def test_masked_lm_logits_equal_the_reference(ours, ref):
     paths, for a batch with [PAD] (masked as keys by ours, by attention_mask in theirs): post-norm layers, the
     embedding sum with token type 0 and its LayerNorm, erf GELU, the MLM head with its bias."""
     model, tokenizer, _ = ours
-    ids = inputs(tokenizer, ["The capital of [MASK] is Paris.", "Attention is all you need.", "Hello, world!"])
+    ids = inputs(model, tokenizer, ["The capital of [MASK] is Paris.", "Attention is all you need.", "Hello, world!"])
     assert (ids == tokenizer.pad_id).any()
     real = ids != tokenizer.pad_id
     with torch.no_grad():
@@ -65,7 +66,7 @@ def test_attention_weights_equal_the_reference_per_layer_and_head(ours, ref):
     """Oracle: transformers' output_attentions (eager): every layer's and head's bidirectional weights to 1e-5
     (query, key and value went to the right heads), under `attention.encoder_self`."""
     model, tokenizer, _ = ours
-    ids = inputs(tokenizer, [BERT_TEXTS[0], BERT_TEXTS[3]])[:, :14]
+    ids = inputs(model, tokenizer, [BERT_TEXTS[0], BERT_TEXTS[3]])[:, :14]
     with torch.no_grad():
         expected = ref(ids, output_attentions=True).attentions
         attention = model(ids, return_attention=True).attention
@@ -81,7 +82,7 @@ def test_tokenizer_gives_the_reference_ids(ours, bert_dir, text, source):
     accents stripped, punctuation split, [MASK] kept whole), from tokenizer.json and from vocab.txt alone."""
     tokenizer = ours[1] if source == "tokenizer.json" else WordPieceTokenizer.from_vocab(bert_dir / "vocab.txt")
     expected = transformers.AutoTokenizer.from_pretrained(bert_dir).encode(text)
-    assert tokenizer.with_special_tokens(tokenizer.encode(text)) == expected
+    assert with_eos(tokenizer.encode(text), ours[0].config) == expected
 
 
 def test_fill_mask_gives_the_reference_top_tokens(ours, ref):
@@ -90,7 +91,7 @@ def test_fill_mask_gives_the_reference_top_tokens(ours, ref):
     model, tokenizer, _ = ours
     text = "The capital of [MASK] is [MASK]."
     guesses = fill_mask(model, tokenizer, text, top_k=5)
-    ids = torch.tensor([tokenizer.with_special_tokens(tokenizer.encode(text))])
+    ids = torch.tensor([with_eos(tokenizer.encode(text), model.config)])
     with torch.no_grad():
         probs = ref(ids).logits[0].softmax(-1)
     assert [g.position for g in guesses] == [4, 6]
@@ -121,7 +122,7 @@ def test_2018_layout_with_gamma_beta_pooler_and_nsp_head_loads_the_same(bert_dir
                 "cls.predictions.decoder.bias": tensors["cls.predictions.bias"].clone()})
     save_file(old, directory / "model.safetensors")
     model, tokenizer, _ = load_pretrained(directory, device="cpu")
-    ids = inputs(tokenizer, ["The capital of [MASK] is Paris."])
+    ids = inputs(model, tokenizer, ["The capital of [MASK] is Paris."])
     with torch.no_grad():
         assert torch.equal(model(ids).logits, ours[0](ids).logits)
 
@@ -167,8 +168,33 @@ def test_saved_as_our_checkpoint_it_loads_back_with_the_same_logits(ours, tmp_pa
     model, tokenizer, _ = ours
     save_checkpoint(tmp_path / "bert", model, tokenizer)
     model2, tokenizer2, info = load_checkpoint(tmp_path / "bert", device="cpu")
-    ids = inputs(tokenizer, ["The capital of [MASK] is Paris.", "Hello!"])
+    ids = inputs(model, tokenizer, ["The capital of [MASK] is Paris.", "Hello!"])
     with torch.no_grad():
         assert torch.equal(model(ids).logits, model2(ids).logits)
     assert model2.config == model.config and info["tokenizer"]["kind"] == "wordpiece"
     assert [tokenizer2.encode(t) for t in TEXTS] == [tokenizer.encode(t) for t in TEXTS]
+
+
+def test_the_library_reads_an_encoder_only_model_as_one_text_and_refuses_to_decode_it(ours):
+    """Invariant: encode_input gives [CLS] text [SEP] and keeps room for both when it cuts; the attention record has
+    one kind, "encoder self", equal to the model's own maps; generate and the logit lens refuse with a reason."""
+    from transformer.encoding import encode_input
+    from transformer.generate import generate
+    from transformer.interpretability.logit_lens import logit_lens
+    from transformer.interpretability.probe import record_attention
+
+    model, tokenizer, _ = ours
+    text = "the capital of france is paris ."
+    encoded = encode_input(model, tokenizer, text)
+    assert encoded.ids == [tokenizer.cls_id, *tokenizer.encode(text), tokenizer.sep_id]
+    long = encode_input(model, tokenizer, "hello " * 200)
+    assert len(long.ids) == model.config.max_len and long.ids[-1] == tokenizer.sep_id and long.cut_message()
+    record = record_attention(model, tokenizer, text)
+    assert list(record.patterns) == ["encoder self"]
+    with torch.no_grad():
+        maps = model(torch.tensor([encoded.ids]), return_attention=True).attention.encoder_self
+    torch.testing.assert_close(record.patterns["encoder self"].weights, torch.stack(maps)[:, 0])
+    with pytest.raises(ValueError, match="encoder-only.*fill the mask"):
+        list(generate(model, encoded.ids, 3))
+    with pytest.raises(ValueError, match="no decoder"):
+        logit_lens(model, tokenizer, encoded.ids)

@@ -42,6 +42,9 @@ def decoder_residuals(model: Transformer, input_ids: list[int], target_ids: list
     of one forward pass: a decoder-only model reads `input_ids`; an encoder-decoder model encodes `input_ids` (the
     source with its </s>) and its decoder reads <s> + `target_ids`."""
     cfg, dev = model.config, model.device
+    if cfg.is_encoder_only:
+        raise ValueError("the logit lens reads a decoder's next-token predictions, and an encoder-only model (BERT) "
+                         "has no decoder")
     names = ["decoder.0.resid_pre"] + [f"decoder.{i}.resid_post" for i in range(cfg.n_decoder_layers)]
     with torch.no_grad(), points(read=names) as seen:
         if cfg.is_encoder_decoder:

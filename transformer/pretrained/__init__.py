@@ -13,6 +13,7 @@ Hub is reachable and read from that cache when it is not (hub.py).
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import torch
 
@@ -71,6 +72,13 @@ def cached_pretrained_models(cache_dir: str | os.PathLike | None = None) -> list
     Hugging Face cache: config.json with a registered model_type, model.safetensors, the family's tokenizer files.
     No network."""
     return cached_models(lambda d: _loadable(d, set(FAMILIES)), cache_dir)
+
+
+def cached_arch(directory: str | os.PathLike) -> str:
+    """The arch ("decoder-only", "encoder-only", ...) of the model in a directory listed by cached_pretrained_models,
+    from its config.json's model_type, without loading it."""
+    directory = Path(directory)
+    return family_of(directory, read_json(directory / "config.json")).arch
 
 
 def cached_gpt2_models(cache_dir: str | os.PathLike | None = None) -> list[tuple[str, str]]:

@@ -158,4 +158,4 @@ def bert_tokenizer(directory: Path) -> WordPieceTokenizer:
         raise CheckpointError(f"{file}: not a BERT WordPiece tokenizer this loader reads: {e}") from None
 
 
-BERT = register(Family("bert", "BERT", check_bert_config, build_bert, bert_tokenizer_files))
+BERT = register(Family("bert", "BERT", check_bert_config, build_bert, bert_tokenizer_files, arch="encoder-only"))

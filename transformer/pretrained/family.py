@@ -21,6 +21,7 @@ class Family:
     check_config(hf): raise CheckpointError naming the config.json field this model cannot run.
     build(directory, hf): (our Transformer on the CPU, tokenizer), the weights read with weights.read_weights.
     tokenizer_files(directory): the tokenizer files it reads, or CheckpointError (used to list cached models).
+    arch: the TransformerConfig arch its models have ("decoder-only", "encoder-only", "encoder-decoder").
     """
 
     model_type: str
@@ -28,6 +29,7 @@ class Family:
     check_config: Callable[[dict], None]
     build: Callable[[Path, dict], tuple[Transformer, object]]
     tokenizer_files: Callable[[Path], list[Path]]
+    arch: str = "decoder-only"
 
 
 def register(family: Family) -> Family:
