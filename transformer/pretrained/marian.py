@@ -213,4 +213,5 @@ def build_marian(directory: Path, hf: dict) -> tuple[Transformer, MarianTokenize
     return model, tokenizer
 
 
-MARIAN = register(Family("marian", "Marian", check_marian_config, build_marian, marian_tokenizer_files))
+MARIAN = register(Family("marian", "Marian", check_marian_config, build_marian, marian_tokenizer_files,
+                          arch="encoder-decoder"))
