@@ -4,7 +4,7 @@ against rebuilding every head's keys and values from the cached latents at each 
     python bench/mla_decoding.py [--rounds 5] [--new 256] [--threads 1]
 
 Decoder-only, 4 layers, d_model 256, 8 heads, d_ff 1024, pre-norm GELU, random weights; batch 1, a 16-token
-prompt, greedy, never stopping at EOS (transformer.compare.decode_seconds). Rounds interleave the three.
+prompt, greedy, never stopping at EOS (transformer.train.compare.decode_seconds). Rounds interleave the three.
 """
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import transformer.latent_attention as la  # noqa: E402
 from transformer import Transformer, TransformerConfig  # noqa: E402
-from transformer.compare import decode_seconds  # noqa: E402
+from transformer.train.compare import decode_seconds  # noqa: E402
 
 
 def rebuilt(self, q, q_rope, kept, mask, is_causal, bias):

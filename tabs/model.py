@@ -7,7 +7,7 @@ import pandas as pd
 
 import visualize as viz
 from transformer import TransformerConfig
-from transformer.compare import kv_head_variants
+from transformer.train.compare import kv_head_variants
 from transformer.generate import cache_bytes_per_token
 from transformer.model import parameter_counts
 
@@ -46,7 +46,7 @@ def describe_model(ckpt, key, request: gr.Request = None):
 def cache_table(cfg: TransformerConfig) -> pd.DataFrame:
     """Cache bytes per generated token of this model's MHA, GQA, MQA and MLA variants (same sizes otherwise), from
     transformer.generate.cache_bytes_per_token; "this model" marks the checkpoint's own attention. The MHA / GQA / MQA
-    variants are those a comparison trains (transformer.compare.kv_head_variants)."""
+    variants are those a comparison trains (transformer.train.compare.kv_head_variants)."""
     mla = cfg.attention == "mla"
     variants = [(v.name, v.n_kv_heads) for v in kv_head_variants(cfg.n_heads)]  # the comparison's own choice of GQA
     rows = []

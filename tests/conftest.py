@@ -16,6 +16,7 @@ import torch
 from torch import nn
 
 from transformer.config import TransformerConfig
+from transformer.interpretability.probe import example_attention
 from transformer.model import Transformer
 from transformer.tokenization import CharTokenizer
 
@@ -124,7 +125,8 @@ def reverse_run(tmp_path_factory):
                             eval_every=150, eval_examples=200, seed=0)
     out_dir = tmp_path_factory.mktemp("reverse") / "reverse"
     data = TaskData(task, tokenizer, config, train_cfg.seed, train_cfg.eval_examples)
-    trainer = Trainer(model, tokenizer, data, train_cfg, out_dir=out_dir, checkpoint_info={"task": "reverse"})
+    trainer = Trainer(model, tokenizer, data, train_cfg, out_dir=out_dir, checkpoint_info={"task": "reverse"},
+                      attention=example_attention)
     events = list(trainer.run())
     model.eval()
     return SimpleNamespace(model=model, tokenizer=tokenizer, task=task, trainer=trainer, events=events,

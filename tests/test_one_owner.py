@@ -135,11 +135,32 @@ def test_the_library_has_no_import_circle():
     """Invariant: transformer/'s modules import each other without a circle (the CLI imported the Trainer, which
     imported the CLI for `python -m transformer.train`, until transformer/train/__main__.py took that job)."""
     graph = import_graph("transformer")
-    assert "transformer.cli" in graph["transformer.train.__main__"]
+    assert "transformer.train.cli" in graph["transformer.train.__main__"]
     assert "transformer.interpretability.analysis" in graph["transformer.interpretability.ablation"]  # in a function
     assert cycles(graph) == []
-    graph["transformer.train.trainer"].add("transformer.cli")  # the circle there was, put back: it is found
+    graph["transformer.train.trainer"].add("transformer.train.cli")  # the circle there was, put back: it is found
     assert cycles(graph)
+
+
+def package_edges(graph: dict[str, set[str]], depth: int = 2) -> set[tuple[str, str]]:
+    """(package, package) for every import between two packages: module names cut to their first `depth` parts
+    (transformer.train.cli -> transformer.train)."""
+    top = lambda name: ".".join(name.split(".")[:depth])  # noqa: E731
+    return {(top(a), top(b)) for a, deps in graph.items() for b in deps if top(a) != top(b)}
+
+
+def test_training_and_interpretability_import_one_way():
+    """Invariant (issue 26, item 6): transformer.train may use transformer.interpretability (the CLI's cards, the
+    comparison's attended distance, the induction watch's scores), never the reverse, so the two packages make no
+    circle; and the Trainer itself imports no interpretability module: it reports attention through its
+    `attention` callback. Oracle: the trainer -> probe import it had, put back, is found."""
+    graph = import_graph("transformer")
+    edges = package_edges(graph)
+    assert ("transformer.train", "transformer.interpretability") in edges  # the scan sees the allowed direction
+    assert ("transformer.interpretability", "transformer.train") not in edges
+    assert not {m for m in graph["transformer.train.trainer"] if m.startswith("transformer.interpretability")}
+    graph["transformer.interpretability.phase_change"].add("transformer.train.run")  # the edge there was
+    assert ("transformer.interpretability", "transformer.train") in package_edges(graph)
 
 
 def gpu_rule_breaks(source: str) -> list[str]:

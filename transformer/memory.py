@@ -3,7 +3,7 @@ allocated.
 
 An upper bound, not a measurement: tests/reliability/test_request_bounds.py trains a few configs, measures their peak
 resident memory and checks that the estimate is above it and within a few times of it. The app refuses a run
-whose estimate is over its budget before it builds the model (transformer.run.build_run(memory_limit=...)), and a
+whose estimate is over its budget before it builds the model (transformer.train.run.build_run(memory_limit=...)), and a
 generation whose estimate is over its budget before it decodes (generation_bytes: beam width x length x model).
 """
 from __future__ import annotations

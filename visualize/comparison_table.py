@@ -1,6 +1,6 @@
 """The comparison of attention variants as tables a room can read: a short main table and the details.
 
-Rows are the plain dicts of transformer.compare.ComparisonRow.to_dict(). The main table has at most 8 columns with
+Rows are the plain dicts of transformer.train.compare.ComparisonRow.to_dict(). The main table has at most 8 columns with
 short headers, so that it fits a projector's page (1,216 px at 1280) without scrolling; the units and what a
 header means are in UNITS_NOTE, written under the table. Counts are written with thousands separators
 ("1,234,567"). Columns no row has a value for (exact match of a language model, nats per character of a task) are

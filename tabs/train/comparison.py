@@ -1,8 +1,9 @@
-"""The Train tab's "Compare variants": the requested model trained once per variant (transformer.compare), streamed
+"""The Train tab's "Compare variants": the requested model trained once per variant (transformer.train.compare), streamed
 as loss curves and a final table; Stop ends it with the rows of the variants already trained. No gradio here."""
 from __future__ import annotations
 
-from transformer.compare import COMPARISONS, ComparisonSetup, compare_variants, comparison_variants, rewound
+from transformer.interpretability.head_metrics import mean_attended_distance
+from transformer.train.compare import COMPARISONS, ComparisonSetup, compare_variants, comparison_variants, rewound
 from visualize.comparison_table import comparison_tables
 from visualize.line_chart import comparison_chart
 
@@ -18,7 +19,7 @@ def _label(name: str, n_kv_heads: int | None) -> str:
 
 def run_comparison_session(request: TrainingRequest, which: str = "kv-heads",
                            seconds: float = COMPARE["seconds"], control=None):
-    """A comparison of attention variants (transformer.compare: `which` names one of COMPARISONS): the requested
+    """A comparison of attention variants (transformer.train.compare: `which` names one of COMPARISONS): the requested
     model trained once per variant, one after the other, same data, steps and seed, on the Train tab's device
     (tabs.train.lifecycle.training_device); yields (the loss curves as an SVG chart (visualize.line_chart), status,
     main table or None, details table or None), at most TRAINING["updates_per_second"] a second, and at the end the
@@ -37,7 +38,7 @@ def run_comparison_session(request: TrainingRequest, which: str = "kv-heads",
     except ValueError as e:
         raise ValueError(f"Compare {COMPARISONS[which]}: {e}") from None
     train_cfg.max_seconds = min(COMPARE["seconds_per_variant"], seconds / len(variants))
-    setup = ComparisonSetup(config, run.tokenizer, train_cfg, rewound(run.data))
+    setup = ComparisonSetup(config, run.tokenizer, train_cfg, rewound(run.data), attended_distance=mean_attended_distance)
     del run  # each variant builds its own model
     title = f"{COMPARISONS[which]}: train loss"
     curves, rows, note, throttle, status, current = {}, [], "", Throttle(), "Starting…", None

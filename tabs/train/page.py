@@ -10,7 +10,7 @@ import pandas as pd
 from transformer.data import TASKS
 from transformer.tokenization import SPECIAL_TOKENS
 
-from transformer.compare import COMPARISONS
+from transformer.train.compare import COMPARISONS
 
 from visualize.comparison_table import comparison_tables
 from visualize.heatmap_svg import head_heatmap_svg

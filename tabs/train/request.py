@@ -1,5 +1,5 @@
 """What the Train tab asks for: the request (validated: a ValueError names the first bad value), its limits and
-presets, and the run it becomes (transformer.run.build_run, the CLI's run builder). No gradio here."""
+presets, and the run it becomes (transformer.train.run.build_run, the CLI's run builder). No gradio here."""
 from __future__ import annotations
 
 import codecs
@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from transformer import TransformerConfig
 from transformer.config import ATTENTIONS, POS_ENCODINGS
 from transformer.data import TASKS, load_hub_text, split_text
-from transformer.run import Run
-from transformer.run import build_run as build_run_of
+from transformer.train.run import Run
+from transformer.train.run import build_run as build_run_of
 from transformer.train import TrainConfig
 
 from checks import check_number
@@ -106,7 +106,7 @@ def training_config(request: TrainingRequest, max_seconds: float = TRAINING["sec
 
 
 def build_run(request: TrainingRequest, text: str | None = None, max_seconds: float = TRAINING["seconds"]) -> Run:
-    """The library's run (transformer.run.build_run, as the CLI builds one) of a validated request: an
+    """The library's run (transformer.train.run.build_run, as the CLI builds one) of a validated request: an
     encoder-decoder of `layers` + `layers` layers for a task; a pre-norm decoder-only model of TEXT_BLOCK tokens
     for a text (its CHAR_VOCAB most frequent characters), trained on `text` when given (the corpus its session
     already read), else on request.corpus(). A run over the memory budget TRAINING_BYTES is refused before it is

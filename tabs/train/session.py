@@ -18,6 +18,7 @@ import torch
 from visualize.line_chart import training_chart
 from transformer import Transformer, TransformerConfig
 from transformer.checkpoint import save_checkpoint
+from transformer.interpretability.probe import example_attention
 from transformer.train import EvalEvent, StepEvent, Trainer, TrainingError
 
 from limits import TRAINING
@@ -136,7 +137,7 @@ def train_stream(request: TrainingRequest, text: str | None, control, max_second
     `control.is_set()` stops it after the current step."""
     run = build_run(request, text, max_seconds)
     model, tokenizer, train_cfg, task = run.model, run.tokenizer, run.train_cfg, run.task
-    trainer = Trainer(model, tokenizer, run.data, train_cfg)
+    trainer = Trainer(model, tokenizer, run.data, train_cfg, attention=example_attention)
     history = _History(task=task is not None, total=train_cfg.steps)
     samples = attention = None  # of an evaluation not yet sent
     last_step = last_eval = None

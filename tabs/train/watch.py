@@ -1,7 +1,7 @@
 """The Train tab's "Watch an induction head form": the shipped `induction` recipe trained live, its loss curve and,
 on the same time axis, the best previous-token and induction scores at every evaluation (Olsson et al. 2022). The
-run comes from transformer.interpretability.phase_change, the figures from visualize; the trained model joins this
-browser's checkpoint list like any model trained here."""
+run comes from transformer.train.induction (its scores from transformer.interpretability.phase_change), the figures
+from visualize; the trained model joins this browser's checkpoint list like any model trained here."""
 from __future__ import annotations
 
 import time
@@ -13,9 +13,9 @@ import numpy as np
 from visualize.heatmap_svg import head_heatmap_svg
 from visualize.line_chart import phase_change_chart
 from transformer.heads import AttentionKind, HeadId
-from transformer.interpretability.phase_change import (induction_run, rise_window, steepest_drop,
-                                                       watch_induction)
+from transformer.interpretability.phase_change import rise_window, steepest_drop
 from transformer.interpretability.probe import record_ids
+from transformer.train.induction import induction_run, watch_induction
 
 from limits import GPU_SECONDS_MARGIN, TRAINING, WATCH
 from store.catalogue import USER_MODELS, browser_key, checkpoint_choices

@@ -74,9 +74,9 @@ def test_mla_that_cannot_be_built_says_why():
 @pytest.mark.parametrize("n_heads", range(1, 9))
 def test_the_model_tab_shows_the_kv_variants_a_comparison_trains(n_heads):
     """Invariant: the Model tab's MHA / GQA / MQA rows are exactly the variants "Compare variants" trains for the
-    same model (transformer.compare.comparison_variants), for every head count the Train tab allows: one GQA rule.
+    same model (transformer.train.compare.comparison_variants), for every head count the Train tab allows: one GQA rule.
     8 heads is the case that disagreed (the tab showed GQA with 2 kv heads, the comparison trained 4)."""
-    from transformer.compare import comparison_variants
+    from transformer.train.compare import comparison_variants
 
     cfg = TransformerConfig(vocab_size=8, d_model=8 * n_heads, n_heads=n_heads, d_ff=8)
     shown = [a for a in cache_table(cfg)["attention"] if not a.startswith("MLA")]

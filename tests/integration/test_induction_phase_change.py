@@ -6,7 +6,8 @@ from __future__ import annotations
 import torch
 
 from tabs.train.watch import WATCH
-from transformer.interpretability.phase_change import induction_run, rise_window, steepest_drop, watch_induction
+from transformer.interpretability.phase_change import rise_window, steepest_drop
+from transformer.train.induction import induction_run, watch_induction
 
 
 def test_induction_score_jumps_where_the_loss_falls():

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from transformer.checkpoint import load_checkpoint
-from transformer.cli import main as cli_main
+from transformer.train.cli import main as cli_main
 from transformer.data import TASKS, TaskData
 from transformer.encoding import source_batch
 from transformer.evaluate import exact_match

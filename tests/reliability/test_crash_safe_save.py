@@ -17,7 +17,7 @@ import torch
 from tests.reliability.forking import kill_at_call, run_forked
 from transformer import checkpoint as ckpt_module
 from transformer.checkpoint import load_checkpoint
-from transformer.cli import main as cli_main
+from transformer.train.cli import main as cli_main
 from transformer.config import TransformerConfig
 from transformer.data import TASKS, TaskData
 from transformer.model import Transformer

@@ -11,7 +11,7 @@ from pathlib import Path
 import torch
 from safetensors.torch import load_file
 
-from transformer.cli import main as cli_main
+from transformer.train.cli import main as cli_main
 
 ROOT = Path(__file__).resolve().parents[2]
 

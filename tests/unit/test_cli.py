@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.reliability.forking import run_forked
-from transformer.cli import main as cli_main
+from transformer.train.cli import main as cli_main
 from transformer.train import Trainer
 
 ROOT = Path(__file__).resolve().parents[2]

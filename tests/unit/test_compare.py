@@ -1,4 +1,4 @@
-"""transformer.compare: MHA vs GQA vs MQA trained side by side on the same data, steps and seed."""
+"""transformer.train.compare: MHA vs GQA vs MQA trained side by side on the same data, steps and seed."""
 from __future__ import annotations
 
 import json
@@ -9,11 +9,12 @@ from dataclasses import replace
 import pytest
 import torch
 
-from transformer.cli import main as cli_main
-from transformer.compare import (ComparisonSetup, Variant, build_variant, compare_variants, comparison_variants,
+from transformer.train.cli import main as cli_main
+from transformer.train.compare import (ComparisonSetup, Variant, build_variant, compare_variants, comparison_variants,
                                  gqa_skip_note, kv_head_variants, markdown_table, rewound)
 from transformer.config import TransformerConfig
 from transformer.data import TASKS, TaskData, TextData, split_text
+from transformer.interpretability.head_metrics import mean_attended_distance
 from transformer.tokenization import CharTokenizer
 from transformer.train import TrainConfig
 
@@ -41,7 +42,7 @@ def task_setup(n_heads=4, d_model=16, make_data=None) -> ComparisonSetup:
     train_cfg = TrainConfig(steps=STEPS, batch_size=8, schedule="constant", lr=1e-3, warmup=0, eval_every=6,
                             eval_examples=8, seed=3)
     make_data = make_data or (lambda: RecordingTaskData(TASK, TOKENIZER, config, train_cfg.seed, 8))
-    return ComparisonSetup(config, TOKENIZER, train_cfg, make_data)
+    return ComparisonSetup(config, TOKENIZER, train_cfg, make_data, attended_distance=mean_attended_distance)
 
 
 def run(setup, **kw) -> list:
@@ -93,7 +94,7 @@ def test_rewound_data_source_serves_each_variant_the_same_batches():
     same batches to each, as fresh sources would."""
     setup = task_setup()
     data = setup.make_data()
-    run(ComparisonSetup(setup.config, TOKENIZER, setup.train_cfg, rewound(data)))
+    run(ComparisonSetup(setup.config, TOKENIZER, setup.train_cfg, rewound(data), attended_distance=mean_attended_distance))
     thirds = [data.batches[i * STEPS:(i + 1) * STEPS] for i in range(3)]
     assert len(data.batches) == 3 * STEPS
     for other in thirds[1:]:
@@ -110,7 +111,7 @@ def test_every_variant_starts_from_the_same_random_stream():
     torch.rand(7)  # anything else drawing from torch's generator in between
     again = build_variant(setup, mha)[0].state_dict()
     assert all(torch.equal(first[k], again[k]) for k in first)
-    other_seed = ComparisonSetup(setup.config, TOKENIZER, replace(setup.train_cfg, seed=4), setup.make_data)
+    other_seed = replace(setup, train_cfg=replace(setup.train_cfg, seed=4))
     assert not torch.equal(first["embed.weight"], build_variant(other_seed, mha)[0].state_dict()["embed.weight"])
 
 
@@ -261,7 +262,6 @@ def test_mean_attended_distance_is_the_hand_computed_mean_over_text_queries():
     """Oracle: mean_attended_distance of a small untrained model equals the mean, computed here from the model's
     own decoder self-attention weights, over examples, layers, heads and text queries t (dec_in positions 1..m) of
     sum_s w[t, s] |t - s|; the distance a heatmap of the comparison reports is that number."""
-    from transformer.compare import mean_attended_distance
     from transformer.encoding import pair_batch
     from transformer.model import Transformer
 

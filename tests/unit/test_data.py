@@ -9,7 +9,7 @@ import re
 import pytest
 import torch
 
-from transformer.cli import build, parse_args
+from transformer.train.cli import build, parse_args
 from transformer.config import TransformerConfig
 from transformer.data import DATE_FORMATS, TASKS, load_text, split_text, task_batch, text_batch
 from transformer.encoding import pad
@@ -295,13 +295,15 @@ def test_the_trainer_trains_and_evaluates_on_induction_data(tmp_path):
     """Invariant: InductionData serves the Trainer like TextData: steps run on batches of varying length, the
     evaluation reports a finite validation loss on the fixed batch, and the checkpoint written records the task."""
     from transformer.checkpoint import load_checkpoint
+    from transformer.interpretability.probe import example_attention
     from transformer.train import Trainer, TrainConfig
 
     args = parse_args(["--induction", "--out", str(tmp_path / "ind"), "--attention-only", "--n-decoder-layers", "2",
                        "--d-model", "16", "--n-heads", "4", "--block-size", "24", "--steps", "3", "--eval-every", "3",
                        "--batch-size", "4"])
     model, tok, data, train_cfg, info, _ = build(args)
-    events = list(Trainer(model, tok, data, train_cfg, out_dir=tmp_path / "ind", checkpoint_info=info).run())
+    events = list(Trainer(model, tok, data, train_cfg, out_dir=tmp_path / "ind", checkpoint_info=info,
+                          attention=example_attention).run())
     evals = [e for e in events if e.kind == "eval"]
     assert [e.step for e in events if e.kind == "step"] == [1, 2, 3] and len(evals) == 1
     assert torch.isfinite(torch.tensor(evals[0].val_loss)) and evals[0].attention.shape == (2, 4)  # (layers, heads)

@@ -20,10 +20,10 @@ import torch.nn.functional as F
 from safetensors.torch import load_file
 
 from transformer.checkpoint import load_checkpoint
-from transformer.cli import main as cli_main
+from transformer.train.cli import main as cli_main
 from transformer.config import TransformerConfig
 from transformer.data import TASKS, TaskData
-from transformer.distributed import World, init
+from transformer.train.distributed import World, init
 from transformer.model import Transformer
 from transformer.tokenization import CharTokenizer
 from transformer.train import TrainConfig, Trainer, loss_share

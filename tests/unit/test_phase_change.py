@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from transformer.interpretability.phase_change import induction_run, rise_window, steepest_drop
+from transformer.interpretability.phase_change import rise_window, steepest_drop
+from transformer.train.induction import induction_run
 
 
 def test_rise_window_by_hand():

@@ -11,8 +11,8 @@ import socket
 import datasets
 import pytest
 
-from transformer.cli import main as cli_main
-from transformer.cli import parse_args
+from transformer.train.cli import main as cli_main
+from transformer.train.cli import parse_args
 from transformer.data import KNOWN_CORPORA, load_known_corpus, split_text, text_splits
 from transformer.tokenization import load_tokenizer
 

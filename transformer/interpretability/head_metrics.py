@@ -6,7 +6,7 @@ import random
 
 import torch
 
-from ..data import Task
+from ..data import InductionData, Task, TaskData, TextData
 from ..encoding import source_ids
 from ..heads import AttentionKind
 from ..model import Transformer
@@ -73,3 +73,26 @@ def induction_metrics(model: Transformer, seq_len: int | None = None, n_seqs: in
             "chance_accuracy": round(1 / n_ids, 3),
             "measured_on": f"{n_seqs} fresh sequences of {seq_len} random distinct tokens repeated twice (seed {seed})",
             **table}
+
+
+@torch.no_grad()
+def mean_attended_distance(model: Transformer, data: TaskData | TextData | InductionData, tokenizer,
+                           n_examples: int = 8) -> float:
+    """How far the decoder's self-attention looks: the "mean distance" head score (transformer.analysis, on text
+    positions) averaged over layers, heads and the first `n_examples` validation examples."""
+    model.eval()
+    values = []
+    for i in range(n_examples):
+        if isinstance(data, TaskData):
+            if i >= len(data.val_pairs):
+                break
+            source, target = data.val_pairs[i]
+            record = record_ids(model, tokenizer, source_ids(tokenizer, source, model.config),
+                                tokenizer.encode(target))
+        else:
+            windows = data.val_batch[0]
+            if i >= windows.size(0):
+                break
+            record = record_ids(model, tokenizer, windows[i].tolist())
+        values.append(float(record.patterns[AttentionKind.DECODER_SELF].scores()["mean distance"].mean()))
+    return sum(values) / len(values)

@@ -163,6 +163,14 @@ def record_ids(model: Transformer, tokenizer, input_ids: list[int], target_ids: 
     return AttentionRecord(patterns, list(input_ids), target_ids)
 
 
+def example_attention(model: Transformer, tokenizer, input_ids: list[int], target_ids: list[int] | None = None
+                      ) -> AttentionPattern:
+    """The attention the Train tab and the CLI show of one validation example (the Trainer's `attention` callback):
+    cross-attention for an encoder-decoder model, decoder self-attention otherwise."""
+    kinds = AttentionKind.of(model.config)
+    return record_ids(model, tokenizer, input_ids, target_ids).patterns[kinds[-1]]  # cross, or decoder self
+
+
 @torch.no_grad()
 def record_attention(model: Transformer, tokenizer, text: str, target: str | None = None,
                      max_tokens: int | None = 64) -> AttentionRecord:

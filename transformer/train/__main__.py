@@ -1,4 +1,4 @@
 """`python -m transformer.train` (and `torchrun ... -m transformer.train`): the command line of transformer/cli.py."""
-from transformer.cli import main
+from .cli import main
 
 raise SystemExit(main())

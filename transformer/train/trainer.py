@@ -4,7 +4,7 @@
     python -m transformer.train --text data/tinyshakespeare.txt --arch decoder-only --out runs/lm
     torchrun --standalone --nproc_per_node=2 -m transformer.train --task reverse --out runs/reverse
 
-(torchrun: several processes train one model, each on its rows of every batch; see transformer.distributed.)
+(torchrun: several processes train one model, each on its rows of every batch; see transformer.train.distributed.)
 The CLI and the app's Train tab are two consumers of the same `Trainer.run()` event stream.
 """
 from __future__ import annotations
@@ -15,7 +15,7 @@ import time
 from contextlib import nullcontext
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 import torch
 import torch.nn.functional as F
@@ -24,13 +24,11 @@ from torch.nn.parallel import DistributedDataParallel
 
 from ..checkpoint import CheckpointError, load_checkpoint, read_info, recover_checkpoint, save_checkpoint
 from ..data import TaskData, TextData
-from ..heads import AttentionKind
-from ..distributed import World
 from ..encoding import decoder_length, pair_batch, source_ids
 from ..evaluate import greedy_exact_match
 from ..generate import generate
 from ..model import Transformer
-from ..interpretability.probe import AttentionPattern, record_ids
+from .distributed import World
 
 SCHEDULES = ("noam", "cosine", "constant")
 
@@ -124,7 +122,7 @@ class EvalEvent:
     token_accuracy: float | None = None
     exact_match: float | None = None
     samples: list[tuple[str, str, str]] = field(default_factory=list)  # (input, expected, model output)
-    attention: AttentionPattern | None = None  # of one validation example: cross (seq2seq) or decoder self (LM)
+    attention: object = None  # what the Trainer's `attention` callback made of one validation example, or None
     kind: str = "eval"
 
 
@@ -138,15 +136,21 @@ class Trainer:
     Closing the generator (the consumer stops iterating) stops training at once. With `out_dir`, checkpoints
     (with optimiser and random-number state, so `resume=True` continues the same curve) are written there.
 
-    With a distributed `world` (transformer.distributed, under torchrun) every rank runs the same Trainer on the
-    same data: each step every rank draws the same global batch of cfg.batch_size rows and trains on its rows
+    With a distributed `world` (transformer.train.distributed, under torchrun) every rank runs the same Trainer on
+    the same data: each step every rank draws the same global batch of cfg.batch_size rows and trains on its rows
     through DistributedDataParallel; rank 0 alone evaluates (yields EvalEvents) and writes checkpoints.
+
+    `attention(model, tokenizer, input_ids, target_ids)`, when given, is called at each evaluation on the first
+    validation example (a task: the source with its </s> and the target's ids; a text: the first 48 tokens of the
+    first window, target None) and its result is the EvalEvent's `attention` (the app and the CLI pass
+    transformer.interpretability.probe.example_attention): the Trainer itself knows nothing of the probe.
     """
 
     def __init__(self, model: Transformer, tokenizer, data: TaskData | TextData, cfg: TrainConfig,
                  out_dir: str | Path | None = None, resume: bool = False, checkpoint_info: dict | None = None,
-                 world: World | None = None):
+                 world: World | None = None, attention: Callable[..., object] | None = None):
         self.model, self.tokenizer, self.data, self.cfg = model, tokenizer, data, cfg
+        self.attention = attention
         self.world = world or World(device=model.device)
         self.world.rows(cfg.batch_size)  # a global batch that does not split evenly over the ranks is refused now
         self.ddp = model  # the module training's forward goes through: DDP syncs the gradients in backward
@@ -242,7 +246,7 @@ class Trainer:
                                                 batch_size=len(pairs))
             samples = [(s, t, o) for (s, t), o in list(zip(pairs, outputs))[:3]]
             source, target_text = pairs[0]
-            attention = record_ids(model, tok, source_ids(tok, source, cfg), tok.encode(target_text)).patterns[AttentionKind.CROSS]
+            attention = self._attention(source_ids(tok, source, cfg), tok.encode(target_text))
             return EvalEvent(self.step, val_loss, self.elapsed, token_acc, exact, samples, attention)
         x, y = (t.to(model.device) for t in self.data.val_batch)
         logits = model(x).logits
@@ -251,8 +255,11 @@ class Trainer:
         prompt = x[0, :32].tolist()
         continuation = [s.token_id for s in generate(model, prompt, 64, strategy="sample", temperature=0.8, seed=0)]
         samples = [(tok.decode(prompt), "", tok.decode(continuation))]
-        attention = record_ids(model, tok, x[0, :48].tolist()).patterns[AttentionKind.DECODER_SELF]
+        attention = self._attention(x[0, :48].tolist(), None)
         return EvalEvent(self.step, val_loss, self.elapsed, token_acc, None, samples, attention)
+
+    def _attention(self, input_ids: list[int], target_ids: list[int] | None):
+        return None if self.attention is None else self.attention(self.model, self.tokenizer, input_ids, target_ids)
 
     # --- checkpoints ------------------------------------------------------------------------------------------
 

@@ -21,9 +21,9 @@ import torch
 from tqdm import tqdm
 
 from ..checkpoint import load_checkpoint, save_checkpoint
-from ..cli import hardware
+from ..train.cli import hardware
 from ..config import TransformerConfig
-from ..run import seeded_model
+from ..train.run import seeded_model
 from ..tokenization import BPETokenizer
 from ..train import TrainConfig, Trainer
 from . import TASK

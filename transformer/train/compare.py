@@ -28,16 +28,14 @@ from typing import Callable, Iterator
 
 import torch
 
-from .config import TransformerConfig
-from .data import InductionData, TaskData, TextData
-from .encoding import source_ids
-from .evaluate import nats_per_char
-from .generate import _Decoder, cache_bytes_per_token  # _Decoder: the decoding state generate() itself uses
-from .heads import AttentionKind
-from .model import Transformer
-from .interpretability.probe import record_ids
+from ..config import TransformerConfig
+from ..data import InductionData, TaskData, TextData
+from ..encoding import source_ids
+from ..evaluate import nats_per_char
+from ..generate import _Decoder, cache_bytes_per_token  # _Decoder: the decoding state generate() itself uses
+from ..model import Transformer
 from .run import seeded_model
-from .train import EvalEvent, StepEvent, TrainConfig, Trainer
+from .trainer import EvalEvent, StepEvent, TrainConfig, Trainer
 
 Data = TaskData | TextData | InductionData
 
@@ -78,6 +76,9 @@ class ComparisonSetup:
     train_cfg: TrainConfig
     make_data: Callable[[], Data]
     val_text: str | None = None
+    # how far the decoder's self-attention looks, (model, data, tokenizer) -> a number for the table's column (the CLI
+    # and the app pass transformer.interpretability.head_metrics.mean_attended_distance); None leaves it empty
+    attended_distance: Callable[[Transformer, Data, object], float] | None = None
 
 
 @dataclass
@@ -238,28 +239,6 @@ def parameter_count(model: Transformer) -> int:
     return sum(p.numel() for p in model.parameters())
 
 
-@torch.no_grad()
-def mean_attended_distance(model: Transformer, data: Data, tokenizer, n_examples: int = 8) -> float:
-    """How far the decoder's self-attention looks: the "mean distance" head score (transformer.analysis, on text
-    positions) averaged over layers, heads and the first `n_examples` validation examples."""
-    model.eval()
-    values = []
-    for i in range(n_examples):
-        if isinstance(data, TaskData):
-            if i >= len(data.val_pairs):
-                break
-            source, target = data.val_pairs[i]
-            record = record_ids(model, tokenizer, source_ids(tokenizer, source, model.config),
-                                tokenizer.encode(target))
-        else:
-            windows = data.val_batch[0]
-            if i >= windows.size(0):
-                break
-            record = record_ids(model, tokenizer, windows[i].tolist())
-        values.append(float(record.patterns[AttentionKind.DECODER_SELF].scores()["mean distance"].mean()))
-    return sum(values) / len(values)
-
-
 def decode_prompt(data: Data, tokenizer, config: TransformerConfig, length: int = 16) -> list[int]:
     """What the speed test decodes from: the first validation source (seq2seq) or the first `length` tokens of the
     first validation window (language model)."""
@@ -366,7 +345,8 @@ def result_row(variant: Variant, model: Transformer, setup: ComparisonSetup, dat
                          round(last_step.elapsed, 1), round(last_step.loss, 4), round(last_eval.val_loss, 4),
                          last_eval.exact_match, None if nats is None else round(nats, 4), cfg.attention,
                          cfg.pos_encoding, round(train_rate, 1),
-                         round(mean_attended_distance(model, data, setup.tokenizer), 3), cfg.norm, cfg.ffn)
+                         None if setup.attended_distance is None
+                         else round(setup.attended_distance(model, data, setup.tokenizer), 3), cfg.norm, cfg.ffn)
 
 
 def markdown_table(rows: list[ComparisonRow]) -> str:

@@ -14,17 +14,18 @@ from pathlib import Path
 import torch
 from tqdm import tqdm
 
+from ..checkpoint import load_checkpoint, recover_checkpoint
+from ..config import TransformerConfig
+from ..data import INDUCTION_ALPHABET, INDUCTION_MIN_HALF, KNOWN_CORPORA, TASKS, text_splits
+from ..evaluate import bits, exact_match, text_loss
+from ..interpretability.analysis import repeated_sequence_scores
+from ..interpretability.head_metrics import (induction_metrics, mean_attended_distance, previous_token_scores,
+                                             reverse_anti_diagonality)
+from ..tokenization import BPETokenizer, load_tokenizer
 from . import distributed
-from .checkpoint import load_checkpoint, recover_checkpoint
 from .compare import COMPARISONS, ComparisonSetup, compare_variants, comparison_variants, markdown_table, rewound
-from .config import TransformerConfig
-from .data import INDUCTION_ALPHABET, INDUCTION_MIN_HALF, KNOWN_CORPORA, TASKS, text_splits
-from .evaluate import bits, exact_match, text_loss
-from .interpretability.analysis import repeated_sequence_scores
-from .interpretability.head_metrics import induction_metrics, previous_token_scores, reverse_anti_diagonality
 from .run import build_run
-from .tokenization import BPETokenizer, load_tokenizer
-from .train import TrainConfig, Trainer
+from .trainer import TrainConfig, Trainer
 
 MODEL_FLAGS = [f for f in fields(TransformerConfig)
                if f.name not in ("vocab_size", "pad_id", "bos_id", "eos_id", "decoder_start_id")]
@@ -68,7 +69,7 @@ def parse_args(argv=None):
     p.add_argument("--compare", choices=sorted(COMPARISONS), help="train the model once per variant, with the same "
                    "data, steps and seed, and print the table (also written to <out>.json): "
                    + "; ".join(f"{k}: {v}" for k, v in COMPARISONS.items())
-                   + ". GQA takes --n-kv-heads, else the divisor nearest sqrt(n_heads) (see transformer.compare)")
+                   + ". GQA takes --n-kv-heads, else the divisor nearest sqrt(n_heads) (see transformer.train.compare)")
     p.add_argument("--compare-kv-heads", action="store_const", const="kv-heads", dest="compare",
                    help="the same as --compare kv-heads: MHA, GQA and MQA")
     _add_dataclass_flags(p.add_argument_group("model (TransformerConfig)"), MODEL_FLAGS)
@@ -105,7 +106,7 @@ def build(args):
     model_kw = _pick(args, MODEL_FLAGS)
     if args.resume:
         recover_checkpoint(args.out)  # a save killed between its renames leaves the checkpoint as .<out>.old
-    text, tokenizer = None, None  # a task's tokenizer is its characters (transformer.run.build_run)
+    text, tokenizer = None, None  # a task's tokenizer is its characters (transformer.train.run.build_run)
     if args.text:
         text = text_splits(args.text)  # a known corpus's own splits, else a 90/10 cut
         if args.resume or args.init_from:
@@ -199,7 +200,7 @@ def model_card(name: str, args, info: dict, command: str) -> str:
 
 
 def compare_cli(args, command: str, world: distributed.World) -> int:
-    """--compare: train the variants of the model (transformer.compare), print the table and write it to
+    """--compare: train the variants of the model (transformer.train.compare), print the table and write it to
     <out>.json, every training event to <out>.log.jsonl."""
     if args.resume or args.init_from or args.ship:
         raise SystemExit("--compare trains fresh models: drop --resume, --init-from and --ship")
@@ -211,7 +212,7 @@ def compare_cli(args, command: str, world: distributed.World) -> int:
         variants = comparison_variants(args.compare, model.config, gqa_kv_heads)
     except ValueError as e:
         raise SystemExit(f"--compare {args.compare}: {e}") from None
-    setup = ComparisonSetup(model.config, tokenizer, train_cfg, rewound(data), val_text)
+    setup = ComparisonSetup(model.config, tokenizer, train_cfg, rewound(data), val_text, mean_attended_distance)
     out, rows, plan, bar = Path(args.out), [], None, None
     log_path = Path(args.log or f"{out}.log.jsonl")
     log_path.parent.mkdir(parents=True, exist_ok=True)

@@ -8,13 +8,13 @@ from dataclasses import dataclass
 
 import torch
 
-from .config import TransformerConfig
-from .data import INDUCTION_ALPHABET, INDUCTION_MIN_HALF, TASKS, InductionData, TaskData, TextData
-from .encoding import max_len_for
-from .memory import check_training_memory
-from .model import Transformer
-from .tokenization import CharTokenizer
-from .train import TrainConfig
+from ..config import TransformerConfig
+from ..data import INDUCTION_ALPHABET, INDUCTION_MIN_HALF, TASKS, InductionData, TaskData, TextData
+from ..encoding import max_len_for
+from ..memory import check_training_memory
+from ..model import Transformer
+from ..tokenization import CharTokenizer
+from .trainer import TrainConfig
 
 
 @dataclass

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import torch
 import torch.distributed as dist
 
-from .checkpoint import resolve_device
+from ..checkpoint import resolve_device
 
 
 @dataclass(frozen=True)
