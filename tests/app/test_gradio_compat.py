@@ -6,7 +6,10 @@ an attribute nobody calls, and the admission checks, the session bound and the U
 without a word. Each case below renames or removes one internal and starts the app as `python app.py` does."""
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -66,3 +69,16 @@ def test_the_installed_gradio_has_every_internal():
 
     demo = app.build_demo()
     assert compat.missing(demo) == []
+
+
+def test_python_app_py_stops_with_the_message(tmp_path):
+    """Invariant: `python app.py` on such a gradio exits with an error status and the message (not a traceback from
+    deep inside gradio, and not a server running unprotected)."""
+    start = ("import gradio.queueing as q; del q.Queue.push; import runpy, sys; sys.argv = ['app.py']; "
+             f"runpy.run_path({str(ROOT / 'app.py')!r}, run_name='__main__')")
+    done = subprocess.run([sys.executable, "-c", start], cwd=ROOT, capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "GRADIO_SERVER_PORT": "0", "GRADIO_TEMP_DIR": str(tmp_path)})
+    assert done.returncode == 1, done.stderr[-2000:]
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith("Attention Lab did not start: gradio ") and "Queue.push(body, request, username)" in last
+    assert f"gradio=={compat.PINNED}" in last and "Traceback" not in done.stderr
