@@ -23,6 +23,8 @@ from transformer.tokenization import CharTokenizer
 # Tiny models gain nothing from more threads, and the machine may be shared: one thread is faster and steadier.
 torch.set_num_threads(1)
 
+CHECKPOINTS = Path(__file__).resolve().parent.parent / "checkpoints"  # the shipped models, from any working directory
+
 TINY = dict(vocab_size=17, d_model=32, n_heads=4, n_decoder_layers=2, d_ff=64, dropout=0.0, max_len=24)
 
 

@@ -2,6 +2,7 @@
 head caption, the logit lens and two inputs side by side (each on a shipped checkpoint)."""
 from __future__ import annotations
 
+import html
 import math
 
 import pytest
@@ -48,12 +49,30 @@ def test_head_caption_names_the_previous_token_head(client):
 
 
 def test_logit_lens_last_row_is_the_models_output(client):
-    """The lens grid has a row for the embedding and one per decoder layer; for the post-norm reverse model the
-    note says what the lens means there."""
+    """Oracle: the model's own forward pass. The lens grid has a row for the embedding and one per decoder layer; its
+    last row, at every decoder position, is the model's top token there and its probability, computed here from the
+    reverse model's logits on the same source and decoder input (<s> + its greedy output, the target the app used);
+    for this post-norm model the note says what the lens means there."""
+    import torch
+
+    from tests.conftest import CHECKPOINTS
+    from transformer import load_checkpoint
+    from transformer.encoding import decoder_ids
+    from transformer.interpretability.probe import record_attention
+
     client.predict("reverse", "abc", "", api_name="/attention")
     grid, curve, note = client.predict(1, api_name="/logit_lens")
     z = decode(plot_json(grid)["data"][0]["z"])
-    assert len(z) == 1 + 2 and "post-norm" in note
+    model, tok, _ = load_checkpoint(CHECKPOINTS / "reverse", device="cpu")
+    record = record_attention(model, tok, "abc")  # the source and the greedy target the app read
+    dec_in, _ = decoder_ids(record.target_ids, model.config)
+    with torch.no_grad():
+        probs = model(torch.tensor([record.input_ids]), torch.tensor([dec_in])).logits[0].softmax(-1)  # (T, V)
+    assert len(z) == 1 + model.config.n_decoder_layers and "post-norm" in note
+    top = probs.max(-1)
+    assert z[-1] == pytest.approx(top.values.tolist(), abs=1e-4)
+    drawn = [html.unescape(t) for t in plot_json(grid)["data"][0]["text"][-1]]
+    assert drawn == [tok.id_to_token(int(i)) for i in top.indices]  # its top token, written in the cell
     assert "position 1" in plot_json(curve)["layout"]["title"]["text"]
 
 

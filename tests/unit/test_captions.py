@@ -9,13 +9,14 @@ from transformer import load_checkpoint
 from transformer.attention import causal_mask
 from transformer.interpretability.captions import ROLE_THRESHOLD, describe_head, evenness
 from transformer.interpretability.probe import AttentionPattern, record_attention
+from tests.conftest import CHECKPOINTS
 
 REPEATED = "Xq7LbR2mKdZ9wPf" * 2  # 15 distinct characters, then the same again
 
 
 @pytest.fixture(scope="module")
 def induction_pattern():
-    model, tok, _ = load_checkpoint("checkpoints/induction", device="cpu")
+    model, tok, _ = load_checkpoint(CHECKPOINTS / "induction", device="cpu")
     return record_attention(model, tok, REPEATED).patterns["decoder self"]
 
 
@@ -38,7 +39,7 @@ def test_induction_head_of_the_induction_model(induction_pattern):
 def test_anti_diagonal_cross_head_of_the_reverse_model():
     """Known role: the reverse model reads its source backwards: its most anti-diagonal cross head (the card's
     measure) is captioned anti-diagonal, with that score."""
-    model, tok, _ = load_checkpoint("checkpoints/reverse", device="cpu")
+    model, tok, _ = load_checkpoint(CHECKPOINTS / "reverse", device="cpu")
     pattern = record_attention(model, tok, "attention").patterns["cross"]
     anti = pattern.scores()["anti-diagonal"]
     layer, head = divmod(int(anti.argmax()), anti.size(1))

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from tests.conftest import seeded_model, tiny_config
+from tests.conftest import CHECKPOINTS, seeded_model, tiny_config
 from transformer import load_checkpoint
 from transformer.interpretability.analysis import anti_diagonal
 from transformer.generate import context_start, generate
@@ -144,7 +144,7 @@ def test_a_perfect_reversal_scores_one_and_eos_takes_no_part():
 def test_shipped_reverse_model_opens_on_an_anti_diagonal_head():
     """The class demo: with the default input, the reverse model's best anti-diagonal head scores >= 0.9 under
     the one definition the overview, the card and the Train tab use."""
-    model, tok, _ = load_checkpoint("checkpoints/reverse", device="cpu")
+    model, tok, _ = load_checkpoint(CHECKPOINTS / "reverse", device="cpu")
     scores = record_attention(model, tok, "attention").patterns["cross"].scores()["anti-diagonal"]
     assert scores.max() >= 0.9
 
