@@ -4,9 +4,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import torch
+import torch.nn.functional as F
 
 from .encoding import with_eos
-from .model import Transformer
+from .model import HeadMask, Transformer
 
 
 @dataclass
@@ -39,3 +40,19 @@ def fill_mask(model: Transformer, tokenizer, text: str, top_k: int = 5) -> list[
     top = probs.topk(top_k, dim=-1)
     return [MaskGuess(p, [(tokenizer.id_to_token(int(i)), int(i), float(q)) for q, i in zip(values, indices)])
             for p, values, indices in zip(positions, top.values, top.indices)]
+
+
+@torch.no_grad()
+def masked_one_at_a_time(model: Transformer, tokenizer, ids: list[int], head_mask: HeadMask | None = None
+                         ) -> tuple[list[int], float]:
+    """Each token between [CLS] and [SEP] of `ids` hidden in turn (written [MASK]), all in one batch: the model's
+    guess for each, and the mean of -log P(the hidden token | every other token) in nats (the pseudo-log-likelihood
+    of Salazar et al. 2020, negated and averaged): how well an encoder-only model reads the text back."""
+    if len(ids) < 3:
+        raise ValueError("give a text of at least one token between [CLS] and [SEP]")
+    x = torch.tensor(ids, device=model.device)  # (S,)
+    positions = torch.arange(1, len(ids) - 1, device=model.device)  # (P,): the text tokens
+    batch = x.repeat(len(positions), 1)  # (P, S)
+    batch[torch.arange(len(positions)), positions] = tokenizer.mask_id  # row i hides position i + 1
+    logits = model(batch, head_mask=head_mask).logits.float()[torch.arange(len(positions)), positions]  # (P, V)
+    return logits.argmax(-1).tolist(), F.cross_entropy(logits, x[positions]).item()

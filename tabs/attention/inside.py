@@ -12,6 +12,7 @@ import visualize as viz
 from transformer.interpretability.ablation import default_eval_set, evaluate, head_importance_stream, heads_off
 from transformer.interpretability.analysis import attention_rollout
 from transformer.encoding import most_target_tokens
+from transformer.fill_mask import masked_one_at_a_time
 from transformer.generate import generate
 from transformer.heads import AttentionKind, HeadId
 from transformer.interpretability.probe import qk_step
@@ -84,6 +85,8 @@ def _parse_heads(kind, labels, L, H):
 
 
 def _continue(model, tok, record, mask) -> str:
+    if model.config.is_encoder_only:  # BERT writes nothing: its guess for each word, that word hidden
+        return tok.decode(masked_one_at_a_time(model, tok, record.input_ids, mask)[0])
     ids = [s.token_id for s in generate(model, record.input_ids, 40 if not model.config.is_encoder_decoder
                                         else most_target_tokens(model.config), head_mask=mask)]
     return tok.decode(ids)

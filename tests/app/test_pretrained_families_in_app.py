@@ -84,7 +84,8 @@ def test_fill_the_mask_on_another_model_names_the_cached_bert(client):
 
 def test_the_attention_tab_shows_berts_bidirectional_heads(client):
     """Behaviour, with the library's record of the same text as the oracle of its shape: the Attention tab opens
-    BERT's one kind, encoder self-attention, over [CLS] text [SEP], where the first token sees the last."""
+    BERT's one kind, encoder self-attention, over [CLS] text [SEP], where the first token sees the last; switching
+    heads off works on it (its loss: each token hidden in turn) and changes that loss."""
     notice, heads, kind, layer, head, query = client.predict(BERT, "the capital of france is paris .", "",
                                                              api_name="/attention")
     assert kind["value"] == "encoder self"
@@ -95,3 +96,6 @@ def test_the_attention_tab_shows_berts_bidirectional_heads(client):
     weights = record.patterns["encoder self"].weights
     assert weights.shape[-1] == len(tok.encode("the capital of france is paris .")) + 2  # [CLS] ... [SEP]
     assert float(weights[0, :, 0, -1].max()) > 0 and torch.isfinite(weights).all()
+    table = client.predict("encoder self", ["1.0", "1.1"], api_name="/ablate")  # BERT: judged token by token
+    assert table["headers"][-1] == "loss" and len(table["data"]) == 2
+    assert table["data"][0][-1] != table["data"][1][-1]

@@ -198,3 +198,29 @@ def test_the_library_reads_an_encoder_only_model_as_one_text_and_refuses_to_deco
         list(generate(model, encoded.ids, 3))
     with pytest.raises(ValueError, match="no decoder"):
         logit_lens(model, tokenizer, encoded.ids)
+
+
+def test_head_ablation_judges_a_bert_by_each_token_hidden_in_turn(ours, ref):
+    """Oracle: transformers' BertForMaskedLM with each text token replaced by [MASK] in turn: our evaluate() of an
+    encoder-only model is the mean -log P(hidden token | the rest), to 1e-5, and the guesses are its argmaxes;
+    switching every head of the last layer off changes that loss (the mask reaches the model)."""
+    from transformer.fill_mask import masked_one_at_a_time
+    from transformer.heads import AttentionKind
+    from transformer.interpretability.ablation import default_eval_set, evaluate, heads_off
+
+    model, tokenizer, _ = ours
+    ids = with_eos(tokenizer.encode("The capital of France is Paris."), model.config)
+    eval_set = default_eval_set(model, tokenizer, None, ids)
+    nlls, guesses = [], []
+    with torch.no_grad():
+        for i in range(1, len(ids) - 1):
+            hidden = list(ids)
+            hidden[i] = tokenizer.mask_id
+            probs = ref(torch.tensor([hidden])).logits[0, i].log_softmax(-1)
+            nlls.append(-float(probs[ids[i]]))
+            guesses.append(int(probs.argmax()))
+    assert evaluate(model, tokenizer, eval_set) == pytest.approx(sum(nlls) / len(nlls), abs=1e-5)
+    assert masked_one_at_a_time(model, tokenizer, ids)[0] == guesses
+    last = model.config.n_encoder_layers - 1
+    off = heads_off(model, [(AttentionKind.ENCODER_SELF, last, h) for h in range(model.config.n_heads)])
+    assert abs(evaluate(model, tokenizer, eval_set, off) - sum(nlls) / len(nlls)) > 1e-3

@@ -17,6 +17,7 @@ import torch.nn.functional as F
 from ..data import Task
 from ..encoding import decoder_ids, decoder_length, most_target_tokens
 from ..evaluate import greedy_exact_match
+from ..fill_mask import masked_one_at_a_time
 from ..generate import generate
 from ..heads import AttentionKind, HeadId
 from ..model import HeadMask, Transformer
@@ -59,8 +60,12 @@ def task_eval_set(task: Task, n: int = 100, seed: int = 4242) -> EvalSet:
 
 @torch.no_grad()
 def evaluate(model: Transformer, tokenizer, eval_set: EvalSet, head_mask: HeadMask | None = None) -> float:
-    """Exact match of greedy outputs (seq2seq task) or mean next-token cross-entropy in nats: of the sequences
-    (language model), or of the target given the source, teacher-forced (encoder-decoder)."""
+    """Exact match of greedy outputs (seq2seq task) or mean cross-entropy in nats: of each next token of the
+    sequences (language model), of the target given the source, teacher-forced (encoder-decoder), or of each token
+    hidden in turn given the rest (encoder-only: transformer.fill_mask.masked_one_at_a_time)."""
+    if model.config.is_encoder_only:
+        losses = [masked_one_at_a_time(model, tokenizer, row.tolist(), head_mask)[1] for row in eval_set.sequences]
+        return sum(losses) / len(losses)
     if eval_set.pairs is not None:
         longest = max(len(tokenizer.encode(t)) for _, t in eval_set.pairs)
         return greedy_exact_match(model, tokenizer, eval_set.pairs, decoder_length(longest), head_mask=head_mask,
