@@ -1,5 +1,8 @@
 """Gold word alignments drawn over an attention heatmap: a marker on every (query word, key word) cell that a
-reference alignment links, so the class sees where the head agrees with the translators and where it does not."""
+reference alignment links, so the class sees where the head agrees with the translators and where it does not.
+Links on content words and links on function words (transformer.translation.gold.function_link) are drawn apart:
+the Strong's numbers tag the original's words, and an article or "and" takes the number of its phrase, so those
+links are loose."""
 from __future__ import annotations
 
 import plotly.graph_objects as go
@@ -7,15 +10,30 @@ import plotly.graph_objects as go
 from .style import HIGHLIGHT_COLOR, LEGEND_BELOW
 
 GOLD_LABEL = "○ = gold link (same Strong's number)"
+FUNCTION_LABEL = ("small ○ = link on a function word<br>(the, and, de, y): a Strong's number<br>tags its whole phrase, so "
+                  "it is loose")  # three lines of a phone's width
+CIRCLE_PX, SMALL_PX = 14, 7  # marker diameters (px) in cells large enough; smaller cells get smaller circles
+_CELL_SHARE = 0.8  # a circle is at most this share of its cell's side
 
 
-def gold_link_marks(fig: go.Figure, links: list[tuple[int, int]], label: str = GOLD_LABEL) -> go.Figure:
-    """Overlay `links` as hollow circles on a heatmap drawn on integer positions (visualize.attention):
-    each link (key, query) puts a circle at column `key`, row `query`. Returns the same figure."""
-    keys = [k for k, _ in links]
-    queries = [q for _, q in links]
-    fig.add_trace(go.Scatter(x=keys, y=queries, mode="markers", name=label, hoverinfo="skip", showlegend=True,
-                             marker=dict(symbol="circle-open", size=14, line=dict(width=2.5),
-                                         color=HIGHLIGHT_COLOR)))
+def _marks(links, size: float, width: float, label: str) -> go.Scatter:
+    return go.Scatter(x=[k for k, _ in links], y=[q for _, q in links], mode="markers", name=label,
+                      hoverinfo="skip", showlegend=True,
+                      marker=dict(symbol="circle-open", size=size, line=dict(width=width), color=HIGHLIGHT_COLOR))
+
+
+def gold_link_marks(fig: go.Figure, links: list[tuple[int, int]], function_links: list[tuple[int, int]] = (),
+                    label: str = GOLD_LABEL) -> go.Figure:
+    """Overlay `links` as hollow circles on a heatmap drawn on integer positions (visualize.attention), and
+    `function_links` (links on a function word) as small thin ones: each link (key, query) puts a circle at column
+    `key`, row `query`. No circle is larger than its cell: when the heatmap knows its cells' side
+    (`fig.layout.meta["cell_px"]`) a circle is at most _CELL_SHARE of it. Returns the same figure."""
+    meta = fig.layout.meta if isinstance(fig.layout.meta, dict) else {}
+    cell = meta.get("cell_px")
+    largest = _CELL_SHARE * cell if cell else CIRCLE_PX
+    if links:
+        fig.add_trace(_marks(links, min(CIRCLE_PX, largest), 2.5, label))
+    if function_links:
+        fig.add_trace(_marks(function_links, min(SMALL_PX, largest / 2), 1.5, FUNCTION_LABEL))
     fig.update_layout(showlegend=True, legend=dict(LEGEND_BELOW, font=dict(size=14)))
     return fig

@@ -12,9 +12,10 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .style import (ATTENTION_COLORSCALE, BAR_COLOR, FRAME, HIGHLIGHT_COLOR, LABEL_EVERY_TOKEN, LEGEND_BELOW,
-                    LINE_HEIGHT, MASKED_COLOR, PHONE_WIDTH, as_array, axis_labels, colorbar, style_figure,
-                    token_axis, token_font_size)
+from .sizes import MIN_CELL_PX, MIN_LABEL_PX, FigureSize, figure_size
+from .style import (ATTENTION_COLORSCALE, BAR_COLOR, FRAME, HIGHLIGHT_COLOR, LEGEND_BELOW, LINE_HEIGHT, MASKED_COLOR,
+                    PHONE_WIDTH, as_array, axis_labels, colorbar, label_space, style_figure, token_axis,
+                    token_font_size)
 
 UNBOUNDED_SCORES = {"entropy", "mean distance"}  # coloured by their data range; the other scores lie in 0..1
 DARK_MEANS = {("entropy", True): "sharp", ("entropy", False): "spread out"}  # (score, low_is_interesting) -> words
@@ -81,41 +82,71 @@ def _masked_key(fig: go.Figure) -> None:
     fig.update_layout(showlegend=True, legend=dict(LEGEND_BELOW, font=dict(size=14)))
 
 
-HEATMAP_HEIGHT = 450  # px: the one-head heatmap's height up to 16 tokens (plotly's default)
+HEATMAP_HEIGHT = 450  # px: the one-head heatmap's least height (plotly's default)
 _AROUND_HEATMAP = 190  # px of the figure's height that are not its rows: title, axis title, key labels
-# px: the length of the one-head heatmap's key axis (measured in chromium: 530-556 at 1280 px, 149-170 at 390 px)
-KEY_AXIS_PX = {False: 530, True: 165}
+_BAR_BELOW = 34  # px of height a flat colour bar under the plot adds (a phone's)
+# px: the width of the one-head heatmap's box (measured in chromium: 720 at 1280 px, 326 at 390 px) and how much of
+# it is not the key axis (labels, axis title, the colour bar beside the plot on a projector, under it on a phone)
+HEATMAP_BOX_PX = {False: 720, True: 326}
+AROUND_KEYS_PX = {False: 190, True: 90}
+KEY_AXIS_PX = {narrow: HEATMAP_BOX_PX[narrow] - AROUND_KEYS_PX[narrow] for narrow in (False, True)}
 
 
-def head_heatmap(weights, query_tokens, key_tokens, title="", mask=None, narrow: bool | None = None) -> go.Figure:
+def heatmap_size(query_tokens, key_tokens, narrow: bool, box_px: float | None = None, masked: bool = False
+                 ) -> FigureSize:
+    """The one-head heatmap's size on a projector's page (narrow False) or a phone's (True), in a box `box_px`
+    wide (default: the Attention tab's, HEATMAP_BOX_PX): every key a column at least MIN_CELL_PX wide and wide
+    enough for its label side by side or upright (style.label_space), every query a row at least MIN_CELL_PX tall
+    and a label's line (visualize.sizes.figure_size: past the box, the figure is wider and the page scrolls it)."""
+    T, S = len(query_tokens), len(key_tokens)
+    font = token_font_size(max(T, S), every_token=True)
+    column = max(MIN_CELL_PX, label_space(axis_labels(key_tokens), MIN_LABEL_PX))
+    row = max(MIN_CELL_PX, LINE_HEIGHT * font)
+    around_y = _AROUND_HEATMAP + (40 if masked else 0) + (_BAR_BELOW if narrow else 0)
+    return figure_size(S, T, HEATMAP_BOX_PX[bool(narrow)] if box_px is None else box_px,
+                       AROUND_KEYS_PX[bool(narrow)], around_y, column, row, HEATMAP_HEIGHT)
+
+
+def head_heatmap(weights, query_tokens, key_tokens, title="", mask=None, narrow: bool | None = None,
+                 box_px: float | None = None) -> go.Figure:
     """One head's weights (T, S) as a heatmap: queries top to bottom, keys left to right, 0 = white.
 
     `mask` (T, S) bool, True where the query may attend (the library's convention): masked cells are drawn grey
     (a separate trace, hover "masked (this query may not attend here)"), never the white of a weight near 0.
-    With `narrow` (False: the Attention tab's heatmap on a projector or a laptop, True: on a phone) every token
-    has its label where they fit (style.token_axis): the keys on that page's KEY_AXIS_PX, the queries on a figure
-    made tall enough for up to LABEL_EVERY_TOKEN rows of labels. With None (a figure of unknown width) plotly thins
-    the labels to what fits.
+    With `narrow` (False: a page on a projector or a laptop, True: on a phone) and `box_px` (the width of the
+    figure's box; default the Attention tab's) the cells keep a readable size (heatmap_size): every token has its
+    label, and a figure whose cells do not fit its box is wider than it (the page scrolls it sideways); on a
+    phone the colour bar lies under the plot. With None (a figure of unknown width) plotly thins the labels to
+    what fits. The figure's `meta` holds the cells' side in px ("cell_px") when it is known.
     """
     w = as_array(weights, 2, "weights")  # (T, S)
     _check_tokens(w.shape, query_tokens, key_tokens)
     allowed = _allowed(mask, w.shape)  # (T, S) or None
+    bar = colorbar("weight")
+    if narrow:  # flat under the plot: beside it, it took a fifth of a phone's width
+        bar.update(orientation="h", y=-0.02, yanchor="top", thickness=12, title_side="top")
     fig = go.Figure(_attention_trace(w, query_tokens, key_tokens, allowed, name="", zmin=0, zmax=1,
-                                     colorscale=ATTENTION_COLORSCALE, colorbar=colorbar("weight")))
+                                     colorscale=ATTENTION_COLORSCALE, colorbar=bar))
     if allowed is not None:
         fig.add_trace(_masked_trace(allowed, query_tokens, key_tokens))
         _masked_key(fig)
     layout, keys, queries = {}, {}, {}
     if narrow is not None:
-        T = len(query_tokens)
-        font = token_font_size(T, every_token=True)
-        rows_px = T * LINE_HEIGHT * font if T <= LABEL_EVERY_TOKEN else 0  # each query's label under the other
-        layout["height"] = max(HEATMAP_HEIGHT, round(_AROUND_HEATMAP + rows_px) + (40 if allowed is not None else 0))
-        keys, queries = dict(axis_px=KEY_AXIS_PX[bool(narrow)]), dict(size=font, axis_px=rows_px)
+        size = heatmap_size(query_tokens, key_tokens, narrow, box_px, masked=allowed is not None)
+        layout.update(height=size.height, meta=dict(cell_px=min(size.column_px, size.row_px)))
+        if size.width:
+            layout["width"] = size.width
+        keys = dict(axis_px=size.column_px * len(key_tokens))
+        queries = dict(size=token_font_size(len(query_tokens), every_token=True),
+                       axis_px=size.row_px * len(query_tokens))
     fig.update_xaxes(title_text="key (attended to)", **token_axis(key_tokens, **keys), **FRAME)
     fig.update_yaxes(title_text="query (attending)", autorange="reversed", **token_axis(query_tokens, **queries),
                      **FRAME)
-    return style_figure(fig, title, **layout)
+    style_figure(fig, title, **layout)
+    if narrow:  # the flat colour bar under the key labels and the axis title, in px of the plot's height
+        plot_px = layout["height"] - fig.layout.margin.t - 90
+        fig.update_traces(colorbar_y=-70 / max(plot_px, 1), selector=dict(name=""))
+    return fig
 
 
 GRID_COLUMNS = 4  # heads per row of layer_grid on a projector or a laptop

@@ -10,8 +10,8 @@ import math
 from dataclasses import dataclass
 
 MIN_LABEL_PX = 12  # the smallest tick label or cell text (px): a projector's back row and a phone at arm's length
-MIN_CELL_PX = 24  # the smallest side of a cell (px): holds a MIN_LABEL_PX label upright (1.25 x 12 = 15 px) or two
-# characters across, and a gold circle inside it
+MIN_CELL_PX = 16  # the smallest side of a cell (px): holds a MIN_LABEL_PX label upright (a 1.25 x 12 = 15 px line)
+# or two characters across, and a gold circle inside it
 PAGE_MARGIN_PX = 64  # a full-width block is the page's width less this (measured in chromium: 1216 px at 1280, 326 at
 # 390); the page is at most PAGE_MAX_PX wide (app's CSS)
 PAGE_MAX_PX = 1500
@@ -44,7 +44,7 @@ def figure_size(n_columns: int, n_rows: int, container_px: float, around_x: floa
     Columns share the box's width when each then gets at least `column_px` (the width is the box's: None);
     otherwise each gets `column_px` and the figure is around_x + n_columns * column_px wide, more than the box.
     The height is around_y + n_rows * row_px, at least `min_height`.
-    Example: 12 columns in a 302 px box with 60 px around: 242 / 12 = 20 px < 24, so width 60 + 12 * 24 = 348.
+    Example: 16 columns in a 302 px box with 60 px around: 242 / 16 = 15.1 px < 16, so width 60 + 16 * 16 = 316.
     """
     if n_columns < 1 or n_rows < 1:
         raise ValueError(f"a figure needs at least one column and one row, got {n_columns} x {n_rows}")

@@ -10,6 +10,8 @@ import html
 import numpy as np
 import plotly.graph_objects as go
 
+from .sizes import MIN_LABEL_PX
+
 FONT = dict(family="Helvetica, Arial, sans-serif", size=16, color="#222222")  # system fonts only, nothing fetched
 TITLE_SIZE = 18
 TITLE_WRAP = 36  # longer titles go on two lines: a 390 px phone's figure holds ~36 characters of an 18 px title
@@ -97,17 +99,16 @@ def axis_labels(tokens) -> list[str]:
             for token in tokens]
 
 
-LABEL_EVERY_TOKEN = 32  # at most this many tokens get a label each; past it plotly thins them to what fits
 CHAR_WIDTH, LINE_HEIGHT = 0.62, 1.25  # a tick label's width per character, and its line's height, in font sizes
 
 
 def token_font_size(n: int, every_token: bool = False) -> int:
-    """The tick font for an axis of n tokens: 16 px up to 16, then smaller; with `every_token` (each of up to
-    LABEL_EVERY_TOKEN tokens gets its label) smaller still, 12 px up to 24 and 11 up to 32, so that they fit."""
+    """The tick font for an axis of n tokens: 16 px up to 16, then smaller; with `every_token` (each token gets its
+    label, on cells made wide enough for it: visualize.sizes) MIN_LABEL_PX past 16 tokens."""
     if n <= 16:
         return 16
-    if every_token and n <= LABEL_EVERY_TOKEN:
-        return 12 if n <= 24 else 11
+    if every_token:
+        return MIN_LABEL_PX
     return 14 if n <= 32 else 13
 
 
@@ -122,18 +123,17 @@ def token_axis(tokens, size: int | None = None, axis_px: float | None = None, **
     """Axis settings for tokens at positions 0..n-1, labelled with the escaped tokens.
 
     The axis is categorical with one category per position (so a repeated token keeps its own row). With
-    `axis_px`, the axis' length in pixels, every position gets its label (tickvals, ticktext) when up to
-    LABEL_EVERY_TOKEN of them fit that length side by side (label_space), in the largest font from `size` down to
-    10 px that fits; otherwise (and without `axis_px`) plotly thins them to what the axis holds (every second or
-    third token at 64), each category's label aliased to its token. Wide labels turn upright instead of colliding
-    (labels of one character never do: upright they are narrower than a line is tall); the hover always names the
-    full token.
+    `axis_px`, the axis' length in pixels, every position gets its label (tickvals, ticktext) when they fit that
+    length side by side (label_space) in a font from `size` down to MIN_LABEL_PX (the largest that fits);
+    otherwise (and without `axis_px`) plotly thins them to what the axis holds (every second or third token at 64),
+    each category's label aliased to its token. Wide labels turn upright instead of colliding (labels of one
+    character never do: upright they are narrower than a line is tall); the hover always names the full token.
     """
     n = len(tokens)
     size = size or token_font_size(n, every_token=axis_px is not None)
     labels = axis_labels(tokens)
-    fits = [f for f in range(size, 9, -1) if n * label_space(labels, f) <= (axis_px or 0)]
-    if fits and n <= LABEL_EVERY_TOKEN:
+    fits = [f for f in range(size, MIN_LABEL_PX - 1, -1) if n * label_space(labels, f) <= (axis_px or 0)]
+    if fits:
         size, ticks = fits[0], dict(tickmode="array", tickvals=list(range(n)), ticktext=labels)
     else:
         ticks = dict(tickmode="auto", labelalias={str(i): label for i, label in enumerate(labels)})

@@ -2,6 +2,7 @@
 Attention tab's gold markers and its per-head AER share."""
 from __future__ import annotations
 
+import pytest
 import torch
 
 from tests.conftest import seeded_model, tiny_config
@@ -54,3 +55,29 @@ def test_a_head_that_follows_the_gold_links_has_aer_0_and_the_table_ranks_it_fir
 
     aer = aer_per_head(WordCross(weights, [], []), gold)
     assert aer.shape == (1, 2) and aer[0, 0] < aer[0, 1]
+
+
+def test_function_words_in_both_languages_with_capitals_and_punctuation():
+    """The rule of transformer.translation.gold.FUNCTION_WORDS: articles, prepositions and conjunctions, read past
+    capitals and punctuation ("Y", "del,"); content words are not."""
+    from transformer.translation.gold import is_function_word
+
+    assert all(is_function_word(w, "en") for w in ("The", "and", "with", "of,"))
+    assert all(is_function_word(w, "es") for w in ("Y", "los", "del", "de", "á", "con;"))
+    assert not any(is_function_word(w, "en") for w in ("disciples", "Spirit.", "joy"))
+    assert not any(is_function_word(w, "es") for w in ("Espíritu", "gozo,", "llenos"))
+    with pytest.raises(ValueError, match="language"):
+        is_function_word("the", "fr")
+
+
+def test_the_demo_verse_splits_into_content_and_function_links():
+    """Regression (issue 29, item 13): Acts 13:52's 14 gold links were drawn alike, though 'and' -> 'y' and
+    'the' -> 'los' link by a shared Strong's number of their phrase. Oracle, read by hand from the verse: the 7
+    links on a function word are exactly these."""
+    from transformer.translation.gold import function_link
+
+    en, es = VERSE.en.split(), VERSE.es.split()
+    function = {(en[i], es[j]) for i, j in VERSE.links if function_link((i, j), en, es)}
+    assert function == {("The", "los"), ("with", "y"), ("joy", "de"), ("and", "y"), ("the", "los"),
+                        ("Spirit.", "del")}  # 7 links: "with" -> "y" twice
+    assert sum(function_link(link, en, es) for link in VERSE.links) == 7 and len(VERSE.links) == 14

@@ -10,7 +10,8 @@ import torch
 from transformer.interpretability.analysis import head_scores
 from visualize import (attended_bar, axis_labels, grid_columns, head_heatmap, layer_grid, overview,
                        scores_table, token_probabilities)
-from visualize.attention import KEY_AXIS_PX, MASKED
+from visualize.attention import AROUND_KEYS_PX, HEATMAP_BOX_PX, MASKED
+from visualize.sizes import MIN_CELL_PX, MIN_LABEL_PX
 from visualize.style import ATTENTION_COLORSCALE, CHAR_WIDTH, LINE_HEIGHT, MASKED_COLOR
 
 
@@ -62,27 +63,37 @@ def test_the_attention_tabs_heatmap_labels_every_token_up_to_32(n):
     assert fig.layout.height >= 450 and fig.layout.height - 190 >= n * LINE_HEIGHT * font
 
 
-def test_a_phone_labels_every_key_while_they_fit():
-    """On a phone's 390 px (narrow=True, a key axis of KEY_AXIS_PX[True] px) the 24 letters of the induction demo
-    are all labelled, in a font small enough for them to fit (one character each: CHAR_WIDTH of the font); 24 words
-    cannot fit, upright or not, and plotly thins them (tickmode "auto")."""
-    letters = list("kqwzjxtbhmfa" * 2)
-    fig = head_heatmap(softmax_rows(24, 24), letters, letters, narrow=True)
-    assert fig.layout.xaxis.tickmode == "array" and list(fig.layout.xaxis.ticktext) == letters
-    assert 24 * CHAR_WIDTH * fig.layout.xaxis.tickfont.size <= KEY_AXIS_PX[True]
-    assert fig.layout.xaxis.tickfont.size >= 10
-    words = [f"word{i}" for i in range(24)]
-    fig = head_heatmap(softmax_rows(24, 24), words, words, narrow=True)
-    assert fig.layout.xaxis.tickmode == "auto" and tick_labels(fig.layout.xaxis) == words
-    assert fig.layout.yaxis.tickmode == "array"  # the rows still each have a line
+@pytest.mark.parametrize("tokens", [list("kqwzjxtbhmfa" * 2), [f"word{i}" for i in range(24)]])
+def test_a_phone_keeps_readable_cells_and_labels_and_grows_wider_than_its_box(tokens):
+    """Regression (issue 29, item 2): on a phone's 326 px box (narrow=True) 24 tokens got ~7 px columns, labels of
+    10 px, and words were thinned to every other one. Now every column is at least MIN_CELL_PX wide (and every row
+    that tall), every token is labelled in at least MIN_LABEL_PX, and the figure is wider than its box (the page
+    scrolls it); the colour bar lies flat under the plot, out of the cells' width."""
+    fig = head_heatmap(softmax_rows(24, 24), tokens, tokens, narrow=True)
+    for axis in (fig.layout.xaxis, fig.layout.yaxis):
+        assert axis.tickmode == "array" and list(axis.ticktext) == tokens and axis.tickfont.size >= MIN_LABEL_PX
+    assert fig.layout.meta["cell_px"] >= MIN_CELL_PX
+    assert fig.layout.width == AROUND_KEYS_PX[True] + 24 * MIN_CELL_PX > HEATMAP_BOX_PX[True]
+    assert fig.layout.height >= 24 * MIN_CELL_PX and fig.data[0].colorbar.orientation == "h"
 
 
-def test_past_32_tokens_or_of_unknown_width_plotly_thins_the_labels():
-    """64 tokens on the Attention tab, or 24 on a figure whose width is not known (narrow=None: the Train tab's
-    live map, two inputs side by side) and the grid's small heatmaps: plotly's thinning (tickmode "auto"), every
-    position's label aliased to its token."""
+def test_cells_that_fit_their_box_share_it():
+    """Invariant: 9 tokens on a projector's 720 px box fit at (720 - 190) / 9 = 58.9 px: no width is set (the
+    figure takes its box's), the cells are that wide, and the colour bar stays beside the plot."""
+    tokens = list("abcdefghi")
+    fig = head_heatmap(softmax_rows(9, 9), tokens, tokens, narrow=False)
+    assert fig.layout.width is None and fig.layout.meta["cell_px"] == pytest.approx(min(530 / 9, 20))
+    assert fig.data[0].colorbar.orientation is None
+
+
+def test_past_the_box_every_token_keeps_its_label_and_of_unknown_width_plotly_thins_them():
+    """64 tokens on the Attention tab (narrow=False): each keeps its label on a column of MIN_CELL_PX, the figure
+    wider than its 720 px box. On a figure whose width is not known (narrow=None: the Train tab's live map) and
+    the grid's small heatmaps: plotly's thinning (tickmode "auto"), every position's label aliased to its
+    token."""
     tokens = [chr(ord("a") + i % 26) for i in range(64)]
-    assert head_heatmap(softmax_rows(64, 64), tokens, tokens, narrow=False).layout.xaxis.tickmode == "auto"
+    wide = head_heatmap(softmax_rows(64, 64), tokens, tokens, narrow=False)
+    assert wide.layout.xaxis.tickmode == "array" and wide.layout.width == 190 + 64 * MIN_CELL_PX
     tokens = tokens[:24]
     fig = head_heatmap(softmax_rows(24, 24), tokens, tokens)
     assert (fig.layout.xaxis.tickmode, fig.layout.yaxis.tickmode, fig.layout.height) == ("auto", "auto", None)

@@ -14,11 +14,11 @@ def test_cells_that_fit_share_the_box():
 
 
 def test_cells_below_the_minimum_keep_it_and_the_figure_grows_wider_than_its_box():
-    """Oracle, by hand: 12 columns in a 302 px box (a phone's section) with 60 px around would be 20 px each; they
-    keep MIN_CELL_PX (24) and the figure is 60 + 12 x 24 = 348 px, wider than the box (the page scrolls it)."""
-    size = figure_size(12, 12, 302, around_x=60, around_y=90)
-    assert MIN_CELL_PX == 24 and size.column_px == 24 and size.width == 348 > 302
-    assert size.height == 90 + 12 * 24
+    """Oracle, by hand: 16 columns in a 302 px box (a phone's section) with 60 px around would be 15.1 px each;
+    they keep MIN_CELL_PX (16) and the figure is 60 + 16 x 16 = 316 px, wider than the box (the page scrolls it)."""
+    size = figure_size(16, 12, 302, around_x=60, around_y=90)
+    assert MIN_CELL_PX == 16 and size.column_px == 16 and size.width == 316 > 302
+    assert size.height == 90 + 12 * 16
 
 
 def test_the_minimum_height_and_exact_fit():

@@ -50,3 +50,20 @@ def test_empty_curves_shows_only_the_message():
     assert len(fig.data) == 0
     assert [a.text for a in fig.layout.annotations] == ["Generate something first"]
     assert not fig.layout.xaxis.visible and not fig.layout.yaxis.visible
+
+
+def test_gold_circles_stay_inside_their_cells_and_function_links_are_drawn_apart():
+    """Regression (issue 29, items 2 and 13): 14 px circles on a phone's ~8 px cells, and links on "and" or "the"
+    drawn like the others. Invariant: each circle is at most 0.8 of the heatmap's cell (its meta cell_px); the
+    function-word links are a second, smaller trace whose legend says why."""
+    from visualize.alignment import FUNCTION_LABEL, GOLD_LABEL
+
+    tokens = list("abcdefghijkl")
+    for narrow in (None, False, True):
+        fig = head_heatmap(np.full((12, 12), 1 / 12), tokens, tokens, narrow=narrow)
+        gold_link_marks(fig, [(0, 1), (2, 3)], [(4, 4)])
+        content, function = fig.data[-2:]
+        assert (content.name, function.name) == (GOLD_LABEL, FUNCTION_LABEL) and "phrase" in FUNCTION_LABEL
+        assert list(function.x) == [4] and function.marker.size < content.marker.size
+        if narrow is not None:
+            assert content.marker.size <= 0.8 * fig.layout.meta["cell_px"]
