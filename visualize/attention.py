@@ -13,7 +13,8 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from .sizes import MIN_CELL_PX, MIN_LABEL_PX, FigureSize, figure_size
-from .style import (ATTENTION_COLORSCALE, BAR_COLOR, FRAME, HIGHLIGHT_COLOR, LEGEND_BELOW, LINE_HEIGHT, MASKED_COLOR,
+from .style import (ATTENTION_COLORSCALE, BAR_COLOR, CHAR_WIDTH, FRAME, HIGHLIGHT_COLOR, LEGEND_BELOW, LINE_HEIGHT,
+                    MASKED_COLOR,
                     PHONE_WIDTH, as_array, axis_labels, colorbar, label_space, style_figure, token_axis,
                     token_font_size)
 
@@ -84,12 +85,11 @@ def _masked_key(fig: go.Figure) -> None:
 
 HEATMAP_HEIGHT = 450  # px: the one-head heatmap's least height (plotly's default)
 _AROUND_HEATMAP = 190  # px of the figure's height that are not its rows: title, axis title, key labels
-_BAR_BELOW = 34  # px of height a flat colour bar under the plot adds (a phone's)
-# px: the width of the one-head heatmap's box (measured in chromium: 720 at 1280 px, 326 at 390 px) and how much of
-# it is not the key axis (labels, axis title, the colour bar beside the plot on a projector, under it on a phone)
+_BAR_ABOVE = 56  # px a phone's flat colour bar takes above the plot (its tick labels under it, 24 px)
+# px: the width of the one-head heatmap's box (measured in chromium: 720 at 1280 px, 326 at 390 px), and what is
+# beside the cells besides the query labels: margins, the axis title, and on a projector the colour bar
 HEATMAP_BOX_PX = {False: 720, True: 326}
-AROUND_KEYS_PX = {False: 190, True: 90}
-KEY_AXIS_PX = {narrow: HEATMAP_BOX_PX[narrow] - AROUND_KEYS_PX[narrow] for narrow in (False, True)}
+BESIDE_KEYS_PX = {False: 130, True: 36}  # measured: 125 and 31 px besides a 10-letter query label
 
 
 def heatmap_size(query_tokens, key_tokens, narrow: bool, box_px: float | None = None, masked: bool = False
@@ -99,12 +99,14 @@ def heatmap_size(query_tokens, key_tokens, narrow: bool, box_px: float | None = 
     enough for its label side by side or upright (style.label_space), every query a row at least MIN_CELL_PX tall
     and a label's line (visualize.sizes.figure_size: past the box, the figure is wider and the page scrolls it)."""
     T, S = len(query_tokens), len(key_tokens)
-    font = token_font_size(max(T, S), every_token=True)
+    font = token_font_size(T, every_token=True)
     column = max(MIN_CELL_PX, label_space(axis_labels(key_tokens), MIN_LABEL_PX))
     row = max(MIN_CELL_PX, LINE_HEIGHT * font)
-    around_y = _AROUND_HEATMAP + (40 if masked else 0) + (_BAR_BELOW if narrow else 0)
-    return figure_size(S, T, HEATMAP_BOX_PX[bool(narrow)] if box_px is None else box_px,
-                       AROUND_KEYS_PX[bool(narrow)], around_y, column, row, HEATMAP_HEIGHT)
+    widest = max((len(label) for label in axis_labels(query_tokens)), default=1)
+    around_x = BESIDE_KEYS_PX[bool(narrow)] + CHAR_WIDTH * font * widest
+    around_y = _AROUND_HEATMAP + (40 if masked else 0) + (_BAR_ABOVE if narrow else 0)
+    return figure_size(S, T, HEATMAP_BOX_PX[bool(narrow)] if box_px is None else box_px, around_x, around_y,
+                       column, row, HEATMAP_HEIGHT)
 
 
 def head_heatmap(weights, query_tokens, key_tokens, title="", mask=None, narrow: bool | None = None,
@@ -116,17 +118,15 @@ def head_heatmap(weights, query_tokens, key_tokens, title="", mask=None, narrow:
     With `narrow` (False: a page on a projector or a laptop, True: on a phone) and `box_px` (the width of the
     figure's box; default the Attention tab's) the cells keep a readable size (heatmap_size): every token has its
     label, and a figure whose cells do not fit its box is wider than it (the page scrolls it sideways); on a
-    phone the colour bar lies under the plot. With None (a figure of unknown width) plotly thins the labels to
-    what fits. The figure's `meta` holds the cells' side in px ("cell_px") when it is known.
+    phone the colour bar lies flat above the plot, out of the cells' width and of the key labels' way. With None
+    (a figure of unknown width) plotly thins the labels to what fits. The figure's `meta` holds the cells' side in
+    px ("cell_px") when it is known.
     """
     w = as_array(weights, 2, "weights")  # (T, S)
     _check_tokens(w.shape, query_tokens, key_tokens)
     allowed = _allowed(mask, w.shape)  # (T, S) or None
-    bar = colorbar("weight")
-    if narrow:  # flat under the plot: beside it, it took a fifth of a phone's width
-        bar.update(orientation="h", y=-0.02, yanchor="top", thickness=12, title_side="top")
     fig = go.Figure(_attention_trace(w, query_tokens, key_tokens, allowed, name="", zmin=0, zmax=1,
-                                     colorscale=ATTENTION_COLORSCALE, colorbar=bar))
+                                     colorscale=ATTENTION_COLORSCALE, colorbar=colorbar("weight")))
     if allowed is not None:
         fig.add_trace(_masked_trace(allowed, query_tokens, key_tokens))
         _masked_key(fig)
@@ -139,14 +139,17 @@ def head_heatmap(weights, query_tokens, key_tokens, title="", mask=None, narrow:
         keys = dict(axis_px=size.column_px * len(key_tokens))
         queries = dict(size=token_font_size(len(query_tokens), every_token=True),
                        axis_px=size.row_px * len(query_tokens))
+        if narrow:  # flat above the plot, right of the title's start: beside it, it took a fifth of the width
+            around_y = _AROUND_HEATMAP + (40 if allowed is not None else 0) + _BAR_ABOVE  # as heatmap_size
+            plot_px = size.height - around_y  # the plot area's height, as plotly will lay it out (about)
+            fig.update_traces(colorbar=dict(orientation="h", x=0, xanchor="left", lenmode="pixels", len=160,
+                                            y=1 + 24 / plot_px, yanchor="bottom", thickness=12, title_side="right"),
+                              selector=dict(name=""))  # at the left: seen before any sideways scroll
+            layout["top_space"] = _BAR_ABOVE  # the title is centred in the top margin, the bar under it
     fig.update_xaxes(title_text="key (attended to)", **token_axis(key_tokens, **keys), **FRAME)
     fig.update_yaxes(title_text="query (attending)", autorange="reversed", **token_axis(query_tokens, **queries),
                      **FRAME)
-    style_figure(fig, title, **layout)
-    if narrow:  # the flat colour bar under the key labels and the axis title, in px of the plot's height
-        plot_px = layout["height"] - fig.layout.margin.t - 90
-        fig.update_traces(colorbar_y=-70 / max(plot_px, 1), selector=dict(name=""))
-    return fig
+    return style_figure(fig, title, **layout)
 
 
 GRID_COLUMNS = 4  # heads per row of layer_grid on a projector or a laptop

@@ -1,5 +1,6 @@
 """Attention figures show exactly the weights they are given, with every token (escaped) on its own row."""
 import ast
+import math
 import pathlib
 
 import numpy as np
@@ -10,7 +11,7 @@ import torch
 from transformer.interpretability.analysis import head_scores
 from visualize import (attended_bar, axis_labels, grid_columns, head_heatmap, layer_grid, overview,
                        scores_table, token_probabilities)
-from visualize.attention import AROUND_KEYS_PX, HEATMAP_BOX_PX, MASKED
+from visualize.attention import BESIDE_KEYS_PX, HEATMAP_BOX_PX, MASKED
 from visualize.sizes import MIN_CELL_PX, MIN_LABEL_PX
 from visualize.style import ATTENTION_COLORSCALE, CHAR_WIDTH, LINE_HEIGHT, MASKED_COLOR
 
@@ -73,16 +74,19 @@ def test_a_phone_keeps_readable_cells_and_labels_and_grows_wider_than_its_box(to
     for axis in (fig.layout.xaxis, fig.layout.yaxis):
         assert axis.tickmode == "array" and list(axis.ticktext) == tokens and axis.tickfont.size >= MIN_LABEL_PX
     assert fig.layout.meta["cell_px"] >= MIN_CELL_PX
-    assert fig.layout.width == AROUND_KEYS_PX[True] + 24 * MIN_CELL_PX > HEATMAP_BOX_PX[True]
+    widest = max(len(t) for t in tokens)  # the query labels beside the cells, in a 12 px font
+    assert fig.layout.width == math.ceil(BESIDE_KEYS_PX[True] + CHAR_WIDTH * 12 * widest + 24 * MIN_CELL_PX)
+    assert fig.layout.width > HEATMAP_BOX_PX[True]
     assert fig.layout.height >= 24 * MIN_CELL_PX and fig.data[0].colorbar.orientation == "h"
 
 
 def test_cells_that_fit_their_box_share_it():
-    """Invariant: 9 tokens on a projector's 720 px box fit at (720 - 190) / 9 = 58.9 px: no width is set (the
-    figure takes its box's), the cells are that wide, and the colour bar stays beside the plot."""
+    """Invariant: 9 tokens on a projector's 720 px box fit at about (720 - 160) / 9 = 62 px: no width is set (the
+    figure takes its box's), the rows are a 16 px label's line (20 px) tall, and the colour bar stays beside the
+    plot."""
     tokens = list("abcdefghi")
     fig = head_heatmap(softmax_rows(9, 9), tokens, tokens, narrow=False)
-    assert fig.layout.width is None and fig.layout.meta["cell_px"] == pytest.approx(min(530 / 9, 20))
+    assert fig.layout.width is None and fig.layout.meta["cell_px"] == pytest.approx(20)  # a 16 px label's line
     assert fig.data[0].colorbar.orientation is None
 
 
@@ -93,7 +97,8 @@ def test_past_the_box_every_token_keeps_its_label_and_of_unknown_width_plotly_th
     token."""
     tokens = [chr(ord("a") + i % 26) for i in range(64)]
     wide = head_heatmap(softmax_rows(64, 64), tokens, tokens, narrow=False)
-    assert wide.layout.xaxis.tickmode == "array" and wide.layout.width == 190 + 64 * MIN_CELL_PX
+    assert wide.layout.xaxis.tickmode == "array"
+    assert wide.layout.width == math.ceil(BESIDE_KEYS_PX[False] + CHAR_WIDTH * 12 + 64 * MIN_CELL_PX)
     tokens = tokens[:24]
     fig = head_heatmap(softmax_rows(24, 24), tokens, tokens)
     assert (fig.layout.xaxis.tickmode, fig.layout.yaxis.tickmode, fig.layout.height) == ("auto", "auto", None)
