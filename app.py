@@ -110,6 +110,9 @@ CSS = """
 .tabs > .tabitem:is([style*="display: none"], [style*="display:none"]) {
   display: flex !important; visibility: hidden; position: absolute; left: 0; right: 0; height: 0;
   overflow: hidden; pointer-events: none}
+/* A figure whose cells would be smaller than readable is drawn wider than its box (visualize.sizes): the box
+   scrolls it sideways instead of cutting it off. */
+.js-plotly-plot {overflow-x: auto; overflow-y: hidden}
 #title h1 {margin: 0 0 var(--size-1) 0}
 #title p {margin: 0}
 /* "Demos:" stays one word; on a phone the demo buttons scroll sideways in one line instead of taking 5 lines */

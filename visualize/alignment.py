@@ -10,10 +10,11 @@ import plotly.graph_objects as go
 from .style import HIGHLIGHT_COLOR, LEGEND_BELOW
 
 GOLD_LABEL = "○ = gold link (same Strong's number)"
-FUNCTION_LABEL = ("small ○ = link on a function word<br>(the, and, de, y): a Strong's number<br>tags its whole phrase, so "
-                  "it is loose")  # three lines of a phone's width
+FUNCTION_LABEL = ("small ○ = link on a function word<br>(the, and, de, y): a Strong's number<br>"
+                  "tags its whole phrase, so it is loose")  # three lines of a phone's width
 CIRCLE_PX, SMALL_PX = 14, 7  # marker diameters (px) in cells large enough; smaller cells get smaller circles
 _CELL_SHARE = 0.8  # a circle is at most this share of its cell's side
+LEGEND_LINE_PX = 20  # a line of the 14 px legend
 
 
 def _marks(links, size: float, width: float, label: str) -> go.Scatter:
@@ -35,5 +36,8 @@ def gold_link_marks(fig: go.Figure, links: list[tuple[int, int]], function_links
         fig.add_trace(_marks(links, min(CIRCLE_PX, largest), 2.5, label))
     if function_links:
         fig.add_trace(_marks(function_links, min(SMALL_PX, largest / 2), 1.5, FUNCTION_LABEL))
+    if fig.layout.height:  # a figure sized for its cells (visualize.sizes) grows by its legend's lines instead
+        lines = bool(links) + (FUNCTION_LABEL.count("<br>") + 1 if function_links else 0)
+        fig.update_layout(height=fig.layout.height + LEGEND_LINE_PX * lines)
     fig.update_layout(showlegend=True, legend=dict(LEGEND_BELOW, font=dict(size=14)))
     return fig

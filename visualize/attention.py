@@ -89,7 +89,7 @@ _BAR_ABOVE = 56  # px a phone's flat colour bar takes above the plot (its tick l
 # px: the width of the one-head heatmap's box (measured in chromium: 720 at 1280 px, 326 at 390 px), and what is
 # beside the cells besides the query labels: margins, the axis title, and on a projector the colour bar
 HEATMAP_BOX_PX = {False: 720, True: 326}
-BESIDE_KEYS_PX = {False: 130, True: 36}  # measured: 125 and 31 px besides a 10-letter query label
+BESIDE_KEYS_PX = {False: 126, True: 30}  # measured: 125 and 29 px besides a 10-letter query label
 
 
 def heatmap_size(query_tokens, key_tokens, narrow: bool, box_px: float | None = None, masked: bool = False

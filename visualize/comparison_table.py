@@ -28,10 +28,10 @@ MAIN = [
     ("decode_tokens_per_sec", "Decode tok/s", thousands),
     ("mean_attended_distance", "Looks back", lambda v: round(v, 2)),
 ]
-UNITS_NOTE = ("KV cache: bytes cached per generated token. Parameters: the model's weights, counted. Val loss: validation loss in nats per token. Exact %: "
-              "outputs exactly right. Nats/char: validation loss per character. Train s: training time in seconds. "
-              "Decode tok/s: generated tokens per second. Looks back: how many tokens back a head attends, on "
-              "average.")
+UNITS_NOTE = ("KV cache: bytes cached per generated token. Parameters: the model's weights, counted. Val loss: "
+              "validation loss in nats per token. Exact %: outputs exactly right. Nats/char: validation loss per "
+              "character. Train s: training time in seconds. Decode tok/s: generated tokens per second. Looks "
+              "back: how many tokens back a head attends, on average.")
 DETAILS = [
     ("variant", "Variant", str),
     ("n_heads", "Query heads", int),

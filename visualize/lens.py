@@ -18,6 +18,13 @@ CELL_FONT = 14  # px: the cells' text and the labels, when the cells are wide en
 _ROW_PX = 36  # px: a row of the grid with the positions across
 _AROUND_Y = 170  # px above and below the cells: title, axis title, the colour bar under the plot
 _BAR_BELOW = 75  # px from the cells' lower edge to the flat colour bar (under the tick labels and the axis title)
+_ABOVE_TURNED, _BELOW_TURNED, _BAR_BELOW_TURNED = 34, 80, 16  # turned: the layers' labels and title on top
+
+
+def short_rows(row_labels, layer: str = "") -> list[str]:
+    """"embedding", "layer 0", ... as "emb", "0", ... (with `layer` "L": "emb", "L0", ...): labels that fit side by
+    side on a phone."""
+    return [label.replace("embedding", "emb").replace("layer ", layer) for label in row_labels]
 
 
 def _cell_text(token) -> str:
@@ -69,30 +76,34 @@ def logit_lens_grid(top_tokens, top_probs, row_labels, position_tokens, title=""
     hover = np.array([positions] * R, dtype=object)  # (rows, T)
     z, cells, custom = (p.T, [list(r) for r in zip(*text)], hover.T) if turned else (p, text, hover)
     fig = go.Figure(go.Heatmap(
-        z=z, zmin=0, zmax=1, colorscale=ATTENTION_COLORSCALE, text=cells, texttemplate="%{text}",
+        z=z, x=list(range(z.shape[1])), y=list(range(z.shape[0])), zmin=0, zmax=1, colorscale=ATTENTION_COLORSCALE,
+        text=cells, texttemplate="%{text}",
         textfont=dict(size=font), xgap=1, ygap=1, customdata=custom,
         hovertemplate="position reading %{customdata}:<br>top %{text}, p = %{z:.2f}<extra></extra>",
         colorbar=dict(colorbar("probability of the top token", orientation="h", yanchor="top"),
                       title_side="top")))
     position_axis = dict(title_text="position (the token it reads)", type="category", tickmode="array",
                          tickvals=list(range(T)), ticktext=positions, tickfont=dict(size=font), **FRAME)
-    row_axis = dict(type="category", tickmode="array", tickvals=list(range(R)), ticktext=list(row_labels),
-                    tickfont=dict(size=font), **FRAME)
-    if turned:
-        fig.update_xaxes(title_text="after", side="top", **row_axis)
+    if turned:  # the layers across, on top: short labels ("emb", "L0", ...) side by side, no title under the title
+        fig.update_xaxes(side="top", type="category", tickmode="array",
+                         tickvals=list(range(R)), ticktext=short_rows(row_labels, "L"), tickangle=0,
+                         tickfont=dict(size=font), **FRAME)
         fig.update_yaxes(autorange="reversed", **position_axis)
     else:
         fig.update_xaxes(**position_axis)
-        fig.update_yaxes(autorange="reversed", **row_axis)
+        fig.update_yaxes(autorange="reversed", type="category", tickmode="array", tickvals=list(range(R)),
+                         ticktext=list(row_labels), tickfont=dict(size=font), **FRAME)
     if chosen is not None and 0 <= chosen < T:
         frame = dict(x0=-0.5, x1=R - 0.5, y0=chosen - 0.5, y1=chosen + 0.5) if turned else \
             dict(x0=chosen - 0.5, x1=chosen + 0.5, y0=-0.5, y1=R - 0.5)
         fig.add_shape(type="rect", line=dict(color=HIGHLIGHT_COLOR, width=3), **frame)
     height = max(320, size.height)
-    style_figure(fig, title, height=height, **({"width": size.width} if size.width else {}))
-    plot_height = height - fig.layout.margin.t - _AROUND_Y + 24 + 10  # the cells' height, as plotly lays them out
-    fig.update_layout(margin_b=_AROUND_Y - 24 - 10)
-    fig.update_traces(colorbar_y=-_BAR_BELOW / max(plot_height, 1))
+    style_figure(fig, title, height=height, top_space=_ABOVE_TURNED if turned else 0,
+                 **({"width": size.width} if size.width else {}))
+    below, bar = (_BELOW_TURNED, _BAR_BELOW_TURNED) if turned else (_AROUND_Y - 34, _BAR_BELOW)
+    plot_height = height - fig.layout.margin.t - below  # the cells' height, as plotly lays them out
+    fig.update_layout(margin_b=below)
+    fig.update_traces(colorbar_y=-bar / max(plot_height, 1))
     return fig
 
 
@@ -105,7 +116,7 @@ def final_token_curve(probs, row_labels, token: str, title="") -> go.Figure:
     fig = go.Figure(go.Scatter(x=list(range(len(p))), y=p, mode="lines+markers", line=dict(color=BAR_COLOR, width=3),
                                marker=dict(size=10), name=axis_labels([token])[0],
                                hovertemplate="%{y:.3f}<extra></extra>"))
-    short = [label.replace("embedding", "emb").replace("layer ", "") for label in row_labels]  # fits a phone
+    short = short_rows(row_labels)  # fits a phone
     fig.update_xaxes(title_text="after layer (emb: embedding)", tickmode="array", tickvals=list(range(len(p))),
                      ticktext=short, range=[-0.5, len(p) - 0.5])
     fig.update_yaxes(title_text=f"p({axis_labels([token])[0]})", range=[0, 1.02])

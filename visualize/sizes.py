@@ -16,6 +16,7 @@ PAGE_MARGIN_PX = 64  # a full-width block is the page's width less this (measure
 # 390); the page is at most PAGE_MAX_PX wide (app's CSS)
 PAGE_MAX_PX = 1500
 SECTION_INSET_PX = 24  # an accordion's padding: a figure inside one is this much narrower (1192 px at 1280, 302 at 390)
+COLUMN_GAP_PX = 16  # between the columns of a row (measured: two plots of a 1192 px section are 588 px each)
 
 
 @dataclass(frozen=True)
@@ -29,10 +30,11 @@ class FigureSize:
     row_px: float
 
 
-def box_width(page_width: float, in_section: bool = False) -> float:
-    """The width (px) of a full-width figure's box on a page `page_width` px wide (inside an accordion with
-    `in_section`)."""
-    return min(page_width, PAGE_MAX_PX) - PAGE_MARGIN_PX - (SECTION_INSET_PX if in_section else 0)
+def box_width(page_width: float, in_section: bool = False, columns: int = 1) -> float:
+    """The width (px) of a figure's box on a page `page_width` px wide: the page's full width (inside an accordion
+    with `in_section`), or one of `columns` side by side in it."""
+    full = min(page_width, PAGE_MAX_PX) - PAGE_MARGIN_PX - (SECTION_INSET_PX if in_section else 0)
+    return (full - COLUMN_GAP_PX * (columns - 1)) / columns
 
 
 def figure_size(n_columns: int, n_rows: int, container_px: float, around_x: float = 0.0, around_y: float = 0.0,

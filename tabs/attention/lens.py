@@ -6,6 +6,7 @@ from __future__ import annotations
 import gradio as gr
 
 import visualize as viz
+from visualize.sizes import box_width
 from transformer.interpretability.logit_lens import LogitLens, logit_lens
 
 from checks import UserError, check_index
@@ -36,8 +37,10 @@ def lens_on_gpu(source: ModelRef, record) -> LogitLens:
 
 
 @handler
-def draw_lens(made_by, key, record, position, shown=None, request: gr.Request = None):
-    """The grid and one position's curve (nothing while the section is closed in the page)."""
+def draw_lens(made_by, key, record, position, shown=None, width=None, request: gr.Request = None):
+    """The grid and one position's curve (nothing while the section is closed in the page), the grid's cells
+    readable on a page `width` px wide (visualize.logit_lens_grid: turned or scrolled sideways when they do not
+    fit)."""
     if shown is False:
         return gr.skip(), gr.skip(), gr.skip()
     if record is None:
@@ -47,14 +50,15 @@ def draw_lens(made_by, key, record, position, shown=None, request: gr.Request = 
     T = len(lens.position_tokens)
     t = check_index(position, "position", T)
     grid = viz.logit_lens_grid(lens.top_tokens, lens.top_probs, lens.rows, lens.position_tokens,
-                               title="Logit lens: each layer's top next token", chosen=t)
+                               title="Logit lens: each layer's top next token", chosen=t,
+                               container_px=box_width(width, in_section=True) if width else None)
     token = lens.final_tokens[t]
     curve = viz.final_token_curve(lens.final_probs[:, t], lens.rows, token,
                                   title=f"position {t} ({lens.position_tokens[t]!r}): p({token!r}) by layer")
     return grid, curve, "" if lens.through_final_norm else POST_NORM
 
 
-def build_lens(demo, record, made_by, key):
+def build_lens(demo, record, made_by, key, page_width):
     """The section, under the heatmaps of the Attention tab."""
     shown = gr.State(None)  # None for API clients: always draw
     with gr.Accordion("Logit lens: what each layer would predict", open=False,
@@ -68,7 +72,8 @@ def build_lens(demo, record, made_by, key):
     section.expand(lambda: True, None, shown, queue=False, api_visibility="private")
     section.collapse(lambda: False, None, shown, queue=False, api_visibility="private")
     separately(section.expand, record.change, position.change)(
-        draw_lens, [made_by, key, record, position, shown], [grid, curve, note], api_name="logit_lens", **FAST)
+        draw_lens, [made_by, key, record, position, shown, page_width], [grid, curve, note], api_name="logit_lens",
+        **FAST)
     separately(record.change)(lambda r: gr.update() if r is None else index_slider(_positions(r)), record, position,
                               queue=False, api_visibility="private")
 

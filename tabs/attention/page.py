@@ -247,8 +247,8 @@ def build_attention_tab(demo, ckpt, key):
         grid = gr.Plot(show_label=False, label="All heads of the layer", elem_id="att-grid")
         table = gr.Dataframe(label="Per-head scores", max_height=300)
         query, ablate_heads = build_inside(demo, record, made_by, key, kind, layer, head)
-        build_lens(demo, record, made_by, key)
-        build_two_inputs(record, made_by, key, kind, layer, head)
+        build_lens(demo, record, made_by, key, page_width)
+        build_two_inputs(record, made_by, key, kind, layer, head, page_width)
         with gr.Row():
             export = gr.Button("Download the weights (CSV, JSON)", elem_id="att-export", scale=1)
             files = gr.File(label="Weights", file_count="multiple", scale=3)

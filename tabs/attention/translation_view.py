@@ -5,11 +5,13 @@ from __future__ import annotations
 
 from visualize.alignment import gold_link_marks
 from transformer.heads import AttentionKind
-from transformer.translation.gold import aer_per_head, cross_words, gold_links, head_alignment, verse_of
+from transformer.translation.gold import (aer_per_head, cross_words, function_link, gold_links, head_alignment,
+                                         verse_of)
 
 GOLD_SCORE = "alignment error (gold)"  # lower is better: the overview colour and the demo's choice of head
 GOLD_NOTE = ("Circles: the gold links of this verse (an English and a Spanish word tagged with the same Strong's "
-             "number).")
+             "number); small ones join a function word (an article, a preposition, \"and\"), which takes the "
+             "number of its whole phrase, so those links are loose.")
 
 
 def _gold(pattern):
@@ -37,6 +39,7 @@ def with_gold(fig, token_pattern, layer: int, head: int, words: bool):
     _, s = head_alignment(cross.weights[layer, head], gold)
     title = fig.layout.title.text or ""
     fig.update_layout(title_text=f"{title} · AER {s.aer:.2f} vs gold links")
-    if words:
-        gold_link_marks(fig, sorted(gold))
+    if words:  # links on a function word drawn apart (transformer.translation.gold.function_link)
+        loose = {link for link in gold if function_link(link, cross.en_words, cross.es_words)}
+        gold_link_marks(fig, sorted(gold - loose), sorted(loose))
     return fig

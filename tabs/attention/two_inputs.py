@@ -5,6 +5,7 @@ from __future__ import annotations
 import gradio as gr
 
 import visualize as viz
+from visualize.sizes import box_width
 from transformer.heads import HeadId
 from transformer.interpretability.two_inputs import differing_positions, head_divergence
 
@@ -34,8 +35,9 @@ def compare_inputs(made_by, key, record, text_b, request: gr.Request = None):
 
 
 @handler
-def draw_two(record, record_b, kind, layer, head):
-    """Heatmaps of the selected head on both inputs and the per-head divergence (nothing before a comparison)."""
+def draw_two(record, record_b, kind, layer, head, width=None):
+    """Heatmaps of the selected head on both inputs and the per-head divergence (nothing before a comparison),
+    their cells readable on a page `width` px wide: side by side, or one under the other on a phone."""
     if record is None or record_b is None:
         return None, None, None, ""
     a, b = selected_pattern(record, kind), selected_pattern(record_b, kind)
@@ -43,10 +45,12 @@ def draw_two(record, record_b, kind, layer, head):
     layer = check_index(layer, "layer", L)
     head = check_index(head, "head", H)
     mask_a, mask_b = a.drawn_mask, b.drawn_mask
+    narrow = viz.narrow_page(width) if width else None  # None: an API client, whose width is not known
+    box = box_width(width, in_section=True, columns=1 if narrow else 2) if width else None
     fig_a = viz.head_heatmap(a.weights[layer, head], a.query_tokens, a.key_tokens,
-                             title=f"input A, layer {layer}, head {head}", mask=mask_a)
+                             title=f"input A, layer {layer}, head {head}", mask=mask_a, narrow=narrow, box_px=box)
     fig_b = viz.head_heatmap(b.weights[layer, head], b.query_tokens, b.key_tokens,
-                             title=f"input B, layer {layer}, head {head}", mask=mask_b)
+                             title=f"input B, layer {layer}, head {head}", mask=mask_b, narrow=narrow, box_px=box)
     divergence = head_divergence(a, b)
     grid = viz.overview(divergence, "change in bits", title=f"Change per head ({a.kind})")
     changed = differing_positions(a.key_tokens, b.key_tokens)
@@ -57,7 +61,7 @@ def draw_two(record, record_b, kind, layer, head):
     return fig_a, fig_b, grid, note
 
 
-def build_two_inputs(record, made_by, key, kind, layer, head):
+def build_two_inputs(record, made_by, key, kind, layer, head, page_width):
     """The section, under the heatmaps of the Attention tab."""
     record_b = gr.State(None)
     with gr.Accordion("Two inputs side by side", open=False, elem_id="att-two-section"):
@@ -78,5 +82,5 @@ def build_two_inputs(record, made_by, key, kind, layer, head):
                 concurrency_id="attention")
     separately(record.change)(lambda: None, None, record_b, queue=False, api_visibility="private")  # B: A's model
     separately(record_b.change, kind.input, layer.input, head.input)(
-        draw_two, [record, record_b, kind, layer, head], [plot_a, plot_b, grid, note], api_name="draw_two_inputs",
-        **FAST)
+        draw_two, [record, record_b, kind, layer, head, page_width], [plot_a, plot_b, grid, note],
+        api_name="draw_two_inputs", **FAST)

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import gradio as gr
 
-from transformer.interpretability.captions import describe_head
 from transformer.interpretability.value_norms import ValueNorms, value_weighted_norms
-from transformer.interpretability.views import SHOW, displayed_pattern
+from transformer.interpretability.views import SHOW, describe_view, displayed_pattern
 
 from checks import UserError, check_choice, check_index
 from limits import NORMS_KEPT
@@ -20,8 +19,11 @@ from widgets.errors import handler
 NORMS_EXPLAINED = ("**Weights or what moves.** A weight α says where a head looks; the value-weighted norm "
                    "‖α·W_O W_V x‖ says how much that key actually adds to the output (Kobayashi et al. 2020), "
                    "shown as each key's share of its row. A head can put most of its weight on `<s>`, `</s>` or "
-                   "\".\" and move almost nothing there: switch to the norms and that column fades. **Words** merges "
-                   "subword tokens into words (weights summed over a word's keys, averaged over its queries).")
+                   "\".\" and move almost nothing there: switch to the norms and that column fades. The caption "
+                   "says how much the norms move, or that the two agree (they do on a head that looks at one key "
+                   "a row: try the translation demo's decoder self-attention, layer 2, head 2, where `<s>` fades). "
+                   "**Words** merges subword tokens into words (weights summed over a word's keys, averaged over "
+                   "its queries).")
 
 
 @gpu(duration=10)
@@ -35,8 +37,8 @@ def norms_on_gpu(source: ModelRef, record, kind: str) -> ValueNorms:
 NORMS = RecordCache(NORMS_KEPT)
 
 
-def view_pattern(record, kind, show, words, made_by, key, request=None):
-    """The pattern of `kind` as the view switches ask: weights or value-weighted norms, tokens or words."""
+def view_parts(record, kind, show, words, made_by, key, request=None):
+    """(the pattern of `kind` over tokens, its value-weighted norms or None, words): what the view switches ask."""
     pattern = selected_pattern(record, kind)
     show = check_choice(show if show is not None else SHOW[0], "show", SHOW)
     if words is not None and not isinstance(words, bool):
@@ -45,7 +47,12 @@ def view_pattern(record, kind, show, words, made_by, key, request=None):
     if show != SHOW[0]:
         source = model_ref(made_by, browser_key(key, request))
         norms = NORMS.get(record, pattern.kind, lambda: norms_on_gpu(source, record, pattern.kind))
-    return displayed_pattern(pattern, norms, bool(words))
+    return pattern, norms, bool(words)
+
+
+def view_pattern(record, kind, show, words, made_by, key, request=None):
+    """The pattern of `kind` as the view switches ask: weights or value-weighted norms, tokens or words."""
+    return displayed_pattern(*view_parts(record, kind, show, words, made_by, key, request))
 
 
 def view_title(kind: str, show, words) -> str:
@@ -61,9 +68,9 @@ def draw_caption(record, kind, layer, head, show=SHOW[0], words=False, made_by=N
     record)."""
     if record is None:
         return ""
-    pattern = view_pattern(record, kind, show, words, made_by, key, request)
+    pattern, norms, words = view_parts(record, kind, show, words, made_by, key, request)
     L, H = pattern.shape
     layer = check_index(layer, "layer", L)
     head = check_index(head, "head", H)
-    caption = describe_head(pattern, layer, head)
+    caption = describe_view(pattern, layer, head, norms, words)  # scored in the view, said of its unit
     return f"**Layer {layer}, head {head}: {caption.sentence}.**"

@@ -68,4 +68,5 @@ def run_comparison_session(request: TrainingRequest, which: str = "kv-heads",
         status = (f"**Comparison stopped** during {current}: {kept}; every curve shows how far its variant got.")
     else:
         status = "**Done.** Same data, steps and seed for each."
-    yield comparison_chart(curves, title, x_max=train_cfg.steps), note + status, main, details
+    # ended: the legend names only the variants that drew a curve (Stop may leave some untrained)
+    yield comparison_chart(curves, title, x_max=train_cfg.steps, planned=False), note + status, main, details

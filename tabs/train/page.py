@@ -12,7 +12,7 @@ from transformer.tokenization import SPECIAL_TOKENS
 
 from transformer.train.compare import COMPARISONS
 
-from visualize.comparison_table import comparison_tables
+from visualize.comparison_table import UNITS_NOTE, comparison_tables
 from visualize.heatmap_svg import head_heatmap_svg
 from visualize.line_chart import training_chart
 
@@ -214,9 +214,9 @@ def build_train_tab(ckpt, key):
         samples = gr.Dataframe(pd.DataFrame(columns=SAMPLE_COLUMNS), label="Samples at the last evaluation",
                                max_height=250, elem_id="train-samples")
         empty_table, empty_details = comparison_tables([])
-        compare_table = gr.Dataframe(empty_table, label="The variants side by side: same data, steps and seed (a "
-                                                        "smaller KV cache: fewer cached numbers per token; looks back: "
-                                                        "how far the heads attend)", elem_id="train-compare-table")
+        compare_table = gr.Dataframe(empty_table, label="The variants side by side: same data, steps and seed",
+                                     elem_id="train-compare-table")
+        gr.Markdown(UNITS_NOTE, elem_id="train-compare-units")  # the short headers' units
         with gr.Accordion("Comparison details", open=False, elem_id="train-compare-details-section"):
             compare_details = gr.Dataframe(empty_details, show_label=False, elem_id="train-compare-details")
         with gr.Row():

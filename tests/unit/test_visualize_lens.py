@@ -47,6 +47,8 @@ def test_every_cell_writes_its_token_in_a_readable_font(container):
     assert all(cell == "e" for row in trace.text for cell in row) and len(trace.text) * len(trace.text[0]) == 7 * 41
     axis = fig.layout.yaxis if len(trace.text) == 41 else fig.layout.xaxis
     assert list(axis.ticktext) == [f"{t % 10}" for t in range(41)]
+    # the cells on the positions the labels name (a categorical axis without x and y drew one column)
+    assert list(trace.x) == list(range(len(trace.text[0]))) and list(trace.y) == list(range(len(trace.text)))
 
 
 def test_a_phone_turns_the_grid_and_keeps_cells_at_least_min_cell_px():
@@ -54,7 +56,7 @@ def test_a_phone_turns_the_grid_and_keeps_cells_at_least_min_cell_px():
     41 rows of at least MIN_CELL_PX, the 7 layers across at least MIN_CELL_PX each) and fits the box. At 1192 px
     (a projector) the positions stay across, each at least MIN_CELL_PX."""
     phone = logit_lens_grid(*_lens(7, 41), chosen=3, container_px=302)
-    assert len(phone.data[0].z) == 41 and list(phone.layout.xaxis.ticktext)[0] == "embedding"
+    assert len(phone.data[0].z) == 41 and list(phone.layout.xaxis.ticktext) == ["emb"] + [f"L{i}" for i in range(6)]
     assert phone.layout.width is None and phone.layout.height >= 41 * MIN_CELL_PX
     assert phone.layout.shapes[0].y0 == 2.5  # the chosen position's frame follows the turn
     wide = logit_lens_grid(*_lens(7, 41), container_px=1192)

@@ -33,6 +33,7 @@ def test_the_box_of_a_full_width_figure_is_the_measured_one():
     assert (box_width(1280), box_width(390)) == (1216, 326)
     assert (box_width(1280, in_section=True), box_width(390, in_section=True)) == (1192, 302)
     assert box_width(3000) == 1500 - 64 and MIN_LABEL_PX >= 12
+    assert box_width(1280, in_section=True, columns=2) == 588  # measured: the two-inputs maps at 1280
 
 
 @pytest.mark.parametrize("columns, rows, cell", [(0, 3, 24), (3, 0, 24), (3, 3, 0)])

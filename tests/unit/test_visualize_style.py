@@ -56,12 +56,15 @@ def test_gold_circles_stay_inside_their_cells_and_function_links_are_drawn_apart
     """Regression (issue 29, items 2 and 13): 14 px circles on a phone's ~8 px cells, and links on "and" or "the"
     drawn like the others. Invariant: each circle is at most 0.8 of the heatmap's cell (its meta cell_px); the
     function-word links are a second, smaller trace whose legend says why."""
-    from visualize.alignment import FUNCTION_LABEL, GOLD_LABEL
+    from visualize.alignment import FUNCTION_LABEL, GOLD_LABEL, LEGEND_LINE_PX
 
     tokens = list("abcdefghijkl")
     for narrow in (None, False, True):
         fig = head_heatmap(np.full((12, 12), 1 / 12), tokens, tokens, narrow=narrow)
+        height = fig.layout.height
         gold_link_marks(fig, [(0, 1), (2, 3)], [(4, 4)])
+        if narrow is not None:  # the legend's 4 lines are added to the height, so the rows keep theirs
+            assert fig.layout.height == height + 4 * LEGEND_LINE_PX
         content, function = fig.data[-2:]
         assert (content.name, function.name) == (GOLD_LABEL, FUNCTION_LABEL) and "phrase" in FUNCTION_LABEL
         assert list(function.x) == [4] and function.marker.size < content.marker.size

@@ -3,9 +3,10 @@
 A role is named only when its score says so: a band or detector score (previous token, induction, duplicate token,
 diagonal, anti-diagonal, one key) of at least ROLE_THRESHOLD, the highest one winning, or attention spread almost
 evenly (UNIFORM_THRESHOLD of the maximum entropy). Only scores that mean something for the head's kind count
-(CROSS_SCORES for cross-attention), said of the unit the pattern is in (tokens, or words in the words view). A head that matches nothing says so, with its strongest score,
-rather than being given a role. Scores come from transformer.analysis through the pattern (one definition each);
-the two measured here, `one_key` and `evenness`, need the pattern's mask and tokens.
+(CROSS_SCORES for cross-attention), said of the unit the pattern is in (tokens, or words in the words view). A
+head that matches nothing says so, with its strongest score, rather than being given a role. Scores come from
+transformer.analysis through the pattern (one definition each); the two measured here, `one_key` and `evenness`,
+need the pattern's mask and tokens.
 """
 from __future__ import annotations
 
