@@ -13,7 +13,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from .sizes import MIN_CELL_PX, MIN_LABEL_PX, FigureSize, figure_size
-from .style import (ATTENTION_COLORSCALE, BAR_COLOR, CHAR_WIDTH, FRAME, HIGHLIGHT_COLOR, LEGEND_BELOW, LINE_HEIGHT,
+from .style import (ATTENTION_COLORSCALE, BAR_COLOR, FRAME, HIGHLIGHT_COLOR, LEGEND_BELOW, LINE_HEIGHT,
                     MASKED_COLOR,
                     PHONE_WIDTH, as_array, axis_labels, colorbar, label_space, style_figure, token_axis,
                     token_font_size)
@@ -85,11 +85,14 @@ def _masked_key(fig: go.Figure) -> None:
 
 HEATMAP_HEIGHT = 450  # px: the one-head heatmap's least height (plotly's default)
 _AROUND_HEATMAP = 190  # px of the figure's height that are not its rows: title, axis title, key labels
-_BAR_ABOVE = 56  # px a phone's flat colour bar takes above the plot (its tick labels under it, 24 px)
+_BAR_ABOVE = 72  # px a phone's flat colour bar takes above the plot (its tick labels under it, 24 px); the title,
+# centred in the top margin, moves down by half of it
 # px: the width of the one-head heatmap's box (measured in chromium: 720 at 1280 px, 326 at 390 px), and what is
-# beside the cells besides the query labels: margins, the axis title, and on a projector the colour bar
+# beside the cells besides the query labels: margins, the axis title, and on a projector the colour bar (measured:
+# 64 px beside one-letter labels at 12 px and 128 beside ten letters at 16 on a phone, 161 and 224 on a projector)
 HEATMAP_BOX_PX = {False: 720, True: 326}
-BESIDE_KEYS_PX = {False: 126, True: 30}  # measured: 125 and 29 px besides a 10-letter query label
+BESIDE_KEYS_PX = {False: 158, True: 62}
+QUERY_CHAR = 0.45  # a query label's width per character, in font sizes (measured: 10 letters at 16 px, 72 px)
 
 
 def heatmap_size(query_tokens, key_tokens, narrow: bool, box_px: float | None = None, masked: bool = False
@@ -103,7 +106,7 @@ def heatmap_size(query_tokens, key_tokens, narrow: bool, box_px: float | None = 
     column = max(MIN_CELL_PX, label_space(axis_labels(key_tokens), MIN_LABEL_PX))
     row = max(MIN_CELL_PX, LINE_HEIGHT * font)
     widest = max((len(label) for label in axis_labels(query_tokens)), default=1)
-    around_x = BESIDE_KEYS_PX[bool(narrow)] + CHAR_WIDTH * font * widest
+    around_x = BESIDE_KEYS_PX[bool(narrow)] + QUERY_CHAR * font * widest
     around_y = _AROUND_HEATMAP + (40 if masked else 0) + (_BAR_ABOVE if narrow else 0)
     return figure_size(S, T, HEATMAP_BOX_PX[bool(narrow)] if box_px is None else box_px, around_x, around_y,
                        column, row, HEATMAP_HEIGHT)

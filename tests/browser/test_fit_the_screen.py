@@ -146,3 +146,161 @@ def test_a_phone_shows_the_heads_of_a_layer_two_by_two(open_at):
     narrowest = min(length for _, length in widths[390])
     MEASURED["grid head width at 390 px"] = f"{narrowest:.0f} px (at 1280: {min(l for _, l in widths[1280]):.0f})"
     assert narrowest >= MIN_HEAD_PX, f"a head of the grid is {narrowest:.0f} px wide at 390 px"
+
+
+# --- issue 29, items 1, 2 and 10: every cell and label readable, at a minimum size, on a projector and a phone ----
+
+# JS: of the heatmap of the figure under `sel`: its cells' side (axis length / number of categories), the font sizes
+# of its tick labels and cell texts (px), how many of each, the gold circles' widths, whether the figure scrolls
+# sideways in its box, and whether the colour bar reaches into the plot area.
+_CELLS = """(sel) => {
+    const gd = document.querySelector(sel + ' .js-plotly-plot');
+    const full = gd && gd._fullLayout;
+    if (!full) return null;
+    const size = t => parseFloat(t.style.fontSize || getComputedStyle(t).fontSize);
+    const ticks = [...gd.querySelectorAll('.xtick text, .ytick text')];
+    const cells = [...gd.querySelectorAll('svg.main-svg text')].filter(t => t.closest('.heatmap-label'));
+    const plot = gd.querySelector('.nsewdrag').getBoundingClientRect();
+    const bar = gd.querySelector('.colorbar');
+    const b = bar && bar.getBoundingClientRect();
+    const into = b ? Math.max(0, Math.min(b.right, plot.right) - Math.max(b.left, plot.left)) > 1
+                     && Math.max(0, Math.min(b.bottom, plot.bottom) - Math.max(b.top, plot.top)) > 1 : false;
+    return {column: full.xaxis._length / full.xaxis._categories.length,
+            row: full.yaxis._length / full.yaxis._categories.length,
+            xticks: gd.querySelectorAll('.xtick text').length, yticks: gd.querySelectorAll('.ytick text').length,
+            tick_font: Math.min(...ticks.map(size)), cells: cells.length,
+            cell_font: cells.length ? Math.min(...cells.map(size)) : null,
+            circles: [...gd.querySelectorAll('.scatterlayer .point')].map(p => p.getBoundingClientRect().width),
+            scrolls: gd.scrollWidth > gd.clientWidth + 1, width: full.width, box: gd.clientWidth,
+            bar_in_plot: into};
+}"""
+
+
+def _cells(page, sel: str) -> dict:
+    page.locator(f"{sel} .heatmaplayer").first.wait_for()
+    page.locator(sel).scroll_into_view_if_needed()
+    tour.plots_drawn(page)
+    page.wait_for_timeout(300)  # plotly's automargin may redraw once more
+    return page.evaluate(_CELLS, sel)
+
+
+def _readable(cells: dict, what: str) -> None:
+    """Every cell at least MIN_CELL_PX each way, every label and cell text at least MIN_LABEL_PX, the colour bar
+    outside the plot area."""
+    from visualize.sizes import MIN_CELL_PX, MIN_LABEL_PX
+
+    assert cells["column"] >= MIN_CELL_PX - 0.5 and cells["row"] >= MIN_CELL_PX - 0.5, (what, cells)
+    assert cells["tick_font"] >= MIN_LABEL_PX and (cells["cell_font"] or MIN_LABEL_PX) >= MIN_LABEL_PX, (what, cells)
+    assert not cells["bar_in_plot"], (what, "the colour bar covers the plot", cells)
+
+
+def _measured(name: str, cells: dict) -> None:
+    """The sizes found, for the run's summary."""
+    circles = f", circles <= {max(cells['circles']):.0f} px" if cells["circles"] else ""
+    text = f", cell text {cells['cell_font']:.0f} px" if cells["cell_font"] else ""
+    MEASURED[name] = (f"{cells['column']:.0f} x {cells['row']:.0f} px, labels {cells['tick_font']:.0f} px{text}"
+                      f"{circles}, figure {cells['width']:.0f} px in a {cells['box']} px box")
+
+
+def _no_overlap(page, sel: str, shot: str) -> None:
+    figure = next(f for f in tour.figure_texts(page, sel))
+    problems = tour.text_overlaps(figure)
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.locator(sel).screenshot(path=str(SHOTS / shot))
+    assert not problems, "\n".join(problems[:20])
+
+
+@pytest.mark.parametrize("width", SIZES)
+def test_the_logit_lens_writes_every_token_readably(open_at, width):
+    """Regression (issue 29, item 1): on the causal-mask demo's 41 positions the lens wrote no token (colours only),
+    and on a phone its 14-41 columns shared ~100 px. Now each of the 7 x 41 cells writes its top token in at least
+    MIN_LABEL_PX, on cells of at least MIN_CELL_PX (turned on a phone: positions down), every position labelled,
+    no two texts overlapping."""
+    page = open_at(width)
+    tour.click_demo(page, "The causal mask")
+    page.locator("#demo-explain", has_text="The causal mask").wait_for()
+    _wait_title(page, "decoder self attention, layer \\d, head \\d")
+    page.locator("#att-lens-section").get_by_text("Logit lens: what each layer would predict").click()
+    cells = _cells(page, "#lens-grid")
+    _readable(cells, f"lens at {width}")
+    assert cells["cells"] == 7 * 41, cells
+    assert max(cells["xticks"], cells["yticks"]) == 41, "every position labelled"
+    _measured(f"logit lens cells at {width} px", cells)
+    _no_overlap(page, "#lens-grid", f"fit-lens-{width}.png")
+
+
+@pytest.mark.parametrize("width", SIZES)
+def test_heatmaps_keep_readable_cells_and_scroll_sideways(open_at, width):
+    """Regression (issue 29, item 2): heatmaps shrank their cells to fit the width (41 columns in ~170 px on a phone,
+    the translation's 12 in ~100 px with 11 px labels running into each other and gold circles larger than the
+    cells). Now the one-head heatmap keeps cells of at least MIN_CELL_PX and labels of at least MIN_LABEL_PX, a
+    figure that cannot fit its box scrolls sideways in it, the colour bar stays out of the plot, and no gold circle
+    is wider than its cell."""
+    page = open_at(width)
+    tour.click_demo(page, "The causal mask")
+    page.locator("#demo-explain", has_text="The causal mask").wait_for()
+    _wait_title(page, "decoder self attention, layer \\d, head \\d")
+    mask = _cells(page, "#att-one")
+    _readable(mask, f"causal mask at {width}")
+    assert mask["xticks"] == 41 and mask["yticks"] == 41, "every token labelled"
+    assert mask["scrolls"] == (mask["width"] > mask["box"]), mask
+    _no_overlap(page, "#att-one", f"fit-mask-{width}.png")
+    tour.click_demo(page, "Who reads whom: translation")
+    page.locator("#demo-explain", has_text="Who reads whom").wait_for()
+    _wait_title(page, "cross attention in words, layer \\d, head \\d")
+    gold = _cells(page, "#att-one")
+    _readable(gold, f"translation at {width}")
+    assert gold["xticks"] == 12 and gold["circles"], gold
+    assert max(gold["circles"]) <= min(gold["column"], gold["row"]), ("a gold circle is wider than its cell", gold)
+    _measured(f"translation heatmap cells at {width} px", gold)
+    _no_overlap(page, "#att-one", f"fit-gold-{width}.png")
+
+
+@pytest.mark.parametrize("width", SIZES)
+def test_the_two_inputs_maps_keep_readable_cells(open_at, width):
+    """Issue 29, item 2, on the two-inputs maps: the induction demo's 24 tokens against a changed copy, each map
+    with cells of at least MIN_CELL_PX and every token labelled in at least MIN_LABEL_PX (they were drawn at
+    plotly's thinning, every other label), side by side on a projector, one under the other on a phone."""
+    page = open_at(width)
+    tour.click_demo(page, "Previous-token head")
+    page.locator("#demo-explain", has_text="Previous-token head").wait_for()
+    _wait_title(page, "decoder self attention, layer 0, head \\d")
+    page.locator("#att-two-section").get_by_text("Two inputs side by side").click()
+    page.locator("#two-text input, #two-text textarea").first.fill("kqwzjxtbhmfakqwzjxtbhmfb")
+    page.locator("#two-compare").click()
+    for sel in ("#two-a", "#two-b"):
+        cells = _cells(page, sel)
+        _readable(cells, f"{sel} at {width}")
+        assert cells["xticks"] == 24 and cells["yticks"] == 24, cells
+        _no_overlap(page, sel, f"fit-two-{sel[1:]}-{width}.png")
+
+
+def test_the_comparison_table_fits_a_projector(open_at):
+    """Regression (issue 29, item 10): at 1280 the comparison table was 1,511 px in its 1,216 px box ("Decoding" cut,
+    "Looks back" hidden), and parameter counts had no thousands separators. Now nothing of the table scrolls
+    sideways, every header is shown whole, and counts read 117,888."""
+    import re
+
+    page = open_at(1280)
+    tour.show_tab(page, "train")
+    page.get_by_text("Hyper-parameters (the preset fills these)").click()
+    steps = page.get_by_label(re.compile("^Steps"))
+    steps.fill("20")
+    steps.press("Tab")
+    page.locator("#train-compare").click()
+    page.locator("#train-status", has_text="Done").wait_for(timeout=300_000)
+    table = page.locator("#train-compare-table")
+    table.scroll_into_view_if_needed()
+    found = page.evaluate("""() => { const e = document.querySelector('#train-compare-table');
+        return {right: e.getBoundingClientRect().right,
+                scrolls: [...e.querySelectorAll('*')].filter(n => n.scrollWidth > n.clientWidth + 1
+                    && ['auto', 'scroll'].includes(getComputedStyle(n).overflowX)).length,
+                headers: [...e.querySelectorAll('th')].map(h => { const r = h.getBoundingClientRect();
+                    return {text: h.textContent.replace('⋮', '').trim(), x1: r.right}; }),
+                parameters: [...e.querySelectorAll('tbody tr')].map(r => r.children[2].textContent.trim())}; }""")
+    MEASURED["comparison table at 1280 px"] = f"{max(h['x1'] for h in found['headers']):.0f} px right edge"
+    table.screenshot(path=str(SHOTS / "fit-compare-1280.png"))
+    assert not found["scrolls"], found
+    assert [h["text"] for h in found["headers"]][-1] == "Looks back"
+    assert all(h["x1"] <= found["right"] + 1 for h in found["headers"]), found
+    assert found["parameters"] and all(re.fullmatch(r"\d{1,3}(,\d{3})+", p) for p in found["parameters"]), found

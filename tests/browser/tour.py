@@ -347,9 +347,12 @@ _FIGURE_TEXTS = """(root) => {
         const chart = gd.matches('svg.svg-figure');
         const svg = chart ? gd : gd.querySelector('svg.main-svg');
         if (!svg || !gd.checkVisibility({visibilityProperty: true, checkVisibilityCSS: true})) continue;  // hidden tab
-        // what can be seen of the figure: the drawn SVG, cut to the plot's block (whose overflow is hidden)
+        // what can be seen of the figure: the drawn SVG, cut to the plot's block (whose overflow is hidden); a
+        // figure wider than its box scrolls sideways (app's CSS): all of its width can be seen
         const drawn = svg.getBoundingClientRect(), block = (gd.closest('.block') || gd).getBoundingClientRect();
-        const box = {left: Math.max(drawn.left, block.left), right: Math.min(drawn.right, block.right),
+        const scrolls = gd.scrollWidth > gd.clientWidth + 1 && getComputedStyle(gd).overflowX === 'auto';
+        const box = {left: scrolls ? drawn.left : Math.max(drawn.left, block.left),
+                     right: scrolls ? drawn.right : Math.min(drawn.right, block.right),
                      top: Math.max(drawn.top, block.top), bottom: Math.min(drawn.bottom, block.bottom)};
         if (box.right - box.left < 1 || box.bottom - box.top < 1) continue;  // not drawn yet
         const owner = gd.closest('[id]:not(.js-plotly-plot)');
