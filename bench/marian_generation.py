@@ -17,8 +17,10 @@ Headline figures are median per-round ratios time(transformers) / time(ours): ab
 from __future__ import annotations
 
 import argparse
+import os
 
-from timing import interleave, machine_header, table, verdict  # also puts the repo on sys.path
+from timing import machine_header, verdict  # also puts the repo on sys.path
+from versus_hf import timed_generations
 
 import torch
 
@@ -77,25 +79,22 @@ def main():
         diff = (ours(src, tgt).logits - ref(input_ids=src, decoder_input_ids=tgt).logits).abs().max().item()
     assert diff < 1e-3, f"logits differ by {diff}"
     print(f"check     max |logit difference| {diff:.2e}")
-    rows, verdicts = [], []
     for beams in (1, args.beams):
         label = "greedy" if beams == 1 else f"beam {beams}"
         mine, theirs = ours_generate(ours, src, args.new, beams), ref_generate(ref, src, args.new, beams)
         assert mine == theirs, f"{label}: tokens differ\n{mine}\n{theirs}"
         assert len(mine) == args.new, f"{label}: {len(mine)} tokens, not {args.new}"
-        print(f"check     {label}: the same {args.new} tokens on both sides")
-        res = interleave({"ours": lambda: ours_generate(ours, src, args.new, beams),
-                          "transformers": lambda: ref_generate(ref, src, args.new, beams)},
-                         args.rounds, reps=1, warmup=1, log=False)
-        for name in ("ours", "transformers"):
-            rows.append([label, name, f"{res.median(name) / args.new * 1e3:.1f}", f"{args.new / res.median(name):.1f}"])
+        print(f"\n{label}: the same {args.new} tokens on both sides; {args.rounds} rounds, 1 warm-up, a "
+              f"{args.source}-token source + {args.new} new tokens per call")
+        res, cpu = timed_generations({"ours": lambda: ours_generate(ours, src, args.new, beams),
+                                      "transformers": lambda: ref_generate(ref, src, args.new, beams)},
+                                     args.rounds, args.new)
         stats = res.ratio("transformers", "ours")
-        verdicts.append(f"{label + ', time(transformers) / time(ours)':44s} {stats}  target >= {TARGET}: "
-                        f"{verdict(stats.median, TARGET)}")
-    print()
-    print(table(rows, ["strategy", "candidate", "ms/token (median, whole call)", "tokens/s"]))
-    print()
-    print("\n".join(verdicts))
+        print(f"{label + ', time(transformers) / time(ours) (wall)':50s} {stats}  target >= {TARGET}: "
+              f"{verdict(stats.median, TARGET)}")
+        if torch.get_num_threads() == 1:
+            print(f"{'(CPU time)':50s} {cpu.ratio('transformers', 'ours', 1)}")
+    print(f"\nload avg at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 
 if __name__ == "__main__":

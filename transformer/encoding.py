@@ -24,6 +24,12 @@ def source_ids(tokenizer, text: str, config: TransformerConfig) -> list[int]:
     return with_eos(ids, config)
 
 
+def target_tokens(tokenizer, text: str) -> list[int]:
+    """A target text's tokens: a tokenizer with a target language of its own (Marian's: `encode_target`, the target
+    SentencePiece model) cuts it with that; every other tokenizer reads both sides alike."""
+    return getattr(tokenizer, "encode_target", tokenizer.encode)(text)
+
+
 def with_eos(ids: list[int], config: TransformerConfig) -> list[int]:
     """Already-encoded source tokens as the encoder reads them: + [</s>] for an encoder-decoder model; between
     bos and eos ([CLS] ... [SEP]) for an encoder-only one (BERT); as they are for a decoder-only one."""
@@ -79,7 +85,7 @@ def pad(sequences: list[list[int]], pad_id: int) -> Tensor:
 def pair_batch(tokenizer, pairs: list[tuple[str, str]], config: TransformerConfig) -> tuple[Tensor, Tensor, Tensor]:
     """(src, tgt_in, tgt_out) for (source, target) text pairs, each padded to its longest row:
     src (B, S) = source + </s>; tgt_in (B, T) = <s> + target; tgt_out (B, T) = target + </s>."""
-    return id_pair_batch([(tokenizer.encode(s), tokenizer.encode(t)) for s, t in pairs], config)
+    return id_pair_batch([(tokenizer.encode(s), target_tokens(tokenizer, t)) for s, t in pairs], config)
 
 
 def id_pair_batch(pairs: list[tuple[list[int], list[int]]], config: TransformerConfig) -> tuple[Tensor, Tensor, Tensor]:
@@ -123,7 +129,7 @@ def encode_input(model, tokenizer, text: str, *, max_tokens: int | None = None,
     cfg = model.config
     if not text:
         raise ValueError(f"the {role} is empty: type some text")
-    ids = tokenizer.encode(text)
+    ids = target_tokens(tokenizer, text) if role == "target" else tokenizer.encode(text)
     keep_last = cfg.arch == "decoder-only" and role == "input"
     limit = most_source_tokens(cfg) if role == "input" else most_target_tokens(cfg)  # room for </s>, [CLS] [SEP] or <s>
     limit = limit if max_tokens is None else min(limit, max_tokens)

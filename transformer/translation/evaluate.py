@@ -20,7 +20,7 @@ import torch
 from tqdm import tqdm
 
 from ..checkpoint import load_checkpoint, save_checkpoint
-from ..encoding import most_target_tokens, pad, source_ids
+from ..encoding import most_target_tokens, pad, source_ids, target_tokens
 from ..generate import generate, greedy_batch
 from ..heads import AttentionKind
 from ..interpretability.probe import record_ids
@@ -83,7 +83,7 @@ def word_cross_attention(model, tokenizer, en: str, es: str) -> WordCross:
     (transformer.translation.gold.cross_words): exactly `en.split()` and `es.split()`."""
     cfg = model.config
     src = source_ids(tokenizer, en, cfg)[: cfg.max_len]
-    tgt = tokenizer.encode(es)[: most_target_tokens(cfg)]
+    tgt = target_tokens(tokenizer, es)[: most_target_tokens(cfg)]
     return cross_words(record_ids(model, tokenizer, src, tgt).patterns[AttentionKind.CROSS])
 
 
