@@ -304,3 +304,28 @@ def test_the_comparison_table_fits_a_projector(open_at):
     assert [h["text"] for h in found["headers"]][-1] == "Looks back"
     assert all(h["x1"] <= found["right"] + 1 for h in found["headers"]), found
     assert found["parameters"] and all(re.fullmatch(r"\d{1,3}(,\d{3})+", p) for p in found["parameters"]), found
+
+
+@pytest.mark.parametrize("width", SIZES)
+def test_where_it_looked_is_readable(open_at, width):
+    """Issue 29's readability checks on "where it looked" (the Generate tab, `reverse` on "attention"): every key
+    has a bar slot of at least MIN_CELL_PX and a label of at least MIN_LABEL_PX, no two texts overlap."""
+    from visualize.sizes import MIN_CELL_PX, MIN_LABEL_PX
+
+    page = open_at(width)
+    tour.select_checkpoint(page, "reverse")
+    tour.show_tab(page, "generate")
+    page.locator("#gen-prompt textarea").fill("attention")
+    page.locator("#gen-go").click()
+    page.locator("#gen-where .gtitle", has_text="looked").wait_for()
+    page.locator("#gen-where").scroll_into_view_if_needed()
+    tour.plots_drawn(page)
+    page.wait_for_timeout(300)
+    found = page.evaluate("""() => { const gd = document.querySelector('#gen-where .js-plotly-plot');
+        const ax = gd._fullLayout.xaxis, ticks = [...gd.querySelectorAll('.xtick text')];
+        return {slot: ax._length / ax._categories.length, keys: ax._categories.length,
+                font: Math.min(...ticks.map(t => parseFloat(t.style.fontSize || getComputedStyle(t).fontSize)))}; }""")
+    MEASURED[f"where it looked at {width} px"] = f"{found['keys']} keys, {found['slot']:.0f} px each, labels " \
+                                                f"{found['font']:.0f} px"
+    assert found["keys"] == 10 and found["slot"] >= MIN_CELL_PX and found["font"] >= MIN_LABEL_PX, found
+    _no_overlap(page, "#gen-where", f"fit-where-{width}.png")
