@@ -50,12 +50,17 @@ EXPORTS_KEPT = 32  # exported checkpoints kept on disk, the oldest removed first
 SHIPPED_RECORDS = 64  # attention records of the shipped checkpoints, shared by everyone
 FIGURES_KEPT = 512  # drawn attention figures (tabs.attention.page)
 LENSES_KEPT = 32  # logit-lens readings (tabs.attention.lens)
+PATCHINGS_KEPT = 32  # patching grids and a head's partners (tabs.attention.patching)
 NORMS_KEPT = 32  # value-weighted norms (tabs.attention.views); the default of store.record_cache.RecordCache
 DISK_BYTES = 1 << 30  # the app's folder (gradio's cache: uploads, served files, exports); ATTENTION_LAB_DISK_BYTES
 DISK_SWEEP_SECONDS = 30  # how often that budget is checked (and after every upload and download)
 DELETE_CACHE = (600, 1800)  # gradio's own cache (files it serves): every 10 minutes, anything older than 30 minutes
 
 # What a page draws
+PATCHING = {"residual_cells": 512,  # residual patching: one patched forward per (layer, position); more is refused
+            "true_heads": 128,  # heads patched one at a time up to this many; past it attribution patching
+            #                     (one backward pass: GPT-2 small's 144 heads took 26x longer patched, bench/RESULTS.md)
+            "path_cells": 384}  # path patching: (head, query/key/value) paths of one head, each way; more is refused
 ATTENTION_CAP = 64  # tokens shown on a heatmap's axes
 STREAM_UPDATES_PER_SECOND = 10  # generated text: redrawn at most this often while it streams
 GENERATE = {"temperature": (0, 2), "top_k": (0, 50), "top_p": (0.05, 1), "num_beams": (1, 8),

@@ -8,6 +8,7 @@ from .attention import (attended_bar, grid_columns, head_heatmap, layer_grid, na
                         token_probabilities)
 from .lens import final_token_curve, logit_lens_grid
 from .model import parameter_breakdown
+from .patching import patching_grid
 from .positional import pe_matrix, pe_side_by_side, pe_similarity, pe_waves
 from .relative_positions import alibi_bias_figure, rope_angles_figure, rope_distance_figure
 from .steps import qk_steps, rollout_heatmap
@@ -17,4 +18,5 @@ __all__ = ["head_heatmap", "layer_grid", "grid_columns", "narrow_page", "overvie
            "token_probabilities",
            "pe_matrix", "pe_waves", "pe_similarity", "pe_side_by_side", "empty_curves",
            "parameter_breakdown", "axis_labels", "qk_steps", "rollout_heatmap",
-           "rope_angles_figure", "rope_distance_figure", "alibi_bias_figure", "logit_lens_grid", "final_token_curve"]
+           "rope_angles_figure", "rope_distance_figure", "alibi_bias_figure", "logit_lens_grid", "final_token_curve",
+           "patching_grid"]

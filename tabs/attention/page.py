@@ -19,6 +19,7 @@ from store.exports import EXPORTS
 from store.record_cache import RecordCache
 from tabs.attention.inside import build_inside, selected_pattern
 from tabs.attention.lens import build_lens
+from tabs.attention.patching import build_patching
 from tabs.attention.record import attention_record
 from tabs.attention.translation_view import GOLD_SCORE, gold_scores, with_gold
 from tabs.attention.two_inputs import build_two_inputs
@@ -248,7 +249,8 @@ def build_attention_tab(demo, ckpt, key):
         table = gr.Dataframe(label="Per-head scores", max_height=300)
         query, ablate_heads = build_inside(demo, record, made_by, key, kind, layer, head)
         build_lens(demo, record, made_by, key, page_width)
-        build_two_inputs(record, made_by, key, kind, layer, head, page_width)
+        two = build_two_inputs(record, made_by, key, kind, layer, head, page_width)
+        patch = build_patching(demo, record, two["record_b"], made_by, key, kind, layer, head)
         with gr.Row():
             export = gr.Button("Download the weights (CSV, JSON)", elem_id="att-export", scale=1)
             files = gr.File(label="Weights", file_count="multiple", scale=3)
@@ -294,5 +296,5 @@ def build_attention_tab(demo, ckpt, key):
                  concurrency_limit=EXPORT_CONCURRENCY)
     return dict(text=text, target=target, record=record, focus=focus, kind=kind, layer=layer, head=head,
                 score=score, one=one, grid=grid, overview=overview, table=table, caption=caption, show=show,
-                words=words,
-                compute_after=compute_after)
+                words=words, compute_after=compute_after, text_b=two["text_b"], compare=two["compare"],
+                patch=patch)

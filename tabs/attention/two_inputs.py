@@ -61,8 +61,9 @@ def draw_two(record, record_b, kind, layer, head, width=None):
     return fig_a, fig_b, grid, note
 
 
-def build_two_inputs(record, made_by, key, kind, layer, head, page_width):
-    """The section, under the heatmaps of the Attention tab."""
+def build_two_inputs(record, made_by, key, kind, layer, head, page_width) -> dict:
+    """The section, under the heatmaps of the Attention tab; returns its second input's record and text, and the
+    arguments of the event that computes that record (the patching section and the demos reuse them)."""
     record_b = gr.State(None)
     with gr.Accordion("Two inputs side by side", open=False, elem_id="att-two-section"):
         gr.Markdown(TWO_INPUTS_EXPLAINED)
@@ -76,11 +77,12 @@ def build_two_inputs(record, made_by, key, kind, layer, head, page_width):
             plot_a = gr.Plot(show_label=False, label="Input A", elem_id="two-a")
             plot_b = gr.Plot(show_label=False, label="Input B", elem_id="two-b")
         grid = gr.Plot(show_label=False, label="Change per head", elem_id="two-grid")
+    compare_event = dict(fn=compare_inputs, inputs=[made_by, key, record, text_b], outputs=record_b,
+                         concurrency_limit=ATTENTION_CONCURRENCY, concurrency_id="attention")
     for trigger, api in ((compare.click, "compare_inputs"), (text_b.submit, None)):
-        trigger(compare_inputs, [made_by, key, record, text_b], record_b, api_name=api,
-                api_visibility="public" if api else "private", concurrency_limit=ATTENTION_CONCURRENCY,
-                concurrency_id="attention")
+        trigger(**compare_event, api_name=api, api_visibility="public" if api else "private")
     separately(record.change)(lambda: None, None, record_b, queue=False, api_visibility="private")  # B: A's model
     separately(record_b.change, kind.input, layer.input, head.input)(
         draw_two, [record, record_b, kind, layer, head, page_width], [plot_a, plot_b, grid, note],
         api_name="draw_two_inputs", **FAST)
+    return dict(record_b=record_b, text_b=text_b, compare=compare_event)
