@@ -17,8 +17,6 @@ os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
 os.environ.setdefault("GRADIO_TEMP_DIR", os.path.join(__import__("tempfile").gettempdir(), "attention-lab"))
 
 import ctypes  # noqa: E402
-import re  # noqa: E402
-import uuid  # noqa: E402
 
 import store.gpu  # noqa: E402,F401  (first: on a ZeroGPU Space, `spaces` must patch torch before CUDA is touched)
 import gradio as gr  # noqa: E402
@@ -28,7 +26,7 @@ from server.compat import GradioChanged  # noqa: E402
 from server.guard import protect  # noqa: E402
 from store.catalogue import NOTICES, SHIPPED, fixed_choices, load_at_start, pretrained  # noqa: E402
 from store.memory import arrow_on_malloc  # noqa: E402
-from store.sessions import remember_key  # noqa: E402
+from store.sessions import KEY_COOKIE  # noqa: E402
 from tabs.attention.page import build_attention_tab  # noqa: E402
 from tabs.demos import demo_buttons, wire_demos  # noqa: E402
 from tabs.generate import build_generate_tab  # noqa: E402
@@ -42,24 +40,20 @@ from visualize.style import PHONE_WIDTH  # noqa: E402
 NOTICES.append(gr.Info)  # the store's notices (loading a pretrained model) reach the page as toasts
 load_at_start()  # with a GPU, every shipped model onto it now (ZeroGPU takes the weights it finds there at start)
 
-# Runs in the browser at page load: this browser's random key, made at its first visit and kept in its local storage.
+# Runs in the browser at page load: this browser's random key, made at its first visit and kept in its local storage,
+# put in the cookie every request of the page carries (store.sessions.KEY_COOKIE: the only place the server reads a
+# key from; no function takes one from a caller's data). On https (a Space shows the app in an iframe of another
+# site) the cookie must be SameSite=None, Secure and Partitioned to be sent at all; on http, SameSite=Strict.
 BROWSER_KEY_JS = """() => {
     let key = localStorage.getItem('attention-lab-key');
     if (!/^[0-9a-f]{32}$/.test(key || '')) {
         key = Array.from(crypto.getRandomValues(new Uint8Array(16)), b => b.toString(16).padStart(2, '0')).join('');
         localStorage.setItem('attention-lab-key', key);
     }
-    return key;
-}"""
-
-
-def adopt_browser_key(key: str, request: gr.Request = None) -> str:
-    """The browser's key (see BROWSER_KEY_JS) into the session's state, which every handler reads, and into
-    store.sessions, which keeps it if gradio lets the session's state go; its models are kept on the server under
-    it, so they survive a reload. API clients, with no local storage, use their session."""
-    key = key if isinstance(key, str) and re.fullmatch(r"[0-9a-f]{32}", key) else uuid.uuid4().hex
-    remember_key(request, key)
-    return key
+    const site = location.protocol === 'https:' ? 'SameSite=None; Secure; Partitioned' : 'SameSite=Strict';
+    document.cookie = `COOKIE=${key}; path=/; max-age=31536000; ${site}`;
+    return [];
+}""".replace("COOKIE", KEY_COOKIE)
 
 
 PRETRAINED_NOTE = ("<small>Real GPT-2 weights join this list when they are in the machine's Hugging Face cache: "
@@ -70,7 +64,7 @@ PRETRAINED_NOTE = ("<small>Real GPT-2 weights join this list when they are in th
 def build_demo() -> gr.Blocks:
     # Gradio's own cache (files it serves) is cleaned every 10 minutes of anything older than 30 minutes.
     with gr.Blocks(title="Attention Lab", delete_cache=DELETE_CACHE) as demo:
-        stored, key = gr.Textbox(visible=False), gr.State("")
+        key = gr.State("")  # the tabs' handlers take it; they read the browser's key from the request's cookie
         default = "reverse" if "reverse" in SHIPPED else (SHIPPED[0] if SHIPPED else None)
         # One compact header row (title beside the checkpoint), so the demo row, its explanation and the heatmap
         # it opens fit the first screen of a projector (tests/browser/test_layout.py)
@@ -88,10 +82,9 @@ def build_demo() -> gr.Blocks:
         if not pretrained():
             gr.Markdown(PRETRAINED_NOTE, elem_id="pretrained-note")
         wire_demos(buttons, explain, tabs, ckpt, attention, train)
-        demo.load(adopt_browser_key, stored, key, js=BROWSER_KEY_JS, api_visibility="private", queue=False).then(
-            restore_models, key, ckpt, api_visibility="private", queue=False)
-    # Every group of events waits in a line of its own (server.admission: trainings 8, others 64); `max_size` only
-    # caps the sum. api_open=False: a queued event cannot be called directly, skipping its line and limits.
+        demo.load(restore_models, None, ckpt, js=BROWSER_KEY_JS, api_visibility="private", queue=False)
+    # Every group of events waits in a line of its own, fair per client (server.lines: 64 each);
+    # `max_size` only caps the sum. api_open=False: a queued event cannot be called directly, skipping its line and limits.
     demo.queue(max_size=QUEUE_SIZE, default_concurrency_limit=DEFAULT_CONCURRENCY, api_open=False)
     return demo
 

@@ -21,6 +21,11 @@ def check_text(text, what: str = "input", limit: int = MAX_PROMPT_CHARS) -> str:
         raise UserError(f"the {what} is empty: type something first")
     if len(text) > limit:
         raise UserError(f"the {what} is {len(text):,} characters long; the limit here is {limit:,}")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as e:  # a lone UTF-16 surrogate: no tokenizer can read it (tokenizers: TypeError)
+        raise UserError(f"the {what} has a lone surrogate at character {e.start + 1} (half of a UTF-16 pair, not a "
+                        f"character): remove it") from None
     return text
 
 

@@ -14,8 +14,22 @@ HUB_NAME_CHARS = 200  # the name of a Hugging Face Hub dataset to train on
 
 # How many may wait and run
 TRAINING_GROUP = "train"  # the concurrency group of every training (Start, Compare, Watch) and its own waiting line
-QUEUE_WAITING = {TRAINING_GROUP: 8}  # requests waiting per concurrency group; other groups: DEFAULT_WAITING each
+# Each group's line (server.lines) serves clients in turn, by address, then by browser (server.fair_line), and a
+# client holds at most a few of its places. A browser: one training (waiting or running: a run takes minutes, and
+# a page has one Start); 4 waiting requests of any other kind (a page sends at most one call per event at a time,
+# and its events share 3 lines at most: Show attention and the two-inputs record, the redraws, a generation).
+# An address (a school behind one NAT; an IPv6 /64): half of a line (a class of 30 with a request each fits, and
+# an address inventing browsers holds at most that); 8 trainings (a class of 5 all queue). A full line gives a
+# newcomer the place of an address holding two more than its own (the flood's, never the honest one-request
+# client's), so 10 flooding addresses cannot lock out an 11th: measured in bench/hostile_load.py. 64 trainings
+# may wait (a waiting one costs only its request, at most a 2M-character pasted text): 8 addresses' worth, so a
+# class of 5 still gets 5 places while the line is shared equally among up to ~12 addresses.
+QUEUE_WAITING = {TRAINING_GROUP: 64}  # requests waiting per concurrency group; other groups: DEFAULT_WAITING each
 DEFAULT_WAITING = 64
+ADDRESS_WAITING = {TRAINING_GROUP: 8}  # waiting requests of one address per group; others: DEFAULT_ADDRESS_WAITING
+DEFAULT_ADDRESS_WAITING = 32
+BROWSER_WAITING = {TRAINING_GROUP: 1}  # a browser's trainings (waiting or running); others: DEFAULT_BROWSER_WAITING
+DEFAULT_BROWSER_WAITING = 4  # waiting requests of one browser per group
 QUEUE_SIZE = 2048  # gradio's own cap on every waiting request together (each group's line is above)
 DEFAULT_CONCURRENCY = 4  # events of a group running at once, unless the group says otherwise
 ATTENTION_CONCURRENCY = 4  # Show attention and the two-inputs record at once
@@ -24,10 +38,14 @@ DRAW_CONCURRENCY = 8  # redraws of a heatmap or figure at once (widgets.ui.FAST)
 ABLATION_CONCURRENCY = 4  # ablations of the Attention tab at once
 IMPORTANCE_CONCURRENCY = 2  # head-importance sweeps at once (each evaluates the model once per head)
 EXPORT_CONCURRENCY = 2  # exports of an attention record or a trained model at once
-TRAININGS_PER_CLIENT = 1  # queued or running, per session and per client address
 
 # What a run may allocate or take
-TRAINING_BYTES = 5 << 29  # 2.5 GiB: the estimated peak of one training run (transformer.memory); more is refused
+TRAINING_BYTES = 3 << 30  # the estimated peak of one training run (transformer.memory); more is refused. The
+#                           largest run the Train tab's limits allow: 2.75 GiB for `dates` (its 34-token examples,
+#                           measured 1.43 GiB), 1.99 GiB for a text, 1.77 GiB for the other tasks
+GENERATION_BYTES = 512 << 20  # the estimated peak of one generation (transformer.memory.generation_bytes): every
+#                           shipped model's largest fits (shakespeare-char, 8 beams of 400: 144 MiB); GPT-2 small
+#                           greedy after a 1,024-token prompt fits (433 MiB), 8 beams of 400 tokens do not (3.4 GiB)
 TRAINING = {"layers": (1, 4), "heads": (1, 8), "d_model": (16, 256), "lr": (1e-5, 1e-2), "steps": (10, 5000),
             "batch_size": (4, 256), "text_chars": 2_000_000, "min_text_chars": 2_000, "seconds": 300,
             "concurrent_trainings": 2, "updates_per_second": 2}  # the Train tab's request and its runs
@@ -45,7 +63,6 @@ EVICTED_NAMES_KEPT = 8  # names of a browser's evicted models remembered, to tel
 BROWSERS_REMEMBERED = 4096  # browsers remembered without any model (counters, evicted names), oldest out first
 SESSIONS = 256  # sessions whose state gradio keeps (~0.4 MB each: its copy of the page's config), least recently
 #                used out first; gradio's default, 10,000, let invented session ids hold about 4 GB
-KEYS_KEPT = 65_536  # ~10 MB at most: 64k sessions' browser keys (store.sessions), the least recently set out first
 EXPORTS_KEPT = 32  # exported checkpoints kept on disk, the oldest removed first
 SHIPPED_RECORDS = 64  # attention records of the shipped checkpoints, shared by everyone
 FIGURES_KEPT = 512  # drawn attention figures (tabs.attention.page)

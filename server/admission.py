@@ -5,11 +5,10 @@ Checked when a call asks to join the queue, before it is queued (a refusal is a 
 raises it as a ValidationError with the message, the page shows it on the call's inputs):
 - a text longer than its Textbox's `max_length` (the limit the page itself enforces);
 - a file reference that is a URL (see below);
-- a group of events (concurrency_id) with QUEUE_WAITING of its calls already waiting: every group waits in its own
-  line, so a flood of one endpoint never fills another's (gradio's own `max_size` counts every endpoint together,
-  and a full queue refused Stop and every heatmap);
-- a training (group "train") from a client that has TRAININGS_PER_CLIENT of them queued or running: a client is
-  a session, and also an address when the request carries one that is not loopback (`store.clients.client_address`).
+- more than its client's share of its line (server.lines): every group of events (concurrency_id) waits in a line
+  of its own, so a flood of one endpoint never fills another's (gradio's own `max_size` counts every endpoint
+  together, and a full queue refused Stop and every heatmap), and each line serves its clients in turn (a client
+  is an address and a browser session: server.fair_line).
 
 Checked before gradio prepares any call's inputs, queued or not: a FileData whose path is a URL. gradio would
 download it (resolving the host first) for any component, even a Textbox; the app opens no outside socket for a
@@ -21,16 +20,8 @@ import inspect
 
 import gradio as gr
 
-from limits import DEFAULT_WAITING, QUEUE_WAITING, TRAINING_GROUP, TRAININGS_PER_CLIENT
-from store.clients import client_address
-
-class Refused(Exception):
-    """A call refused before it is queued; `index` is the input it is about (its message shows there)."""
-
-    def __init__(self, message: str, index: int = 0):
-        super().__init__(message)
-        self.index = index
-
+from . import lines
+from .lines import Refused
 
 def url_files(value) -> list[str]:
     """The URL paths of any file-like reference ({"path": ...}) inside a call's input: gradio treats such a dict
@@ -70,28 +61,6 @@ def check_values(fn, data: list) -> None:
             raise Refused(f"{label}: expected a list of the choices, got {str(value)[:40]!r}", i)
 
 
-def waiting_and_running(queue, group: str) -> list:
-    waiting = list(queue.event_queue_per_concurrency_id[group].queue) \
-        if group in queue.event_queue_per_concurrency_id else []
-    running = [e for job in queue.active_jobs if job for e in job if e.concurrency_id == group]
-    return waiting + running
-
-
-def check_queue(queue, fn, session_hash: str | None, request) -> None:
-    group = fn.concurrency_id
-    if group in queue.event_queue_per_concurrency_id:
-        waiting = len(queue.event_queue_per_concurrency_id[group].queue)
-        if waiting >= QUEUE_WAITING.get(group, DEFAULT_WAITING):
-            raise Refused(f"{waiting} requests like this one are already waiting: try again in a minute")
-    if group != TRAINING_GROUP:
-        return
-    address = client_address(request)
-    mine = [e for e in waiting_and_running(queue, group)
-            if e.session_hash == session_hash or (address is not None and client_address(e.request) == address)]
-    if len(mine) >= TRAININGS_PER_CLIENT:
-        raise Refused("you already have a training queued or running: wait for it to end, or press Stop")
-
-
 def validation_errors(fn, refusal: Refused) -> list[dict]:
     """The 422 body gradio sends for a failed validator: one entry per input (named as the handler names it), the
     refusal's message on its input."""
@@ -102,22 +71,28 @@ def validation_errors(fn, refusal: Refused) -> list[dict]:
 
 
 def install(demo: gr.Blocks) -> None:
-    """Put the checks in front of `demo`'s queue (after `demo.queue()`; server.compat checks that gradio still
-    calls Queue.push)."""
+    """Put the checks in front of `demo`'s queue, and its lines in fair order (after `demo.queue()`; server.compat
+    checks that gradio still calls Queue.push and Queue.get_events)."""
     queue, push = demo._queue, demo._queue.push
 
     async def admitted_push(body, request, username):
         fn = demo.fns.get(body.fn_index) if body.fn_index is not None else None
-        if fn is not None:
-            try:
-                check_no_urls(body.data)
-                check_values(fn, body.data or [])
-                check_queue(queue, fn, body.session_hash, request)
-            except Refused as refusal:
-                return False, validation_errors(fn, refusal), "validator_error"
-        return await push(body=body, request=request, username=username)
+        if fn is None:  # server.http_gate answers an unknown fn_index first; a call from inside the process
+            return False, f"no function {str(body.fn_index)[:40]} in this app", "error"
+        queue.create_event_queue_for_fn(fn)
+        try:
+            check_no_urls(body.data)
+            check_values(fn, body.data or [])
+            room = lines.admit(queue, fn.concurrency_id, body.session_hash, request)
+        except Refused as refusal:
+            return False, validation_errors(fn, refusal), "validator_error"
+        answer = await push(body=body, request=request, username=username)
+        if answer[0]:
+            lines.settle(queue, fn.concurrency_id, room)
+        return answer
 
     queue.push = admitted_push
+    lines.install(queue)
 
 
 def refusing_urls(prepare):

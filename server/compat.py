@@ -1,6 +1,7 @@
 """What the server's protection takes from gradio beyond its public API, checked when the app starts.
 
-server.admission replaces the queue's `push` and reads its lines and running jobs; server.admission and
+server.admission replaces the queue's `push` and reads its lines and running jobs; server.lines reorders the lines
+(wrapping `get_events`), ends a request that made room with gradio's own error message and sends places in line; server.admission and
 server.session_state wrap the input preparation `Blocks.preprocess_data`; server.session_state reads a session's
 `blocks_config`. gradio has no public way to do these jobs (a line per concurrency group, one training per client,
 refusing a URL before gradio fetches it, a session kept at the page's size). If a gradio release renamed any of them,
@@ -35,6 +36,15 @@ def _event(demo: Blocks) -> Event:
     return Event(session_hash="compat", fn=next(iter(demo.fns.values())), request=None, username=None)
 
 
+def _completed_error() -> bool:
+    """The message server.lines sends a request that made room: an error completion, as gradio's own."""
+    from gradio.server_messages import ProcessCompletedMessage
+    from gradio.utils import error_payload
+
+    payload = error_payload(gr.Error("compat"), True)
+    return ProcessCompletedMessage(output=payload, title="Error", success=False).output["error"] == "compat"
+
+
 # (what gradio must have, the check on the app's Blocks, who relies on it)
 REQUIRED = [
     ("Queue.push(body, request, username)", lambda demo: isinstance(demo._queue, Queue) and
@@ -61,6 +71,16 @@ REQUIRED = [
      "server.session_state"),
     ("Blocks.default_config.blocks", lambda demo: isinstance(demo.default_config.blocks, dict),
      "server.session_state"),
+    ("Queue.start_processing calling self.get_events() under delete_lock", lambda demo: (lambda src: "self.get_events()"
+     in src and "self.delete_lock" in src)(inspect.getsource(Queue.start_processing)), "server.lines"),
+    ("EventQueue.concurrency_limit, .current_concurrency", lambda demo: (lambda q: q.concurrency_limit == 1 and
+     q.current_concurrency == 0)(EventQueue("compat", 1)), "server.lines"),
+    ("Queue.send_message, .broadcast_estimations(group), .event_ids_to_events, .create_event_queue_for_fn",
+     lambda demo: all(callable(getattr(demo._queue, name)) for name in (
+         "send_message", "broadcast_estimations", "create_event_queue_for_fn")) and isinstance(
+         demo._queue.event_ids_to_events, dict), "server.lines"),
+    ("Event._id; ProcessCompletedMessage(output, title, success); gradio.utils.error_payload", lambda demo: bool(
+        _event(demo)._id) and _completed_error(), "server.lines"),
     ("Blocks.GRADIO_CACHE", lambda demo: isinstance(demo.GRADIO_CACHE, str), "server.guard"),
     ("Blocks.launch(state_session_capacity, max_file_size, app_kwargs)", lambda demo: {
         "state_session_capacity", "max_file_size", "app_kwargs"} <= set(_parameters(Blocks.launch)), "server.guard"),

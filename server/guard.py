@@ -44,5 +44,5 @@ def protect(demo: gr.Blocks) -> dict:
     demo.preprocess_data = session_state.tidying(prepare, demo)
     budget = disk_budget(demo)
     EXPORTS.parent = budget.root
-    gate = Middleware(RequestGate, max_body=BODY_BYTES, on_upload=budget.wrote)
+    gate = Middleware(RequestGate, max_body=BODY_BYTES, on_upload=budget.wrote, functions=demo.fns)
     return dict(max_file_size=UPLOAD_BYTES, state_session_capacity=SESSIONS, app_kwargs={"middleware": [gate]})

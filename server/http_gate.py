@@ -6,13 +6,64 @@ is checked for before gradio reads it.
   315-million-character text was accepted before.)
 - `/file=<URL>` and `/proxy=<URL>` are refused with 403: gradio would fetch the URL itself. The app opens no
   outside socket for a client.
+- A session id that does not look like gradio's own is refused with 400, wherever a request names one (a JSON
+  body's `session_hash`, the `session_hash` query parameter, `/heartbeat/<id>`): gradio's page makes its ids with
+  `Math.random().toString(36).substring(2)` (about 11 base-36 characters), gradio_client with uuid4; gradio took
+  any string (100,000 characters, `../../x`, right-to-left marks) and kept it, and an empty one gave HTTP 500.
+- A JSON body's `fn_index` must name one of the app's functions (`functions`): a huge one or -1 gave HTTP 500 from
+  a KeyError inside gradio.
 - After an upload (`/upload`), its size is reported to `on_upload` (the disk budget counts it).
 """
 from __future__ import annotations
 
 import json
+import re
+from urllib.parse import parse_qs
 
 TOO_LARGE = "the request is larger than this server accepts ({limit:,} bytes)"
+SESSION_ID = re.compile(r"[0-9a-z]{1,32}|[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12}")  # the page's, gradio_client's
+BAD_SESSION = ("the session id must look like gradio's own (1 to 32 lowercase letters and digits, as the page makes "
+               "them, or a UUID, as gradio_client does); got {got}")
+NO_FUNCTION = "no function {index} in this app: its functions are numbered 0 to {last}"
+
+
+def session_refusal(session) -> str | None:
+    """Why a session id a request names is refused, or None (no id at all is gradio's to answer)."""
+    if session is None or (isinstance(session, str) and SESSION_ID.fullmatch(session)):
+        return None
+    if not isinstance(session, str):
+        return BAD_SESSION.format(got=f"a {type(session).__name__}")
+    return BAD_SESSION.format(got=ascii(session[:24]) + ("..." if len(session) > 24 else "") if session
+                              else "an empty one")
+
+
+def function_refusal(index, functions) -> str | None:
+    """Why a JSON body's fn_index is refused, or None."""
+    if index is None or functions is None or (type(index) is int and index in functions):
+        return None
+    return NO_FUNCTION.format(index=str(index)[:24], last=max(functions, default=-1))
+
+
+def named_sessions(scope) -> list:
+    """The session ids a request names outside its body: the query parameter and /heartbeat/<id>."""
+    query = parse_qs(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
+    named = list(query.get("session_hash", []))
+    path = scope.get("path", "")
+    if "/heartbeat/" in path:
+        named.append(path.rsplit("/heartbeat/", 1)[1])
+    return named
+
+
+def body_refusal(body: bytes, functions) -> str | None:
+    """Why a JSON body is refused: its session id or its function index (a body that is not a JSON object is
+    gradio's to answer)."""
+    try:
+        call = json.loads(body)
+    except ValueError:
+        return None
+    if not isinstance(call, dict):
+        return None
+    return session_refusal(call.get("session_hash")) or function_refusal(call.get("fn_index"), functions)
 
 
 async def _respond(send, status: int, message: str) -> None:
@@ -29,14 +80,18 @@ def fetches_a_url(path: str) -> bool:
 
 
 class RequestGate:
-    def __init__(self, app, max_body: int, on_upload=None):
+    def __init__(self, app, max_body: int, on_upload=None, functions=None):
         self.app, self.max_body, self.on_upload = app, max_body, on_upload
+        self.functions = frozenset(functions) if functions is not None else None
 
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
         if fetches_a_url(scope.get("path", "")):
             return await _respond(send, 403, "this server fetches no URL for a client")
+        for session in named_sessions(scope):
+            if (why := session_refusal(session)) is not None:
+                return await _respond(send, 400, why)
         headers = dict(scope.get("headers") or [])
         length = headers.get(b"content-length")
         if length is not None:
@@ -52,12 +107,19 @@ class RequestGate:
                 return await _respond(send, 413, TOO_LARGE.format(limit=self.max_body))
         else:
             declared = 0
+        if scope.get("method") == "POST" and b"json" in headers.get(b"content-type", b"").lower():
+            receive, body = await self._buffered(receive, with_body=True)
+            if receive is None:
+                return await _respond(send, 413, TOO_LARGE.format(limit=self.max_body))
+            if (why := body_refusal(body, self.functions)) is not None:
+                return await _respond(send, 400, why)
         await self.app(scope, receive, send)
         if self.on_upload is not None and scope.get("path", "").endswith("/upload"):
             self.on_upload(declared)
 
-    async def _buffered(self, receive):
-        """(a receive that replays the body, its size), or (None, size) once it passes max_body."""
+    async def _buffered(self, receive, with_body: bool = False):
+        """(a receive that replays the body, its size or with_body the body), or (None, size) once it passes
+        max_body."""
         chunks, size = [], 0
         while True:
             message = await receive()
@@ -79,4 +141,4 @@ class RequestGate:
                 return {"type": "http.request", "body": body, "more_body": False}
             return await receive()
 
-        return replay, size
+        return replay, (body if with_body else size)

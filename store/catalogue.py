@@ -14,7 +14,6 @@ from transformer.pretrained import cached_arch, cached_pretrained_models, load_p
 
 from checks import UserError
 from limits import MODELS_PER_BROWSER, STORED_MODELS
-from store import sessions
 from store.gpu import DEVICE, onto_device
 from store.user_models import UserModels
 
@@ -55,19 +54,6 @@ def pretrained_of_arch(arch: str) -> list[str]:
 def fixed_choices() -> list[str]:
     """The checkpoints every browser sees: the shipped ones and the pretrained ones found in the local cache."""
     return SHIPPED + sorted(pretrained())
-
-
-def browser_key(key, request=None) -> str:
-    """The key of this browser's model store: the random key kept in its local storage (from the session's state,
-    or, when gradio has let that state go, from store.sessions), or, for an API client (which has no local
-    storage), its session (`request`: the call's gr.Request)."""
-    if isinstance(key, str) and key:
-        return key
-    known = sessions.key_of(request)
-    if known:
-        return known
-    session = getattr(request, "session_hash", None) if request is not None else None
-    return f"session:{session}" if session else ""
 
 
 def resolve(name, key: str):

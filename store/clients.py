@@ -32,7 +32,8 @@ def forwarded_client(values: list[str], hops: int) -> str:
 
 def client_address(request) -> str | None:
     """The address of the client behind a request, or None when it says nothing (loopback: every client of a
-    local app shares it, so there the sessions alone tell clients apart)."""
+    local app shares it, so there the sessions alone tell clients apart). An IPv6 address counts as its /64, the
+    block one subscriber gets: a client rotating addresses inside it is still one client."""
     if request is None:
         return None
     host = ""
@@ -43,6 +44,11 @@ def client_address(request) -> str | None:
         host = forwarded_client(values, proxy_hops())
     host = host or (request.client.host if request.client else "")
     try:
-        return None if ipaddress.ip_address(host).is_loopback else host
+        address = ipaddress.ip_address(host)
     except ValueError:
         return None
+    if address.is_loopback:
+        return None
+    if address.version == 6 and address.ipv4_mapped is None:  # one subscriber's /64 holds 2^64 addresses
+        return str(ipaddress.ip_network(f"{address}/64", strict=False))
+    return host

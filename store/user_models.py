@@ -4,9 +4,10 @@ A browser is known by a random key kept in its local storage (gr.BrowserState), 
 reload. The store is bounded twice: each browser keeps its last `per_browser` models, and the store keeps at most
 `max_models` models of all browsers together. When a new model would pass that, room is made fairly: a model goes
 from the client holding the most (a client is the browser, or its address when the app knows it, so one address
-with many sessions counts once), and among clients holding as many, from the browser that arrived last (a flood is
-many new arrivals; the classroom that was there first keeps its models). A browser whose model went is told so,
-by name, when it asks for it. A model is kept for inference only: eval mode, no gradients, no optimiser. A name is
+with many sessions counts once), and among clients holding as many, the model used longest ago (trained or opened:
+a flood's models are never opened again, a class opens its own, whether it came before the flood or after; issue
+30: with the newest arrival losing, a flood that came first made 2 of 3 students evict each other). A browser whose
+model went is told so, by name, when it asks for it. A model is kept for inference only: eval mode, no gradients, no optimiser. A name is
 reserved when a run starts, so two runs never get the same name.
 """
 from __future__ import annotations
@@ -25,7 +26,7 @@ PENDING = None  # the entry of a reserved name whose run has not finished
 class _Browser:
     models: OrderedDict = field(default_factory=OrderedDict)  # name -> (model, tokenizer, info) or PENDING
     counters: dict = field(default_factory=dict)  # task -> last number given
-    arrived: int = 0  # order of first appearance
+    used: dict = field(default_factory=dict)  # name -> when it was last trained or opened (a tick of the store)
     client: str = ""  # the address it came from when known, else its key
     gone: OrderedDict = field(default_factory=OrderedDict)  # name -> why it is no longer kept (the last few)
 
@@ -38,14 +39,14 @@ class UserModels:
         self.per_browser, self.max_models = per_browser, max_models
         self._browsers: OrderedDict[str, _Browser] = OrderedDict()
         self._lock = threading.Lock()
-        self._arrivals = itertools.count()
+        self._ticks = itertools.count()
 
     def _browser(self, key: str, client: str | None = None) -> _Browser:
         if not isinstance(key, str) or not key:
             raise ValueError("this browser session has no key yet: reload the page")
         browser = self._browsers.get(key)
         if browser is None:
-            browser = self._browsers[key] = _Browser(arrived=next(self._arrivals), client=key)
+            browser = self._browsers[key] = _Browser(client=key)
             empty = [k for k, b in self._browsers.items() if not b.models and k != key]
             for old in empty[: max(0, len(self._browsers) - BROWSERS_REMEMBERED)]:
                 del self._browsers[old]
@@ -55,7 +56,7 @@ class UserModels:
         return browser
 
     def _make_room(self, keep: tuple[str, str]) -> None:
-        """Evict until at most max_models are kept: from the client holding the most, then the newest browser."""
+        """Evict until at most max_models are kept: from the client holding the most, the model used longest ago."""
         while True:
             held = {(k, n) for k, b in self._browsers.items() for n in b.finished()}
             if len(held) <= self.max_models:
@@ -63,11 +64,9 @@ class UserModels:
             per_client: dict[str, int] = {}
             for k, _ in held:
                 per_client[self._browsers[k].client] = per_client.get(self._browsers[k].client, 0) + 1
-            candidates = [(per_client[b.client], b.arrived, k) for k, b in self._browsers.items()
-                          if any(n != keep[1] or k != keep[0] for n in b.finished())]
-            _, _, key = max(candidates)
+            _, _, key, name = max((per_client[b.client], -b.used.get(n, -1), k, n) for k, b in self._browsers.items()
+                                  for n in b.finished() if (k, n) != keep)
             browser = self._browsers[key]
-            name = next(n for n in browser.finished() if (key, n) != keep)
             del browser.models[name]
             self._forget(browser, name, f"“{name}” is no longer kept: the server keeps {self.max_models} trained "
                                         f"models for everyone together and made room for newer ones. Train it again "
@@ -75,6 +74,7 @@ class UserModels:
 
     def _forget(self, browser: _Browser, name: str, why: str) -> None:
         browser.gone[name] = why
+        browser.used.pop(name, None)
         while len(browser.gone) > EVICTED_NAMES_KEPT:
             browser.gone.popitem(last=False)
 
@@ -104,6 +104,7 @@ class UserModels:
             browser = self._browser(key)
             browser.models[name] = (model, tokenizer, info)
             browser.models.move_to_end(name)
+            browser.used[name] = next(self._ticks)
             browser.gone.pop(name, None)
             dropped = []
             finished = browser.finished()
@@ -123,11 +124,14 @@ class UserModels:
                 del browser.models[name]
 
     def get(self, key: str, name: str):
-        """(model, tokenizer, info) of a finished model of this browser, or None."""
+        """(model, tokenizer, info) of a finished model of this browser, or None; a model found counts as used now."""
         with self._lock:
             browser = self._browsers.get(key) if isinstance(key, str) else None
             entry = browser.models.get(name) if browser is not None else None
-            return entry if entry is not PENDING else None
+            if entry is None or entry is PENDING:
+                return None
+            browser.used[name] = next(self._ticks)
+            return entry
 
     def names(self, key: str) -> list[str]:
         """The finished models of this browser, oldest first."""

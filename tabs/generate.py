@@ -12,14 +12,16 @@ from transformer.data import INDUCTION_ALPHABET, TASKS
 from transformer.fill_mask import fill_mask
 from transformer.generate import STRATEGIES, generate
 from transformer.interpretability.probe import encode_input, record_step
+from transformer.memory import check_generation_memory
 from transformer.translation import TASK as TRANSLATION
 from transformer.translation.corpus import example_verse
 
 from checks import check_choice, check_index, check_number, check_text, unknown_notice
-from limits import (ATTENTION_CAP, FILL_MASK_TOP, GENERATE, GENERATE_CONCURRENCY, MAX_PROMPT_CHARS,
-                    STREAM_UPDATES_PER_SECOND)
-from store.catalogue import ModelRef, browser_key, model_ref, pretrained_of_arch, resolve
+from limits import (ATTENTION_CAP, FILL_MASK_TOP, GENERATE, GENERATE_CONCURRENCY, GENERATION_BYTES,
+                    MAX_PROMPT_CHARS, STREAM_UPDATES_PER_SECOND)
+from store.catalogue import ModelRef, model_ref, pretrained_of_arch, resolve
 from store.gpu import gpu
+from store.sessions import browser_key
 from widgets.controls import Number, Slider, index_control, index_slider
 from widgets.errors import handler
 from widgets.ui import separately
@@ -29,7 +31,7 @@ LM_PROMPTS = ["ROMEO:\n", "First Citizen:\nBefore we proceed", "KING RICHARD III
 
 @handler
 def example_input(ckpt, key, request: gr.Request = None) -> str:
-    _, _, info = resolve(ckpt, browser_key(key, request))
+    _, _, info = resolve(ckpt, browser_key(request))
     task, rng = info.get("task"), random.Random()
     if task in TASKS:
         return TASKS[task].sample(rng)[0]
@@ -45,7 +47,7 @@ def example_input(ckpt, key, request: gr.Request = None) -> str:
 def decoding_for(ckpt, key, request: gr.Request = None):
     """The decoding a checkpoint opens with: beam search for the translation model (as the paper translates,
     section 6.1), the control left as it is for the others."""
-    _, _, info = resolve(ckpt, browser_key(key, request))
+    _, _, info = resolve(ckpt, browser_key(request))
     return gr.update(value="beam") if info.get("task") == TRANSLATION else gr.update()
 
 
@@ -73,7 +75,7 @@ def decoding_settings(strategy, temperature, top_k, top_p, num_beams, max_new_to
 def run_generate(ckpt, prompt, strategy, temperature, top_k, top_p, num_beams, max_new_tokens, seed, key,
                  request: gr.Request = None):
     """Stream the output text and the per-step probability table as tokens are produced."""
-    key = browser_key(key, request)
+    key = browser_key(request)
     source = model_ref(ckpt, key)
     decoding = decoding_settings(strategy, temperature, top_k, top_p, num_beams, max_new_tokens, seed)
     for text, table, state, n_steps, notice in generate_on_gpu(source, ckpt, key, check_text(prompt, "prompt"),
@@ -103,9 +105,13 @@ def repeats_itself(ids: list[int], n: int = 8, times: int = 3) -> bool:
 @handler
 def generate_on_gpu(source: ModelRef, ckpt: str, key: str, prompt: str, decoding: dict):
     """run_generate's stream: (text, step table, state, steps, notice), at most STREAM_UPDATES_PER_SECOND a
-    second, then the last, the only one with the state and the number of steps (None before)."""
+    second, then the last, the only one with the state and the number of steps (None before). A generation whose
+    estimated memory (beam width x length x model: transformer.memory.generation_bytes) is over GENERATION_BYTES is
+    refused before it decodes."""
     model, tok, _ = source.load()
     encoded = encode_input(model, tok, prompt)
+    beams = decoding["num_beams"] if decoding["strategy"] == "beam" else 1
+    check_generation_memory(model.config, len(encoded.ids), decoding["max_new_tokens"], beams, GENERATION_BYTES)
     notice = unknown_notice(tok, prompt) + encoded.cut_message()
     steps, last = [], 0.0
     for step in generate(model, encoded.ids, decoding.pop("max_new_tokens"), **decoding):
@@ -137,7 +143,7 @@ def fill_mask_notice(ckpt: str) -> str:
 def run_fill_mask(ckpt, text, top_k, key, request: gr.Request = None):
     """(table of the top tokens at each [MASK], notice): what an encoder-only model predicts where words are missing;
     for any other model, a notice saying which model can and how to get one."""
-    key = browser_key(key, request)
+    key = browser_key(request)
     text = check_text(text, "text")
     top_k = check_number(top_k, "Top tokens", *FILL_MASK_TOP, integer=True)
     _, _, info = resolve(ckpt, key)

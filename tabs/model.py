@@ -12,14 +12,15 @@ from transformer.generate import cache_bytes_per_token
 from transformer.model import parameter_counts
 
 from limits import DRAW_CONCURRENCY
-from store.catalogue import browser_key, resolve
+from store.catalogue import resolve
+from store.sessions import browser_key
 from widgets.errors import handler
 from widgets.ui import separately
 
 
 @handler
 def describe_model(ckpt, key, request: gr.Request = None):
-    model, tok, info = resolve(ckpt, browser_key(key, request))
+    model, tok, info = resolve(ckpt, browser_key(request))
     cfg = model.config
     counts = parameter_counts(model)
     total = sum(counts.values())

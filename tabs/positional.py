@@ -12,7 +12,8 @@ from transformer.positions.rotary import rope_angles, rotated_dot_products
 
 from checks import UserError, check_number
 from limits import LEARNED_ROWS, POSITIONAL
-from store.catalogue import SHIPPED, browser_key, resolve, shipped_model
+from store.catalogue import SHIPPED, resolve, shipped_model
+from store.sessions import browser_key
 from widgets.controls import Slider
 from widgets.errors import handler
 from widgets.ui import FAST, separately
@@ -50,7 +51,7 @@ def draw_positional(d_model, length, dims, ckpt, key, request: gr.Request = None
     matrix = viz.pe_matrix(table, title=f"Sinusoidal encoding, {length} positions x {d_model} dimensions")
     waves = viz.pe_waves(table, chosen, title="Chosen dimensions over position")
     similarity = viz.pe_similarity(table, title="Dot product between positions")
-    model, _, _ = resolve(ckpt, browser_key(key, request))
+    model, _, _ = resolve(ckpt, browser_key(request))
     if model.config.pos_encoding != "learned":
         learned_ckpts = [n for n in SHIPPED if shipped_model(n)[0].config.pos_encoding == "learned"]
         if not learned_ckpts:
@@ -103,7 +104,7 @@ def draw_alibi(n_heads, length, causal):
 @handler
 def checkpoint_sizes(ckpt, key, request: gr.Request = None):
     """The selected checkpoint's d_k and number of heads, as the RoPE and ALiBi controls' values, and a note."""
-    model, _, _ = resolve(ckpt, browser_key(key, request))
+    model, _, _ = resolve(ckpt, browser_key(request))
     cfg = model.config
     d_k = min(POSITIONAL["d_k"][1], max(POSITIONAL["d_k"][0], cfg.d_k - cfg.d_k % 2))
     heads = min(POSITIONAL["heads"][1], cfg.n_heads)

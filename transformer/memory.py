@@ -65,8 +65,8 @@ def generation_bytes(config: TransformerConfig, prompt_tokens: int, new_tokens: 
     (T x T) attention rows of each head per token: scores, mask, softmax); an encoder-decoder's cross-attention
     keys and values of its source for every sequence and layer; and 4 numbers per logit of the last position."""
     c = config
-    beams, P = max(1, num_beams), max(1, prompt_tokens)
-    T = P + new_tokens if not c.n_encoder_layers else min(new_tokens + 1, c.max_len)  # the decoder's sequence
+    beams, P = max(1, num_beams), max(1, min(prompt_tokens, c.max_len))
+    T = min((0 if c.n_encoder_layers else P) + new_tokens + 1, c.max_len)  # the decoder's cache: max_len at most
     cache = 3 * beams * T * cache_numbers_per_token(c)
     prompt = beams * (P if not c.n_encoder_layers else 1) * (8 * c.d_model + 4 * c.d_ff + 3 * c.n_heads * P)
     encoder = P * (8 * c.d_model + 4 * c.d_ff + 3 * c.n_heads * P) if c.n_encoder_layers else 0

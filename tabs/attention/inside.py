@@ -19,8 +19,9 @@ from transformer.interpretability.probe import qk_step
 
 from checks import UserError, check_index
 from limits import ABLATION_CONCURRENCY, ATTENTION_CAP, IMPORTANCE_CONCURRENCY
-from store.catalogue import ModelRef, browser_key, model_ref
+from store.catalogue import ModelRef, model_ref
 from store.gpu import gpu
+from store.sessions import browser_key
 from widgets.controls import index_control
 from widgets.errors import handler
 from widgets.ui import FAST, separately
@@ -46,7 +47,7 @@ def draw_qk(made_by, key, record, kind, layer, head, query, shown=None, request:
     layer = check_index(layer, "layer", L)
     head = check_index(head, "head", H)
     query = check_index(query, "query", len(pattern.query_tokens))
-    s = qk_on_gpu(model_ref(made_by, browser_key(key, request)), record, kind, layer, head, query)
+    s = qk_on_gpu(model_ref(made_by, browser_key(request)), record, kind, layer, head, query)
     return viz.qk_steps(s.scores, s.scaled, s.allowed, s.weights, s.contributions, s.key_tokens, s.d_k,
                         title=f"query {query} ({s.query_token!r}), {kind}, layer {layer}, head {head}", bias=s.bias)
 
@@ -97,7 +98,7 @@ def run_ablation(made_by, key, record, kind, labels, request: gr.Request = None)
     """The model's output and its score on a fixed evaluation set, with every head on and with the chosen heads
     off (zeroed before the output projection, for this call only)."""
     pattern = selected_pattern(record, kind)
-    source = model_ref(made_by, browser_key(key, request))
+    source = model_ref(made_by, browser_key(request))
     heads = _parse_heads(kind, labels, *pattern.shape)
     if not heads:
         raise UserError("tick one or more heads to switch off")
@@ -124,7 +125,7 @@ def run_importance(made_by, key, record, kind, request: gr.Request = None, progr
     if record is not None and kind not in record.patterns:
         raise UserError(f"kind must be one of {', '.join(record.kinds)}; got {str(kind)[:40]!r}")
     selected_pattern(record, kind)
-    for done, result in importance_on_gpu(model_ref(made_by, browser_key(key, request)), record):
+    for done, result in importance_on_gpu(model_ref(made_by, browser_key(request)), record):
         if result is None:
             progress(done, desc="heads")
     grid, metric = result

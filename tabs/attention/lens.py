@@ -11,9 +11,10 @@ from transformer.interpretability.logit_lens import LogitLens, logit_lens
 
 from checks import UserError, check_index
 from limits import ATTENTION_CAP, LENSES_KEPT
-from store.catalogue import ModelRef, browser_key, model_ref
+from store.catalogue import ModelRef, model_ref
 from store.gpu import gpu
 from store.record_cache import RecordCache
+from store.sessions import browser_key
 from widgets.controls import index_control, index_slider
 from widgets.errors import handler
 from widgets.ui import FAST, separately
@@ -45,7 +46,7 @@ def draw_lens(made_by, key, record, position, shown=None, width=None, request: g
         return gr.skip(), gr.skip(), gr.skip()
     if record is None:
         raise UserError("press Show attention first")
-    source = model_ref(made_by, browser_key(key, request))
+    source = model_ref(made_by, browser_key(request))
     lens = LENSES.get(record, "lens", lambda: lens_on_gpu(source, record))
     T = len(lens.position_tokens)
     t = check_index(position, "position", T)

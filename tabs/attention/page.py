@@ -14,9 +14,9 @@ from transformer.interpretability.probe import KINDS
 
 from checks import UserError, check_choice, check_index
 from limits import ATTENTION_CONCURRENCY, EXPORT_CONCURRENCY, FIGURES_KEPT, MAX_PROMPT_CHARS
-from store.catalogue import browser_key
 from store.exports import EXPORTS
 from store.record_cache import RecordCache
+from store.sessions import browser_key
 from tabs.attention.inside import build_inside, selected_pattern
 from tabs.attention.lens import build_lens
 from tabs.attention.patching import build_patching
@@ -69,7 +69,7 @@ def fit_sliders(record, kind, layer, head):
 @handler
 def compute_attention(ckpt, text, target, key, focus=None, request: gr.Request = None):
     """Run the model once on the input and keep every attention pattern for the controls to browse."""
-    key = browser_key(key, request)
+    key = browser_key(request)
     record = attention_record(ckpt, text, target, key)
     kind, layer, head = focus_head(record, focus[1:] if isinstance(focus, tuple) and focus[0] == ckpt else None)
     H = record.patterns[kind].shape[1]

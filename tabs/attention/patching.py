@@ -21,9 +21,10 @@ from transformer.interpretability.path_patching import path_patching, path_patch
 
 from checks import UserError, check_index
 from limits import ABLATION_CONCURRENCY, MAX_PROMPT_CHARS, PATCHING, PATCHINGS_KEPT
-from store.catalogue import ModelRef, browser_key, model_ref
+from store.catalogue import ModelRef, model_ref
 from store.gpu import gpu
 from store.record_cache import RecordCache
+from store.sessions import browser_key
 from widgets.errors import handler
 from widgets.ui import FAST, separately
 
@@ -172,7 +173,7 @@ def draw_patching(made_by, key, record, record_b, kind, layer, head, answer="", 
     if record_b is None:
         return (NO_PAIR,) + (None,) * 6
     args = _inputs(record, record_b, answer, other, position)
-    source = model_ref(made_by, browser_key(key, request))
+    source = model_ref(made_by, browser_key(request))
     kind = str(AttentionKind.parse(kind)) if kind in record.patterns else record.kinds[0]
     grids = PATCHINGS.get(record, ("grids", kind) + args[1:], lambda: grids_on_gpu(source, *args, kind))
     if "refused" in grids:

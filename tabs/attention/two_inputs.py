@@ -11,8 +11,8 @@ from transformer.interpretability.two_inputs import differing_positions, head_di
 
 from checks import UserError, check_index
 from limits import ATTENTION_CONCURRENCY, MAX_PROMPT_CHARS
-from store.catalogue import browser_key
 from tabs.attention.inside import selected_pattern
+from store.sessions import browser_key
 from tabs.attention.record import attention_record
 from widgets.errors import handler
 from widgets.ui import FAST, separately
@@ -31,7 +31,7 @@ def compare_inputs(made_by, key, record, text_b, request: gr.Request = None):
         raise UserError("press Show attention first")
     if not isinstance(text_b, str) or not text_b.strip():
         raise UserError("type a second input to compare with the first")
-    return attention_record(made_by, text_b, "", browser_key(key, request))
+    return attention_record(made_by, text_b, "", browser_key(request))
 
 
 @handler

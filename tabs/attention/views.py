@@ -10,9 +10,10 @@ from transformer.interpretability.views import SHOW, describe_view, displayed_pa
 
 from checks import UserError, check_choice, check_index
 from limits import NORMS_KEPT
-from store.catalogue import ModelRef, browser_key, model_ref
+from store.catalogue import ModelRef, model_ref
 from store.gpu import gpu
 from store.record_cache import RecordCache
+from store.sessions import browser_key
 from tabs.attention.inside import selected_pattern
 from widgets.errors import handler
 
@@ -45,7 +46,7 @@ def view_parts(record, kind, show, words, made_by, key, request=None):
         raise UserError(f"words must be true or false, got {str(words)[:20]!r}")
     norms = None
     if show != SHOW[0]:
-        source = model_ref(made_by, browser_key(key, request))
+        source = model_ref(made_by, browser_key(request))
         norms = NORMS.get(record, pattern.kind, lambda: norms_on_gpu(source, record, pattern.kind))
     return pattern, norms, bool(words)
 

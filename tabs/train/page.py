@@ -20,7 +20,7 @@ from checks import UserError, check_choice, check_number
 from limits import (CHAR_VOCAB, COMPARE, EXPORT_CONCURRENCY, GPU_SECONDS_MARGIN, HUB_NAME_CHARS, TRAINING,
                     TRAINING_GROUP, UPLOAD_BYTES)
 from store import sessions
-from store.catalogue import USER_MODELS, browser_key, checkpoint_choices
+from store.catalogue import USER_MODELS, checkpoint_choices
 from store.exports import EXPORTS
 from store.gpu import gpu, wall_seconds
 from tabs.train.comparison import run_comparison_session
@@ -58,7 +58,7 @@ def run_train(source, task, text, upload, hub, layers, heads, d_model, lr, steps
     """Stream the session's training run onto the Train tab (curves, status, samples, attention, checkpoint list,
     the live map's head control). The samples and the attention map are sent only when an evaluation brought new
     ones, so the page redraws the small loss chart (an SVG) and the status line, and little else."""
-    key = browser_key(key, request)
+    key = sessions.browser_key(request)
     request_ = TrainingRequest(source, task, text, upload, hub, layers, heads, d_model, lr, steps, batch, attention,
                                positions)
     live, keep = LiveHeatmap(), gr.update()
@@ -99,12 +99,13 @@ def run_compare(source, task, text, upload, hub, layers, heads, d_model, lr, ste
                    details if details is not None else keep, run.control)
 
 
-def stop_training(control, request: gr.Request = None):
+def stop_training(request: gr.Request = None):
     """Ask this session's run to stop after its current step. The run is the status line's one writer: its last
     update says how it ended ("Training stopped after ..."), within a step of the click. A reply of Stop's own
     there ("Stopping…") could arrive after that last update and hide it, so Stop leaves the status as it is. The
-    run's signal comes from the session's state, or from store.sessions when gradio has let that state go."""
-    control = sessions.run_of(request) or control
+    run's signal comes from store.sessions, for the browser that started it only (its key, in the page's cookie):
+    not from the session's state, which anyone naming the session id would get (issue 30)."""
+    control = sessions.run_of(request)
     if not isinstance(control, StopSignal) or control.is_set():
         raise gr.Error("Nothing is training in this tab: press Start first", print_exception=False)
     control.set()
@@ -114,7 +115,7 @@ def stop_training(control, request: gr.Request = None):
 @handler
 def download_model(ckpt, key, request: gr.Request = None) -> str:
     """A checkpoint zip of the selected model, if this browser trained it; written only when asked."""
-    key = browser_key(key, request)
+    key = sessions.browser_key(request)
     entry = USER_MODELS.get(key, ckpt) if isinstance(ckpt, str) else None
     if entry is None:
         raise UserError("select a model you trained here in the checkpoint list first (the shipped ones are in "
@@ -124,9 +125,10 @@ def download_model(ckpt, key, request: gr.Request = None) -> str:
                          lambda folder: export_checkpoint(model, tokenizer, info, ckpt, folder))
 
 
-def restore_models(key, request: gr.Request = None):
-    """On page load: this browser's models (kept on the server under its key) back in the checkpoint list."""
-    return gr.update(choices=checkpoint_choices(browser_key(key, request)))
+def restore_models(request: gr.Request = None):
+    """On page load: this browser's models (kept on the server under its key, from the page's cookie) back in the
+    checkpoint list."""
+    return gr.update(choices=checkpoint_choices(sessions.browser_key(request)))
 
 
 def busy():
@@ -255,7 +257,7 @@ def build_train_tab(ckpt, key):
     watch_after(watch.click, api_name="watch_induction")
     # Stop asks the run to end after its current step (a training or a comparison); each reports how it ended
     # outside the queue: Stop never waits in a line, however full (server.admission)
-    stop.click(stop_training, control, status, api_name="stop", queue=False)
+    stop.click(stop_training, None, status, api_name="stop", queue=False)
     download.click(download_model, [ckpt, key], zip_file, api_name="download_model",
                    concurrency_limit=EXPORT_CONCURRENCY)
     return dict(source=source, task=task, preset=preset, start=start, status=status, curves=curves,

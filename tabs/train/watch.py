@@ -18,8 +18,9 @@ from transformer.interpretability.probe import record_ids
 from transformer.train.induction import induction_run, watch_induction
 
 from limits import GPU_SECONDS_MARGIN, TRAINING, WATCH
-from store.catalogue import USER_MODELS, browser_key, checkpoint_choices
+from store.catalogue import USER_MODELS, checkpoint_choices
 from store.gpu import for_the_app, gpu, wall_seconds
+from store.sessions import browser_key
 from tabs.train.lifecycle import TabRun, Throttle, training_device
 from widgets.errors import handler
 
@@ -154,7 +155,7 @@ def run_watch(key, request: gr.Request = None):
     """Stream the run onto the Train tab (curves, status, attention, checkpoint list, Stop signal); the model joins
     this browser's checkpoint list when it ends (finished or stopped). Its lifecycle is Start's and Compare's
     (tabs.train.lifecycle.TabRun): the name reserved with the client's address, Stop, memory returned."""
-    key = browser_key(key, request)
+    key = browser_key(request)
     with TabRun(USER_MODELS, key, "induction", call=request) as run:
         name, control = run.name, run.control
         yield _Curves(total=WATCH["steps"]).figure(), f"Starting “{name}”…", gr.update(), gr.update(), control

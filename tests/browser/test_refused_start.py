@@ -2,7 +2,7 @@
 the Train tab usable: issue 18's open item, "Start may stay busy after a refused training"."""
 from __future__ import annotations
 
-from server import admission
+from limits import BROWSER_WAITING, TRAINING_GROUP
 from tests.browser import tour
 
 _BUTTONS = """() => ['#train-start', '#train-compare'].map(id => {
@@ -14,7 +14,7 @@ def test_a_refused_start_leaves_the_buttons_usable(lab, monkeypatch):
     step after the run; gradio skips the steps after a call refused at the queue's door (422), so a refused Start
     stayed at "Training…" until the page was reloaded. Here every training is refused (as if this client already
     had one): the refusal is shown, and Start and Compare stay clickable."""
-    monkeypatch.setattr(admission, "TRAININGS_PER_CLIENT", 0)  # every training: "you already have one"
+    monkeypatch.setitem(BROWSER_WAITING, TRAINING_GROUP, 0)  # every training: "you already have one"
     page = lab.page
     tour.show_tab(page, "train")
     page.locator("#train-start").click()

@@ -71,19 +71,18 @@ LONG = ("task", "reverse", "", None, "", 1, 4, 32, 3e-3, 5000, 8)  # minutes, un
 
 def test_a_page_whose_session_was_let_go_keeps_its_models_and_its_stop(served):
     """A page idle while SESSIONS newer sessions came finds its gr.State values back at their defaults. Its browser
-    key (its trained models) and its running training's Stop must survive that (store.sessions): before, Stop
-    answered "Nothing is training" while the run went on, and the page's models were "unknown" until a reload."""
-    from types import SimpleNamespace
-
+    key (its trained models, from the page's cookie) and its running training's Stop must survive that
+    (store.sessions): before, Stop answered "Nothing is training" while the run went on, and the page's models
+    were "unknown" until a reload."""
     from gradio_client import Client
     from gradio_client.utils import Status
 
-    import app
     from store.catalogue import USER_MODELS
+    from store.sessions import KEY_COOKIE
 
     demo, url = served
-    client, key = Client(url, verbose=False), uuid.uuid4().hex
-    app.adopt_browser_key(key, SimpleNamespace(session_hash=client.session_hash))  # the page's load event
+    key = uuid.uuid4().hex
+    client = Client(url, verbose=False, headers={"Cookie": f"{KEY_COOKIE}={key}"})  # the page's cookie
     job = client.submit(*LONG, api_name="/train")
     for _ in range(600):
         if job.status().code == Status.ITERATING or job.done():

@@ -44,3 +44,13 @@ def test_without_a_trusted_proxy_the_header_is_ignored(monkeypatch, forwarded):
     monkeypatch.delenv("ATTENTION_LAB_TRUST_FORWARDED", raising=False)
     assert client_address(request("127.0.0.1", forwarded)) is None
     assert client_address(request("192.0.2.5", forwarded)) == "192.0.2.5"
+
+
+def test_an_ipv6_client_is_its_slash_64(monkeypatch):
+    """A subscriber gets a /64 (2^64 addresses): a flooder rotating addresses inside it is one client (issue 30:
+    '10 addresses suffice, cheap with IPv6'). IPv4 and IPv4-mapped addresses stay as they are."""
+    monkeypatch.setenv("ATTENTION_LAB_TRUST_FORWARDED", "1")
+    one = {client_address(request("127.0.0.1", f"2001:db8:1:2::{i:x}")) for i in range(1, 50)}
+    assert one == {"2001:db8:1:2::/64"}
+    assert client_address(request("127.0.0.1", "2001:db8:1:3::1")) == "2001:db8:1:3::/64"
+    assert client_address(request("127.0.0.1", "198.51.100.7")) == "198.51.100.7"

@@ -7,6 +7,7 @@ downloaded whole before being cut to 2M characters."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from collections import Counter
@@ -18,6 +19,7 @@ import pytest
 from limits import BODY_BYTES, CHAR_VOCAB, TRAINING, TRAINING_BYTES, UPLOAD_BYTES
 from tabs.train.request import TrainingRequest, build_run
 from transformer import TransformerConfig
+from transformer.data import TASKS
 from transformer.memory import check_training_memory, training_bytes
 from transformer.tokenization import UNK_ID, CharTokenizer
 
@@ -109,6 +111,29 @@ def test_a_run_over_the_memory_budget_is_refused_before_anything_is_allocated():
     run = build_run(largest)  # builds the model (3.4M parameters), not the activations the estimate counts
     assert run.model.config.vocab_size == CHAR_VOCAB
     assert training_bytes(run.model.config, largest.batch_size) <= TRAINING_BYTES
+
+
+def largest_run_bytes(source: str, task: str) -> int:
+    """The estimated peak of the largest run the Train tab's limits allow for a task or a text (the text has more
+    distinct characters than the vocabulary cap), built as the app builds it (a refusal would raise here)."""
+    text = "".join(chr(0x4E00 + i % 2000) for i in range(20_000)) if source == "text" else ""
+    largest = TrainingRequest(source, task, text, None, None, TRAINING["layers"][1], TRAINING["heads"][1],
+                              TRAINING["d_model"][1], 1e-3, 100, TRAINING["batch_size"][1]).validated()
+    return training_bytes(build_run(largest).model.config, largest.batch_size)
+
+
+def test_the_largest_run_of_every_task_and_text_is_within_the_budget_and_the_readme_says_its_size():
+    """Regression (issue 30, item 9): the README said the largest allowed run is estimated at 2.0 GiB, and a
+    4-layer, 8-head, batch-256 `dates` run inside the Train tab's limits was refused at 2.8 GiB. Invariant: the
+    largest run of every task and of a text builds (within TRAINING_BYTES), and the README's figure is the largest
+    of them, to the tenth of a GiB."""
+    sizes = {task: largest_run_bytes("task", task) for task in TASKS} | {"text": largest_run_bytes("text", "reverse")}
+    assert max(sizes.values()) <= TRAINING_BYTES, sizes
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    claimed = re.search(r"the largest run the limits allow\s+is estimated at ([0-9.]+) GiB", readme)
+    assert claimed and float(claimed.group(1)) == round(max(sizes.values()) / 2**30, 1), sizes
+    budget = re.search(r"a run over ([0-9.]+) GiB is refused", readme)
+    assert budget and float(budget.group(1)) == TRAINING_BYTES / 2**30
 
 
 def test_limits_hold_the_text_limit():

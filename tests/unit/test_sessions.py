@@ -1,37 +1,41 @@
-"""store.sessions: a page's browser key and its running run's Stop, kept by session id beyond gradio's state."""
+"""store.sessions: the browser behind a request is its cookie's key, never a session id alone; a running run's Stop
+is kept by session for the browser that started it.
+
+Oracle: the rules written out (a 32-hex-digit cookie is the key; anything else falls back to "session:<id>"), and
+the invariants: an earlier run's end does not take the next run's signal; a session id without the starting
+browser's key finds no run (issue 30, item 5: knowing a session id stopped another's training)."""
 from __future__ import annotations
 
 from types import SimpleNamespace
 
 from store import sessions
-from tabs.train.stop_signal import StopSignal
+
+KEY = "0123456789abcdef0123456789abcdef"
 
 
-def page(session: str):
-    return SimpleNamespace(session_hash=session)
+def page(session: str, key: str | None = None):
+    return SimpleNamespace(session_hash=session, cookies={sessions.KEY_COOKIE: key} if key else {})
 
 
-def test_keys_are_kept_per_session_the_oldest_out_past_the_bound(monkeypatch):
-    monkeypatch.setattr(sessions, "KEYS_KEPT", 3)
-    for i in range(4):
-        sessions.remember_key(page(f"unit-{i}"), f"key-{i}")
-    sessions.remember_key(page("unit-1"), "key-1")  # used again: the most recent
-    sessions.remember_key(page("unit-4"), "key-4")
-    assert [sessions.key_of(page(f"unit-{i}")) for i in range(5)] == [None, "key-1", None, "key-3", "key-4"]
-    assert sessions.key_of(None) is None and sessions.key_of(page("")) is None
+def test_the_browser_is_its_cookies_key_else_its_session():
+    assert sessions.browser_key(page("s1", KEY)) == KEY
+    assert sessions.browser_key(page("s1", "not-a-key")) == "session:s1"
+    assert sessions.browser_key(page("s1", KEY.upper())) == "session:s1"
+    assert sessions.browser_key(page("s1")) == "session:s1"
+    assert sessions.browser_key(None) == "" and sessions.browser_key(page("")) == ""
 
 
-def test_a_run_is_found_while_it_runs_and_a_later_run_is_not_detached_by_an_earlier_one():
-    first, second = StopSignal(), StopSignal()
-    sessions.attach_run(page("unit-run"), first)
-    assert sessions.run_of(page("unit-run")) is first
-    sessions.attach_run(page("unit-run"), second)  # the next run of the same page
-    sessions.detach_run(page("unit-run"), first)  # the earlier run's end does not take the new one's signal
-    assert sessions.run_of(page("unit-run")) is second
-    sessions.detach_run(page("unit-run"), second)
-    assert sessions.run_of(page("unit-run")) is None
-    sessions.detach_run(page("unit-run"), None)  # a run refused before it began (no signal yet) ends quietly
+def test_a_run_is_stopped_by_the_browser_that_started_it_only():
+    first, second = object(), object()
+    sessions.attach_run(page("unit-run", KEY), first)
+    assert sessions.run_of(page("unit-run", KEY)) is first
+    assert sessions.run_of(page("unit-run")) is None  # the session id alone
+    assert sessions.run_of(page("unit-run", "f" * 32)) is None  # another browser's key
+    sessions.attach_run(page("unit-run", KEY), second)  # the next run of the same page
+    sessions.detach_run(page("unit-run", KEY), first)  # the earlier run's end does not take the new one's signal
+    assert sessions.run_of(page("unit-run", KEY)) is second
+    sessions.detach_run(page("unit-run", KEY), second)
+    assert sessions.run_of(page("unit-run", KEY)) is None
+    sessions.detach_run(page("unit-run", KEY), None)  # a run refused before it began (no signal yet) ends quietly
     sessions.attach_run(None, first)  # a call without a session (a test, a script) is not kept
     assert sessions.run_of(None) is None
-    first.discard()
-    second.discard()

@@ -1,0 +1,102 @@
+"""gradio's waiting lines made fair per client: server.fair_line's rules applied to gradio's queue.
+
+gradio keeps one line per concurrency group and starts its first waiting request whenever the group has room; a
+line here is kept in server.fair_line's order (round robin by address, then by browser, running requests counted
+as turns taken), reordered when a request joins and again just before gradio picks one. Each request's place is
+then sent (gradio's estimation message), so a waiting student sees where it stands.
+
+Admission, per line (limits: QUEUE_WAITING, ADDRESS_WAITING, BROWSER_WAITING; trainings: one per browser,
+waiting or running):
+- a browser holding its bound is refused ("you already have ...");
+- an address holding its bound is refused (an address that invents browsers holds at most that much of a line);
+- a full line takes the request only in the place of one of an address (or, within the newcomer's address, a
+  browser) holding at least two more (fair_line.make_room); that request is ended with a message saying why.
+
+gradio 6.31's queue is private: every attribute used here is checked at start by server.compat.
+"""
+from __future__ import annotations
+
+import gradio as gr
+from gradio.server_messages import ProcessCompletedMessage
+from gradio.utils import error_payload
+
+from limits import (ADDRESS_WAITING, BROWSER_WAITING, DEFAULT_ADDRESS_WAITING, DEFAULT_BROWSER_WAITING,
+                    DEFAULT_WAITING, QUEUE_WAITING, TRAINING_GROUP)
+from store.clients import client_address
+
+from .fair_line import fair_order, held, make_room
+
+MADE_ROOM = ("your request made room in a full line for a client with fewer requests waiting (yours had the most): "
+             "send it again in a minute")
+
+
+class Refused(Exception):
+    """A call refused before it is queued; `index` is the input it is about (its message shows there)."""
+
+    def __init__(self, message: str, index: int = 0):
+        super().__init__(message)
+        self.index = index
+
+
+def client_of(event) -> tuple[str, str]:
+    """(address, browser) of a queued request: its address ('' for loopback) and its session; read once."""
+    client = getattr(event, "fair_client", None)
+    if client is None:
+        client = event.fair_client = (client_address(event.request) or "", event.session_hash)
+    return client
+
+
+def running(queue, group: str) -> list:
+    return [e for job in queue.active_jobs if job for e in job if e.concurrency_id == group]
+
+
+def admit(queue, group: str, session: str | None, request):
+    """Refuse a request that would hold more than its client's share of the line (Refused says why); else the
+    waiting request it takes the place of in a full line, or None."""
+    line = queue.event_queue_per_concurrency_id[group]
+    if not session:  # gradio would make each such request a browser of its own, outside every browser's bound
+        raise Refused("a request must name its session (session_hash), as the page and gradio_client do")
+    client = (client_address(request) or "", session)
+    browser = held(line.queue, running(queue, group) if group == TRAINING_GROUP else [], client_of, client)[0]
+    if group == TRAINING_GROUP and browser >= BROWSER_WAITING[group]:
+        raise Refused("you already have a training queued or running: wait for it to end, or press Stop")
+    if browser >= BROWSER_WAITING.get(group, DEFAULT_BROWSER_WAITING):
+        raise Refused(f"you already have {browser} requests like this one waiting: wait for them to be answered")
+    waiting_here = held(line.queue, [], client_of, client)[1]
+    if client[0] and waiting_here >= ADDRESS_WAITING.get(group, DEFAULT_ADDRESS_WAITING):
+        raise Refused(f"{waiting_here} requests like this one from your network are already waiting: try again "
+                      f"in a minute")
+    if len(line.queue) < QUEUE_WAITING.get(group, DEFAULT_WAITING):
+        return None
+    victim = make_room(line.queue, client_of, client)
+    if victim is None:
+        raise Refused(f"{len(line.queue)} requests like this one are already waiting: try again in a minute")
+    return victim
+
+
+def settle(queue, group: str, victim=None) -> None:
+    """After a request joined `group`'s line: end the request it took the place of (with MADE_ROOM), put the line
+    in fair order and send every waiting request its place."""
+    line = queue.event_queue_per_concurrency_id[group]
+    if victim is not None and victim in line.queue:
+        line.queue.remove(victim)
+        queue.event_ids_to_events.pop(victim._id, None)
+        payload = error_payload(gr.Error(MADE_ROOM), True)
+        queue.send_message(victim, ProcessCompletedMessage(output=payload, title="Error", success=False))
+    line.queue[:] = fair_order(line.queue, running(queue, group), client_of)
+    queue.broadcast_estimations(group)
+
+
+def install(queue) -> None:
+    """Reorder every line that can start a request just before gradio picks its first (gradio's get_events runs
+    under the queue's delete_lock; the order is the one fair_order gives with the requests running now)."""
+    pick = queue.get_events
+
+    def fair_pick():
+        for group, line in queue.event_queue_per_concurrency_id.items():
+            if len(line.queue) > 1 and (line.concurrency_limit is None
+                                        or line.current_concurrency < line.concurrency_limit):
+                line.queue[:] = fair_order(line.queue, running(queue, group), client_of)
+        return pick()
+
+    queue.get_events = fair_pick

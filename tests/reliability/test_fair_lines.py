@@ -1,0 +1,150 @@
+"""Fair to every client in every line: a client holds at most a few waiting requests of each kind, a line serves
+clients in turn (by address, then by browser), and a full line gives a place to an address holding fewer.
+
+Regressions (issue 30, items 1-3): the lines were per kind of request, first come first served: one client keeping
+the 64 Show-attention places full had the honest client refused 24 times of 25; a class of 5 behind one address got
+1 training queued and 4 refused (a client was its session or its address); new session ids from 10 addresses held
+every training place and an honest student was refused 89 times of 89.
+
+Deterministic, not timed: the line under test is paused (its running count raised by a million, so gradio starts
+nothing from it) while requests join it, and its order is read from gradio's queue; the joined trainings are invalid (3
+heads of d_model 32), so the line empties at once when it is resumed. Loopback only (X-Forwarded-For values are
+addresses only with ATTENTION_LAB_TRUST_FORWARDED=1)."""
+from __future__ import annotations
+
+import contextlib
+import time
+import uuid
+
+import httpx
+import pytest
+
+from limits import ADDRESS_WAITING, BROWSER_WAITING, DEFAULT_BROWSER_WAITING, QUEUE_WAITING
+from server.lines import client_of
+
+PAUSE = 10**6
+BAD_TRAINING = ["task", "reverse", "", None, "", 1, 3, 32, 3e-3, 10, 8, None, "mha", "sinusoidal"]
+
+
+@pytest.fixture(scope="module")
+def served():
+    import app
+
+    demo, (_, url, _) = app.launch(server_name="127.0.0.1", server_port=None, prevent_thread_lock=True, quiet=True)
+    try:
+        yield demo, url, httpx.get(url + "config", timeout=30).json()
+    finally:
+        demo.close()
+
+
+@pytest.fixture(autouse=True)
+def forwarded(monkeypatch):
+    monkeypatch.setenv("ATTENTION_LAB_TRUST_FORWARDED", "1")
+
+
+def fn_index(config: dict, api_name: str) -> int:
+    return next(d["id"] for d in config["dependencies"] if d.get("api_name") == api_name)
+
+
+def join(url: str, index: int, data: list, session: str, address: str | None = None) -> httpx.Response:
+    body = {"data": data, "fn_index": index, "session_hash": session, "event_data": None, "trigger_id": None}
+    headers = {"x-forwarded-for": address} if address else {}
+    return httpx.post(url + "gradio_api/queue/join", json=body, headers=headers, timeout=30)
+
+
+def new_session() -> str:
+    return uuid.uuid4().hex[:11]
+
+
+@contextlib.contextmanager
+def paused(demo, url: str, config: dict, group: str, api_name: str, data: list):
+    """The line of `group`, starting nothing while the block runs; it exists once one call has joined it."""
+    queue = demo._queue
+    if group not in queue.event_queue_per_concurrency_id:
+        assert join(url, fn_index(config, api_name), data, new_session()).status_code == 200
+    line = queue.event_queue_per_concurrency_id[group]
+    line.current_concurrency += PAUSE  # as if that many ran: gradio starts none (and counts down those that end)
+    try:
+        yield line
+    finally:
+        line.current_concurrency -= PAUSE
+        deadline = time.monotonic() + 120
+        while line.queue and time.monotonic() < deadline:  # the joined calls run (and fail at once): drained
+            time.sleep(0.1)
+
+
+def sessions_in(line) -> list[str]:
+    return [event.session_hash for event in line.queue]
+
+
+def attention_data(text: str) -> list:
+    return ["reverse", text, "", None, None]
+
+
+def test_a_flooder_holds_a_few_waiting_and_an_honest_request_is_served_next(served):
+    """One client sends 10 Show-attention requests while the line is paused: BROWSER_WAITING wait, the rest are
+    refused with a message; an honest client's one request then waits behind one of the flooder's only (before:
+    all 10 waited, and the honest one behind them)."""
+    demo, url, config = served
+    index, flooder, honest = fn_index(config, "attention"), new_session(), new_session()
+    with paused(demo, url, config, "attention", "attention", attention_data("warm")) as line:
+        answers = [join(url, index, attention_data(f"flood {i}"), flooder) for i in range(10)]
+        assert [a.status_code for a in answers].count(200) == BROWSER_WAITING.get("attention", DEFAULT_BROWSER_WAITING)
+        refused = next(a for a in answers if a.status_code != 200)
+        assert "waiting" in refused.text
+        assert join(url, index, attention_data("honest"), honest).status_code == 200
+        ahead = sessions_in(line)[:sessions_in(line).index(honest)]
+        assert ahead.count(flooder) == 1, sessions_in(line)
+
+
+def test_a_class_of_five_behind_one_address_all_queue_and_share_its_turn(served):
+    """Five students behind one school address each queue a training (before: 1 queued, 4 refused); a student of
+    another address that joins after them waits behind one of them, not five."""
+    demo, url, config = served
+    index, school = fn_index(config, "train"), "198.51.100.7"
+    students, other = [new_session() for _ in range(5)], new_session()
+    with paused(demo, url, config, "train", "train", BAD_TRAINING) as line:
+        assert [join(url, index, BAD_TRAINING, s, school).status_code for s in students] == [200] * 5
+        assert join(url, index, BAD_TRAINING, students[0], school).status_code == 422  # one per browser
+        assert join(url, index, BAD_TRAINING, other, "192.0.2.1").status_code == 200
+        assert sessions_in(line).index(other) == 1, sessions_in(line)
+
+
+def test_new_sessions_from_ten_addresses_cannot_lock_an_honest_student_out(served):
+    """New session ids from 10 addresses, as many as the line takes: an honest student of an 11th address still
+    gets a place (a full line gives it one of an address holding more), and waits behind at most one request per
+    other address (before: refused, every time)."""
+    demo, url, config = served
+    index, honest = fn_index(config, "train"), new_session()
+    flood = [f"203.0.113.{10 + i}" for i in range(10)]
+    with paused(demo, url, config, "train", "train", BAD_TRAINING) as line:
+        codes = [join(url, index, BAD_TRAINING, new_session(), flood[i % 10]).status_code for i in range(100)]
+        assert len(line.queue) <= QUEUE_WAITING["train"] and 422 in codes
+        per_address = [sum(client_of(e)[0] == a for e in line.queue) for a in flood]
+        assert max(per_address) <= ADDRESS_WAITING["train"]
+        assert join(url, index, BAD_TRAINING, honest, "192.0.2.9").status_code == 200
+        assert sessions_in(line).index(honest) <= 10, sessions_in(line)
+
+
+def test_a_full_line_tells_the_request_that_made_room_why(served):
+    """A busy address holds three of a full line; a newcomer of an address holding none takes the place of the busy
+    address's last served, and that request ends with a message saying why (it was not left waiting)."""
+    from gradio_client import Client
+
+    demo, url, config = served
+    index, busy = fn_index(config, "train"), "203.0.113.50"
+    with paused(demo, url, config, "train", "train", BAD_TRAINING) as line:
+        for _ in range(2):
+            assert join(url, index, BAD_TRAINING, new_session(), busy).status_code == 200
+        job = Client(url, verbose=False, headers={"X-Forwarded-For": busy}).submit(*BAD_TRAINING[:11],
+                                                                                   api_name="/train")
+        while len(line.queue) < 3:
+            time.sleep(0.05)
+        while len(line.queue) < QUEUE_WAITING["train"]:
+            assert join(url, index, BAD_TRAINING, new_session(), f"203.0.113.{60 + len(line.queue)}").status_code \
+                == 200
+        newcomer = new_session()
+        assert join(url, index, BAD_TRAINING, newcomer, "192.0.2.77").status_code == 200
+        assert newcomer in sessions_in(line) and len(line.queue) == QUEUE_WAITING["train"]
+        with pytest.raises(Exception, match="made room"):
+            job.result(timeout=60)
