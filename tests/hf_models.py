@@ -78,3 +78,18 @@ def build_tiny_bert(directory: Path, seed: int = 0, **config) -> Path:
     randomize(model, seed)
     model.save_pretrained(directory, safe_serialization=True)
     return directory
+
+
+HUB_FILES = ("config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json", "vocab.txt")
+
+
+def families_hub_cache(root: Path) -> Path:
+    """A Hugging Face hub cache under `root` holding a tiny Llama (someone/tiny-llama) and a tiny BERT
+    (someone/tiny-bert), laid out as `python -m transformer.pretrained` leaves them; returns the cache directory."""
+    from tests.conftest import add_to_hub_cache
+
+    cache = root / "hub"
+    for repo, build in (("someone/tiny-llama", build_tiny_llama), ("someone/tiny-bert", build_tiny_bert)):
+        directory = build(root / repo.split("/")[1])
+        add_to_hub_cache(cache, repo, {n: directory / n for n in HUB_FILES if (directory / n).exists()})
+    return cache

@@ -7,23 +7,14 @@ import pytest
 import torch
 from gradio_client import Client
 
-from tests.conftest import add_to_hub_cache
-from tests.hf_models import build_tiny_bert, build_tiny_llama
+from tests.hf_models import families_hub_cache
 
 LLAMA, BERT = "tiny-llama (pretrained)", "tiny-bert (pretrained)"
-FILES = ("config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json", "vocab.txt")
 
 
 @pytest.fixture(scope="module")
 def cache(tmp_path_factory):
-    """A Hugging Face hub cache holding a tiny Llama and a tiny BERT, as `python -m transformer.pretrained` lays
-    them out."""
-    root = tmp_path_factory.mktemp("families")
-    cache = root / "hub"
-    for repo, build in (("someone/tiny-llama", build_tiny_llama), ("someone/tiny-bert", build_tiny_bert)):
-        directory = build(root / repo.split("/")[1])
-        add_to_hub_cache(cache, repo, {n: directory / n for n in FILES if (directory / n).exists()})
-    return cache
+    return families_hub_cache(tmp_path_factory.mktemp("families"))
 
 
 @pytest.fixture(scope="module")

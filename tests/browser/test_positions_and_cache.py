@@ -18,9 +18,6 @@ from transformer.generate import cache_bytes_per_token
 CHECKPOINTS = Path(__file__).resolve().parents[2] / "checkpoints"
 
 # JS: the cells of every body row of a gr.Dataframe (gradio 6 draws them as div gridcells), as text.
-_TABLE_ROWS = """(id) => [...document.querySelectorAll(`#${id} [role=row]`)]
-    .map(r => [...r.querySelectorAll('[role=gridcell]')].map(c => c.textContent.trim())).filter(r => r.length)"""
-
 # JS: set a slider as a drag would (value, then input and change events).
 _SET_SLIDER = """([id, value]) => {
     const input = document.querySelector(`#${id} input[type=range]`);
@@ -57,8 +54,7 @@ def test_model_tab_lists_mla_with_the_librarys_bytes(lab):
     page = lab.page
     seen = tour.tour_model(lab.page)
     assert seen["summary"].startswith("reverse:"), seen["summary"]
-    page.wait_for_function(f"() => ({_TABLE_ROWS})('model-cache').length >= 4")
-    rows = page.evaluate(_TABLE_ROWS, "model-cache")
+    rows = tour.table_rows(page, "model-cache", at_least=4)
     cfg = shipped_config("reverse")
     mla = TransformerConfig.from_dict({**cfg.to_dict(), "attention": "mla", "n_kv_heads": None,
                                        "kv_latent_dim": None})

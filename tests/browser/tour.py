@@ -264,6 +264,17 @@ _WATCH_STATUS = """() => {
 }"""
 
 
+# JS: the cell texts of each row of a gradio Dataframe (by its elem_id); the header row has no gridcell
+TABLE_ROWS = """(id) => [...document.querySelectorAll(`#${id} [role=row]`)]
+    .map(r => [...r.querySelectorAll('[role=gridcell]')].map(c => c.textContent.trim())).filter(r => r.length)"""
+
+
+def table_rows(page, elem_id: str, at_least: int = 1) -> list[list[str]]:
+    """The rows of the Dataframe `elem_id` (cell texts), once it has at least `at_least`."""
+    page.wait_for_function(f"() => ({TABLE_ROWS})('{elem_id}').length >= {at_least}")
+    return page.evaluate(TABLE_ROWS, elem_id)
+
+
 def checkpoint_choices(page) -> list[str]:
     """The options of the checkpoint dropdown (opens it, reads them, closes it)."""
     page.locator("#ckpt input").click()
