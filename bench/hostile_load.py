@@ -1,24 +1,24 @@
-"""A classroom with a hostile client in it (issue 18): does one client hurt the others?
+"""A classroom with hostile clients in it (issues 18 and 30): does one client hurt the others?
 
-    nice -n 10 python bench/hostile_load.py                 # 20 clients, 2 trainings, 1 flooder, 60 s
-    nice -n 10 python bench/hostile_load.py --seconds 30    # shorter
+    nice -n 10 python bench/hostile_load.py                 # 20 clients, the floods, 90 s
+    nice -n 10 python bench/hostile_load.py --seconds 45    # shorter
 
 Starts the app of this checkout in a subprocess on 127.0.0.1 (bench/load.py's driver), with gradio's cache in a
-fresh folder, then, over loopback only:
+fresh folder and ATTENTION_LAB_TRUST_FORWARDED=1 (so X-Forwarded-For names a client's address, as on a Space),
+then, over loopback only:
 
-1. Three victims train a small model each (tiny, 10 steps): models that must survive.
-2. Eviction flood: `--flood-models` (66) tiny trainings, each from a new session, as fast as the app lets them
-   run (two at a time).
-3. The window (`--seconds`): two clients keep a long training running; `--clients` (20) threads repeat
-   "Show attention" then a heatmap redraw (bench/load.py's classroom); a Stop prober presses Stop every 0.5 s
-   from a session with nothing training (it must answer at once: "Nothing is training"); the flooder sends raw
-   queue joins of training requests from new session ids as fast as it can, and uploads 8 MB files.
-4. The two owners press Stop (timed too); a victim downloads its model 100 times.
-5. Figures: Stop p95 (prober and owners), /attention and redraw p95, errors and 503s seen by anyone but the
-   flooder, whether each victim's model still answers, the flooder's refusals, the server's resident memory at
-   start, peak (VmHWM) and 5 s and 45 s after the load, and the disk used by the app's folder after the downloads.
-Goals (issue 18): Stop p95 <= 1 s, heatmap p95 <= 1 s, others' errors 0, disk <= 1 GB, end RSS within 300 MB
-of the start. The machine may be shared: the load average is printed; say so with the figures.
+1. Eviction, both orders: a class of 3 trains a tiny model each, then `--flood-models` (66) tiny trainings come
+   from new sessions (two at a time, as fast as the app runs them); then a flood of 50 first, a second class of
+   3, and 18 more. Each student opens their model every 5 s meanwhile (a class uses its models).
+2. The window (`--seconds`): `--clients` (20) threads repeat "Show attention" then a heatmap redraw (bench/load.py's
+   classroom); a Stop prober presses Stop every 0.5 s from a session with nothing training; one client keeps 16
+   Show-attention requests of distinct 2,000-character translate-en-es inputs going (bench/flooders.py); raw
+   training joins from new session ids of one address, and from 10 addresses; after 5 s, a class of 5 behind one
+   address and 2 students of their own addresses start a short training each, and are timed to their start.
+3. A student downloads its model 100 times; the server's resident memory 5 s and 60 s after.
+Goals (issue 30, same run): honest Show attention p95 <= 1 s and 0 refusals; every student's training started,
+each within (its first place in line + 1) runs; 3/3 models kept in both eviction orders; RSS 60 s after within
++300 MB of the warm start; 0 errors for honest clients. The machine may be shared: the load average is printed.
 """
 from __future__ import annotations
 
@@ -29,17 +29,14 @@ import sys
 import tempfile
 import threading
 import time
-import uuid
 from pathlib import Path
 
-import httpx
-
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from load import INPUTS, KINDS, Server, loadavg, make_client, opened_kind, percentile  # noqa: E402
+from flooders import Student, attention_flood, training_flood  # noqa: E402
+from load import INPUTS, KINDS, Server, cpu_seconds, loadavg, make_client, opened_kind, percentile  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 TINY = ("task", "reverse", "", None, "", 1, 4, 32, 3e-3, 10, 8)
-LONG = ("task", "reverse", "", None, "", 1, 4, 64, 3e-3, 5000, 64)
 
 
 def rss_mb(pid: int, field: str = "VmRSS") -> float:
@@ -94,22 +91,6 @@ def stop_prober(url: str, tally: Tally, end: float):
         time.sleep(0.5)
 
 
-def flooder(url: str, end: float, counts: dict):
-    config = httpx.get(url + "config", timeout=30).json()
-    index = next(d["id"] for d in config["dependencies"] if d.get("api_name") == "train")
-    data = list(TINY) + [None, "mha", "sinusoidal"]
-    blob = os.urandom(8 << 20)
-    with httpx.Client(timeout=30) as http:
-        while time.perf_counter() < end:
-            body = {"data": data, "fn_index": index, "session_hash": uuid.uuid4().hex[:10], "event_data": None,
-                    "trigger_id": None}
-            code = http.post(url + "gradio_api/queue/join", json=body).status_code
-            counts[code] = counts.get(code, 0) + 1
-            if counts[code] % 20 == 0:
-                up = http.post(url + "gradio_api/upload", files={"files": ("f.txt", blob, "text/plain")})
-                counts[f"upload {up.status_code}"] = counts.get(f"upload {up.status_code}", 0) + 1
-
-
 def serve_in_fresh_cache(prefix: str) -> tuple[Server, Path]:
     """The app of this checkout started in a subprocess with gradio's cache in a new folder (whose size the bench
     reads), its log beside that folder; the load average is printed first (the machine may be shared)."""
@@ -126,79 +107,127 @@ def open_inputs(url: str, inputs) -> None:
         warm.predict(ckpt, text, "", api_name="/attention")
 
 
+def eviction_flood(url: str, n: int, counts: dict) -> tuple[int, float]:
+    """n tiny trainings, each from a new session, two at a time (the app runs two at once): (done, seconds)."""
+    t0, done = time.perf_counter(), 0
+    for i in range(0, n, 2):
+        jobs = [make_client(url, 300).submit(*TINY, api_name="/train") for _ in range(min(2, n - i))]
+        for job in jobs:
+            try:
+                job.result(timeout=300)
+                done += 1
+            except Exception as e:  # noqa: BLE001
+                what = f"flood training {type(e).__name__}"
+                counts[what] = counts.get(what, 0) + 1
+    return done, time.perf_counter() - t0
+
+
+def students_with_models(url: str, n: int = 3) -> list:
+    students = [make_client(url, 300) for _ in range(n)]
+    for s in students:
+        s.predict(*TINY, api_name="/train")
+    return students
+
+
+def open_model(tally: Tally, student, what: str = "student model"):
+    return tally.timed(what, lambda: student.predict("my reverse model #1", "abc", "", api_name="/attention"))
+
+
+def keep_using(students: list, tally: Tally, stop: threading.Event) -> threading.Thread:
+    """A class uses its models: each student opens theirs every 5 s (what 'eviction by use' keeps)."""
+    def run():
+        while not stop.wait(5):
+            for s in students:
+                open_model(tally, s, "student use")
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    return thread
+
+
+def wait_idle(pid: int, limit_s: float = 600) -> float:
+    """Wait until the server spends under 0.3 s of CPU in 2 s (the trainings the floods queued have run; the class
+    still opens its models now and then); seconds waited."""
+    t0 = time.perf_counter()
+    while time.perf_counter() - t0 < limit_s:
+        before = cpu_seconds(pid)
+        time.sleep(2)
+        if cpu_seconds(pid) - before < 0.3:
+            break
+    return time.perf_counter() - t0
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--clients", type=int, default=20)
-    parser.add_argument("--seconds", type=float, default=60)
+    parser.add_argument("--seconds", type=float, default=90)
     parser.add_argument("--flood-models", type=int, default=66)
     parser.add_argument("--downloads", type=int, default=100)
     args = parser.parse_args()
+    os.environ["ATTENTION_LAB_TRUST_FORWARDED"] = "1"  # the X-Forwarded-For addresses below (loopback only)
     server, cache = serve_in_fresh_cache("hostile-load-cache-")
-    tally, counts = Tally(), {}
+    tally, counts, using = Tally(), {}, threading.Event()
     try:
         url = server.wait_ready(600)  # a busy shared machine can take minutes to import torch and gradio
-        open_inputs(url, INPUTS[:1] + INPUTS[3:4])
+        open_inputs(url, INPUTS[:1] + INPUTS[3:4] + [("translate-en-es", "The cat sat on the mat.")])
         start_rss = rss_mb(server.proc.pid)
-        victims = [make_client(url, 300) for _ in range(3)]
-        for v in victims:
-            v.predict(*TINY, api_name="/train")
-        t0 = time.perf_counter()
-        flood_done = 0
-        for i in range(0, args.flood_models, 2):  # two at a time: the app runs two trainings at once
-            jobs = [make_client(url, 300).submit(*TINY, api_name="/train")
-                    for _ in range(min(2, args.flood_models - i))]
-            for job in jobs:
-                try:
-                    job.result(timeout=300)
-                    flood_done += 1
-                except Exception as e:  # noqa: BLE001
-                    what = f"flood training {type(e).__name__}"
-                    counts[what] = counts.get(what, 0) + 1
-        flood_s = time.perf_counter() - t0
-        owners = [make_client(url, 300) for _ in range(2)]
-        long_jobs = [o.submit(*LONG, api_name="/train") for o in owners]
-        while any(len(j.outputs()) < 2 and not j.done() for j in long_jobs):
-            time.sleep(0.2)
+        class_first = students_with_models(url)  # eviction, the class first: then a flood of new sessions
+        keep_using(class_first, tally, using)
+        flood_done, flood_s = eviction_flood(url, args.flood_models, counts)
+        flood_first, _ = eviction_flood(url, args.flood_models - 16, counts)  # the flood first: then a class
+        class_second = students_with_models(url)
+        keep_using(class_second, tally, using)
+        eviction_flood(url, 18, counts)
         end = time.perf_counter() + args.seconds
         threads = [threading.Thread(target=classroom, args=(i, url, tally, end), daemon=True)
                    for i in range(args.clients)]
-        threads += [threading.Thread(target=stop_prober, args=(url, tally, end), daemon=True),
-                    threading.Thread(target=flooder, args=(url, end, counts), daemon=True)]
+        threads += [threading.Thread(target=stop_prober, args=(url, tally, end), daemon=True)]
+        threads += attention_flood(url, end, counts)
+        threads += [training_flood(url, end, counts, ["203.0.113.1"], "sessions flood"),
+                    training_flood(url, end, counts, [f"203.0.113.{10 + i}" for i in range(10)], "10-address flood")]
         for t in threads:
             t.start()
+        time.sleep(5)  # the floods fill the training line first
+        students = [Student(url, "198.51.100.7") for _ in range(5)] + [Student(url, f"192.0.2.{i}") for i in (1, 2)]
         for t in threads:
             t.join(args.seconds + 180)
-        for o in owners:
-            tally.timed("owner stop", lambda: o.predict(api_name="/stop"))
-        for j in long_jobs:
-            j.result(timeout=120)
-        alive = sum(tally.timed("victim model", lambda: v.predict("my reverse model #1", "abc", "",
-                                                                   api_name="/attention")) is not None
-                    for v in victims)
+        for s in students:
+            s.thread.join(600)
+        drained = wait_idle(server.proc.pid)  # what the floods left queued has run: the load is over
+        using.set()
+        kept = [sum(open_model(tally, s) is not None for s in group) for group in (class_first, class_second)]
         disk_before = folder_mb(cache)
         for _ in range(args.downloads):
-            tally.timed("download", lambda: victims[0].predict("my reverse model #1", api_name="/download_model"))
+            tally.timed("download", lambda: class_first[0].predict("my reverse model #1", api_name="/download_model"))
         disk_after = folder_mb(cache)
         time.sleep(5)
         soon_rss = rss_mb(server.proc.pid)
-        time.sleep(40)  # past one sweep of the disk budget's thread, which also returns freed memory
+        time.sleep(55)  # 60 s after the load: past a sweep of the disk budget's thread, which returns freed memory
         peak_rss, end_rss = rss_mb(server.proc.pid, "VmHWM"), rss_mb(server.proc.pid)
     finally:
         server.stop()
-    print(f"load average after: {loadavg()}")
-    print(f"eviction flood: {flood_done} tiny trainings from new sessions in {flood_s:.0f} s")
-    for what in ("stop", "owner stop", "attention", "redraw", "download"):
+    print(f"load average after: {loadavg()}; the floods' queued trainings ran {drained:.0f} s after the window")
+    print(f"eviction flood: {flood_done} tiny trainings from new sessions in {flood_s:.0f} s; flood first: "
+          f"{flood_first} before a class of 3, then 18 more")
+    for what in ("stop", "attention", "redraw", "student use", "download"):
         ms = tally.ms.get(what, [])
         print(f"{what:>12}: n={len(ms):4d} p50={percentile(ms, 50):7.0f} ms p95={percentile(ms, 95):7.0f} ms "
               f"max={max(ms, default=float('nan')):7.0f} ms errors={len(tally.errors.get(what, []))}")
-    others = {k: v for k, v in tally.errors.items()}
-    print(f"errors seen by others than the flooder: {sum(map(len, others.values()))} "
-          f"(503 / queue full: {sum('Queue' in e or '503' in e for v in others.values() for e in v)}) "
-          f"{ {k: v[:2] for k, v in others.items()} }")
-    print(f"victims whose model still answers: {alive}/{len(victims)}")
-    print(f"flooder's answers: {counts}")
-    print(f"server RSS: start {start_rss:.0f} MB, peak {peak_rss:.0f} MB, 5 s after the load {soon_rss:.0f} MB, "
-          f"45 s after {end_rss:.0f} MB (end - start {end_rss - start_rss:+.0f} MB; goal <= +300)")
+    refused = sum("waiting" in e or "full" in e for e in tally.errors.get("attention", []))
+    print(f"honest Show attention refusals: {refused} (goal 0); p95 goal <= 1000 ms")
+    run_s = max((s.run_time for s in students if s.error is None), default=float("nan"))
+    for s in students:
+        ahead = s.rank if s.rank is not None else 0
+        print(f"student {s.address:>13}: told place {s.rank}, waited {s.wait:5.1f} s, ran {s.run_time:4.1f} s, "
+              f"within (place + 1) x longest run ({(ahead + 1) * run_s:5.1f} s): {s.wait <= (ahead + 1) * run_s} "
+              f"error={s.error}")
+    print(f"students' trainings started: {sum(s.started is not None and s.error is None for s in students)}/"
+          f"{len(students)}")
+    print(f"errors seen by honest clients: {sum(map(len, tally.errors.values()))} "
+          f"{ {k: v[:2] for k, v in tally.errors.items()} }")
+    print(f"students whose model is kept: class first {kept[0]}/3, flood first {kept[1]}/3")
+    print(f"flooders' answers: {counts}")
+    print(f"server RSS: warm start {start_rss:.0f} MB, peak {peak_rss:.0f} MB, 5 s after the load {soon_rss:.0f} MB, "
+          f"60 s after {end_rss:.0f} MB (end - start {end_rss - start_rss:+.0f} MB; goal <= +300)")
     print(f"app folder: {disk_before:.0f} MB before {args.downloads} downloads, {disk_after:.0f} MB after "
           f"(goal <= 1024 MB)")
 
