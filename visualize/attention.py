@@ -121,7 +121,8 @@ def head_heatmap(weights, query_tokens, key_tokens, title="", mask=None, narrow:
     With `narrow` (False: a page on a projector or a laptop, True: on a phone) and `box_px` (the width of the
     figure's box; default the Attention tab's) the cells keep a readable size (heatmap_size): every token has its
     label, and a figure whose cells do not fit its box is wider than it (the page scrolls it sideways); on a
-    phone the colour bar lies flat above the plot, out of the cells' width and of the key labels' way. With None
+    phone, and in a figure that scrolls, the colour bar lies flat above the plot at its left, out of the cells'
+    width and of the key labels' way. With None
     (a figure of unknown width) plotly thins the labels to what fits. The figure's `meta` holds the cells' side in
     px ("cell_px") when it is known.
     """
@@ -142,9 +143,11 @@ def head_heatmap(weights, query_tokens, key_tokens, title="", mask=None, narrow:
         keys = dict(axis_px=size.column_px * len(key_tokens))
         queries = dict(size=token_font_size(len(query_tokens), every_token=True),
                        axis_px=size.row_px * len(query_tokens))
-        if narrow:  # flat above the plot, right of the title's start: beside it, it took a fifth of the width
+        if narrow or size.width:  # flat above the plot at its left: beside it, it took a fifth of a phone's width,
+            # and it would be out of sight at the right end of a figure that scrolls sideways
+            layout["height"] = size.height + (0 if narrow else _BAR_ABOVE)  # heatmap_size counts it on a phone
             around_y = _AROUND_HEATMAP + (40 if allowed is not None else 0) + _BAR_ABOVE  # as heatmap_size
-            plot_px = size.height - around_y  # the plot area's height, as plotly will lay it out (about)
+            plot_px = layout["height"] - around_y  # the plot area's height, as plotly will lay it out (about)
             fig.update_traces(colorbar=dict(orientation="h", x=0, xanchor="left", lenmode="pixels", len=160,
                                             y=1 + 24 / plot_px, yanchor="bottom", thickness=12, title_side="right"),
                               selector=dict(name=""))  # at the left: seen before any sideways scroll

@@ -97,7 +97,7 @@ def test_past_the_box_every_token_keeps_its_label_and_of_unknown_width_plotly_th
     token."""
     tokens = [chr(ord("a") + i % 26) for i in range(64)]
     wide = head_heatmap(softmax_rows(64, 64), tokens, tokens, narrow=False)
-    assert wide.layout.xaxis.tickmode == "array"
+    assert wide.layout.xaxis.tickmode == "array" and wide.data[0].colorbar.orientation == "h"  # seen unscrolled
     assert wide.layout.width == math.ceil(BESIDE_KEYS_PX[False] + QUERY_CHAR * 12 + 64 * MIN_CELL_PX)
     tokens = tokens[:24]
     fig = head_heatmap(softmax_rows(24, 24), tokens, tokens)
