@@ -8,6 +8,7 @@ import gradio as gr
 import pandas as pd
 
 import visualize as viz
+from visualize.key_window import heaviest_window
 from transformer.data import INDUCTION_ALPHABET, TASKS
 from transformer.fill_mask import fill_mask
 from transformer.generate import STRATEGIES, generate
@@ -180,8 +181,9 @@ def inspect_step(gen_state, step):
     chosen, pattern, query = step_on_gpu(source, gen_state["input"], gen_state["output"], step)
     probs = viz.token_probabilities(chosen, gen_state["top"][step], title=f"step {step}: the model's top choices")
     weights = pattern.weights[-1, :, query].mean(0)  # (S,): last layer, mean of heads
-    shown = slice(max(0, len(weights) - ATTENTION_CAP), None)  # the most recent keys when there are many
-    cut = f"; its last {ATTENTION_CAP} of {len(weights)} tokens" if len(weights) > ATTENTION_CAP else ""
+    shown = heaviest_window(weights, ATTENTION_CAP)  # where the weight is, when there are more keys than fit
+    cut = (f"; tokens {shown.start}-{shown.stop - 1} of {len(weights)}, holding {float(weights[shown].sum()):.0%} "
+           f"of its weight" if len(weights) > ATTENTION_CAP else "")
     where = viz.attended_bar(weights[shown], pattern.key_tokens[shown],
                              title=f"where {chosen!r} looked (last layer, mean of heads{cut})")
     return probs, where

@@ -83,3 +83,37 @@ def test_switching_heads_off_on_a_held_out_verse(client, library):
     assert [[round(v, 4) for v in row] for row in grid] == [[round(v, 4) for v in row] for row in expected.tolist()]
     client.predict(CKPT, VERSE.en, "", api_name="/attention")  # no reference: judged on its own translation
     assert [row[0] for row in client.predict("cross", ["0.0"], api_name="/ablate")["data"]] == ["all on", "cross 0.0 off"]
+
+
+LONG_SOURCE = ("And he said unto them, Go ye into all the world, and preach the gospel to every creature. He that "
+               "believeth and is baptized shall be saved; but he that believeth not shall be damned. And these signs "
+               "shall follow them that believe; In my name shall they cast out devils; they shall speak with new "
+               "tongues.")
+
+
+def test_where_it_looked_shows_the_source_words_that_hold_the_weight(client, library):
+    """Regression (issue 29, item 7): for a source longer than the bars can label (76 tokens here, 64 bars), "Where
+    it looked" showed the source's last 64 tokens, most of the weight off screen. Oracle: the library's own cross
+    weights of that step (record_step, last layer, mean of heads): the bars shown are the window holding the most
+    weight (visualize.key_window, checked against brute force in tests/unit/test_key_window.py), here nearly all
+    of it where the last 64 held under 10%, and the title says which tokens of how many and what share of the weight."""
+    from transformer.generate import generate as library_generate
+    from transformer.interpretability.probe import encode_input, record_step
+    from visualize.key_window import heaviest_window
+
+    model, tokenizer, _ = library
+    generate(client, CKPT, LONG_SOURCE, max_new_tokens=8)
+    _, where = client.predict(0, api_name="/inspect_step")
+    figure = plot_json(where)
+    bars = decode(figure["data"][0]["y"])
+    ids = encode_input(model, tokenizer, LONG_SOURCE).ids
+    output_ids = [step.token_id for step in library_generate(model, ids, 8)]  # greedy, as the app's defaults
+    pattern, query = record_step(model, tokenizer, ids, output_ids, 0)
+    weights = pattern.weights[-1, :, query].mean(0).numpy()  # (S,)
+    assert len(weights) > 64 and len(bars) == 64
+    shown = heaviest_window(weights, 64)
+    assert sum(bars) == pytest.approx(float(weights[shown].sum()), abs=1e-4)
+    assert sum(bars) > 0.9 and float(weights[-64:].sum()) < 0.1  # the first Spanish word reads the first verse
+    title = figure["layout"]["title"]["text"]
+    assert f"tokens {shown.start}-{shown.stop - 1} of {len(weights)}" in title
+    assert f"holding {float(weights[shown].sum()):.0%}" in title
