@@ -44,6 +44,7 @@ ENDPOINTS = [
     ("/generate", ("reverse", "hello", "sample", 0.8, 0, 1.0, 1, 10, 7)),
     ("/inspect_step", (2,)),
     ("/example", ("reverse",)),
+    ("/fill_mask", ("reverse", "a [MASK] b", 5)),  # not encoder-only: the notice, no model run
     ("/positional", (64, 50, "0, 1", "reverse")),
     ("/rope", (16, 32)),
     ("/alibi", (4, 12, True)),
@@ -87,7 +88,8 @@ def test_spaces_is_installed_pinned_and_a_no_op_here():
     assert set(GPU_FUNCTIONS) == {
         "tabs.attention.record.record_on_gpu", "tabs.attention.inside.qk_on_gpu",
         "tabs.attention.inside.ablation_on_gpu", "tabs.attention.inside.importance_on_gpu",
-        "tabs.generate.generate_on_gpu", "tabs.generate.step_on_gpu", "tabs.train.page.train_on_gpu",
+        "tabs.generate.generate_on_gpu", "tabs.generate.step_on_gpu", "tabs.generate.fill_mask_on_gpu",
+        "tabs.train.page.train_on_gpu",
         "tabs.train.page.compare_on_gpu", "tabs.attention.views.norms_on_gpu", "tabs.attention.lens.lens_on_gpu",
         "tabs.train.watch.watch_on_gpu"}
     assert all(gpu_functions()[name] is fn for name, fn in GPU_FUNCTIONS.items())
