@@ -99,17 +99,34 @@ def run_compare(source, task, text, upload, hub, layers, heads, d_model, lr, ste
                    details if details is not None else keep, run.control)
 
 
+NOTHING_TRAINING = "Nothing is training in this tab: press **Start** (or a training demo) to train."
+
+
 def stop_training(request: gr.Request = None):
     """Ask this session's run to stop after its current step. The run is the status line's one writer: its last
     update says how it ended ("Training stopped after ..."), within a step of the click. A reply of Stop's own
-    there ("Stopping…") could arrive after that last update and hide it, so Stop leaves the status as it is. The
-    run's signal comes from store.sessions, for the browser that started it only (its key, in the page's cookie):
-    not from the session's state, which anyone naming the session id would get (issue 30)."""
+    there ("Stopping…") could arrive after that last update and hide it, so Stop leaves the status as it is, and a
+    second click while stopping changes nothing. With no run going, Stop says so in the status: Stop is a
+    `queue=False` event, where a gr.Error reaches the page as a bare "Error" (HTTP 500) and gr.Info shows nothing.
+    The run's signal comes from store.sessions, for the browser that started it only (its key, in the page's
+    cookie): not from the session's state, which anyone naming the session id would get (issue 30)."""
     control = sessions.run_of(request)
-    if not isinstance(control, StopSignal) or control.is_set():
-        raise gr.Error("Nothing is training in this tab: press Start first", print_exception=False)
-    control.set()
+    if not isinstance(control, StopSignal) or control.ended:
+        return NOTHING_TRAINING
+    control.set()  # a second click sets it again: nothing changes
     return gr.skip()
+
+
+ALREADY_TRAINING = ("**A training is already running in this tab, so this one did not start.** Press **Stop**, wait for "
+                    "“Training stopped” in the status below, then click again.")
+
+
+def say_if_training(request: gr.Request = None) -> str:
+    """What a click that starts a run (Start, Compare, Watch, a training demo) is told before the run asks to join
+    the queue: the server refuses a second training of this session there (server.admission), and gradio shows
+    that refusal on the call's inputs, which a demo's Watch does not have: the page stayed silent. Cleared ("")
+    when nothing is training. A `queue=False` step, so it answers even while the training line is full."""
+    return ALREADY_TRAINING if sessions.run_of(request) is not None else ""
 
 
 @handler
@@ -202,6 +219,7 @@ def build_train_tab(ckpt, key):
         with gr.Accordion("Watch an induction head form (2-4 minutes)", open=False, elem_id="train-watch-section"):
             gr.Markdown(WATCH_EXPLAINED)
             watch = gr.Button("Watch an induction head form", elem_id="train-watch")
+        notice = gr.Markdown(elem_id="train-notice")  # a run refused: why, and what to do
         status = gr.Markdown("Press Start.", elem_id="train-status")
         with gr.Row():
             # an SVG chart, not a gr.Plot: gradio's Plot redraws through Plotly.react at every update and the page
@@ -232,14 +250,19 @@ def build_train_tab(ckpt, key):
     # show_progress "minimal": a queued run shows its place in the queue, and the status line stays readable while
     # the run streams (the full overlay greyed it out)
     buttons = [start, compare, watch]
-    start.click(
+
+    def told(trigger):
+        """`trigger`'s `.then` after the notice says whether a run is already going (say_if_training)."""
+        return trigger(say_if_training, None, notice, queue=False, api_visibility="private").then
+
+    told(start.click)(
         disables_the_buttons(run_train), inputs + model_options,
         [curves, status, samples, heatmap, ckpt, control, live, live_head] + buttons,
         api_name="train", concurrency_limit=TRAINING["concurrent_trainings"], concurrency_id=TRAINING_GROUP,
         show_progress="minimal", show_progress_on=[status]).then(
         idle, None, buttons, queue=False, api_visibility="private")
     live_head.input(choose_live_head, [live, live_head], heatmap, api_visibility="private", **FAST)
-    compare.click(
+    told(compare.click)(
         disables_the_buttons(run_compare), inputs + [compare_which] + model_options,
         [curves, status, compare_table, compare_details, control] + buttons,
         api_name="compare_variants", concurrency_id=TRAINING_GROUP, show_progress="minimal",
@@ -248,7 +271,7 @@ def build_train_tab(ckpt, key):
 
     def watch_after(trigger, **kwargs):
         """Run "Watch an induction head form" after `trigger` (its button, or a demo click's `.then`)."""
-        return trigger(
+        return told(trigger)(
             disables_the_buttons(run_watch), key, [curves, status, heatmap, ckpt, control] + buttons,
             concurrency_limit=TRAINING["concurrent_trainings"], concurrency_id=TRAINING_GROUP,
             show_progress="minimal", show_progress_on=[status], **kwargs).then(

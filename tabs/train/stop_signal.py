@@ -13,7 +13,7 @@ from pathlib import Path
 class StopSignal:
     """The Train tab's Stop, seen by a run in this process or in a fork of it (a ZeroGPU worker): `set()` sets an
     event here and creates a flag file; `is_set()` reads either. It pickles as the file's path (an Event does not
-    pickle). `discard()` ends it when the run is over: the file goes, the signal stays set."""
+    pickle). `discard()` ends it when the run is over: the file goes, the signal stays set, and `ended` turns True."""
 
     _folder: Path | None = None
     _lock = threading.Lock()
@@ -25,6 +25,7 @@ class StopSignal:
                 atexit.register(shutil.rmtree, StopSignal._folder, True)
         self.path = str(StopSignal._folder / uuid.uuid4().hex)
         self._event = threading.Event()
+        self.ended = False  # the run is over (discard): Stop finds nothing to stop
 
     def set(self) -> None:
         if not self._event.is_set():
@@ -36,10 +37,11 @@ class StopSignal:
 
     def discard(self) -> None:
         self._event.set()
+        self.ended = True
         Path(self.path).unlink(missing_ok=True)
 
     def __getstate__(self) -> dict:
         return {"path": self.path}
 
     def __setstate__(self, state: dict) -> None:
-        self.path, self._event = state["path"], threading.Event()
+        self.path, self._event, self.ended = state["path"], threading.Event(), False

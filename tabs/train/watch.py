@@ -28,7 +28,7 @@ EXAMPLE = "kqwzjxtbhmfaKQWZJXTBHMFA" * 2  # 24 random distinct characters, then 
 WATCH_EXPLAINED = ("**Watch an induction head form.** A 2-layer attention-only model (the shipped `induction` "
                    "recipe) learns sequences of random characters that repeat. For a long while the loss stays flat "
                    "near log 62 (random guessing); then, within a few hundred steps, it falls by half just as the "
-                   "best induction score (lower plot) jumps: a previous-token head in layer 0 and an induction head "
+                   "best induction score (right axis, same chart) jumps: a previous-token head in layer 0 and an induction head "
                    "in layer 1 form together, the phase change of Olsson et al. (2022).")
 
 
