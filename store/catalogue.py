@@ -14,6 +14,7 @@ from transformer.pretrained import cached_arch, cached_pretrained_models, load_p
 
 from checks import UserError
 from limits import MODELS_PER_BROWSER, STORED_MODELS
+from store.about import trained_on
 from store.gpu import DEVICE, onto_device
 from store.user_models import UserModels
 
@@ -107,6 +108,17 @@ def load_at_start() -> None:
             shipped_model(name)
         for name in sorted(pretrained())[:1]:  # pretrained_model keeps one in memory
             pretrained_model(name)
+
+
+def description(name, key: str) -> str:
+    """What checkpoint `name` was trained on and what it expects (store.about.trained_on, from the `task` and
+    `training` of its config.json or, for a model trained in this browser, of its info); "" for a name this
+    browser cannot use."""
+    try:
+        _, _, info = resolve(name, key)
+    except UserError:
+        return ""
+    return trained_on(info.get("task"), info.get("training"), pretrained=name in pretrained())
 
 
 def checkpoint_choices(key: str) -> list[str]:

@@ -69,7 +69,8 @@ DEMOS = [
          text="The quick brown fox jumps over the lazy dog near the river bank. The quick brown fox jumps over the "
               "lazy dog near the river bank.", kind=AttentionKind.DECODER_SELF.value, score="induction"),
     Demo("Who reads whom: translation", "attention",
-         "**Cross-attention in words** of the translation model on a verse it never saw (Acts 13:52), on the head "
+         "**Cross-attention in words** of the translation model (trained on Bible verses) on a verse it never saw "
+         "(Acts 13:52), on the head "
          "that aligns it best (AER in the title); circles are the gold links (same Strong's number). Word order: "
          "*Holy Spirit* becomes *Espíritu Santo*, so the weights cross, and *Spirit* is read by two Spanish words, "
          "*del Espíritu*.",

@@ -20,7 +20,8 @@ from transformer.translation.corpus import example_verse
 from checks import check_choice, check_index, check_number, check_text, unknown_notice
 from limits import (ATTENTION_CAP, FILL_MASK_TOP, GENERATE, GENERATE_CONCURRENCY, GENERATION_BYTES,
                     MAX_PROMPT_CHARS, STREAM_UPDATES_PER_SECOND)
-from store.catalogue import ModelRef, model_ref, pretrained_of_arch, resolve
+from store.about import trained_on
+from store.catalogue import ModelRef, description, model_ref, pretrained, pretrained_of_arch, resolve
 from store.gpu import gpu
 from store.sessions import browser_key
 from widgets.controls import Number, Slider, index_control, index_slider
@@ -47,9 +48,10 @@ def example_input(ckpt, key, request: gr.Request = None) -> str:
 @handler
 def decoding_for(ckpt, key, request: gr.Request = None):
     """The decoding a checkpoint opens with: beam search for the translation model (as the paper translates,
-    section 6.1), the control left as it is for the others."""
-    _, _, info = resolve(ckpt, browser_key(request))
-    return gr.update(value="beam") if info.get("task") == TRANSLATION else gr.update()
+    section 6.1), the control left as it is for the others; and what the checkpoint was trained on and expects."""
+    key = browser_key(request)
+    _, _, info = resolve(ckpt, key)
+    return (gr.update(value="beam") if info.get("task") == TRANSLATION else gr.update()), description(ckpt, key)
 
 
 def _step_table(tokenizer, steps) -> pd.DataFrame:
@@ -109,11 +111,13 @@ def generate_on_gpu(source: ModelRef, ckpt: str, key: str, prompt: str, decoding
     second, then the last, the only one with the state and the number of steps (None before). A generation whose
     estimated memory (beam width x length x model: transformer.memory.generation_bytes) is over GENERATION_BYTES is
     refused before it decodes."""
-    model, tok, _ = source.load()
+    model, tok, info = source.load()
     encoded = encode_input(model, tok, prompt)
     beams = decoding["num_beams"] if decoding["strategy"] == "beam" else 1
     check_generation_memory(model.config, len(encoded.ids), decoding["max_new_tokens"], beams, GENERATION_BYTES)
     notice = unknown_notice(tok, prompt) + encoded.cut_message()
+    if unknown_notice(tok, prompt):  # the input is not what the model learned from: say what it expects
+        notice += "\n\n" + trained_on(info.get("task"), info.get("training"), pretrained=ckpt in pretrained())
     steps, last = [], 0.0
     for step in generate(model, encoded.ids, decoding.pop("max_new_tokens"), **decoding):
         steps.append(step)
@@ -201,6 +205,7 @@ def step_on_gpu(source: ModelRef, input_ids: list[int], output_ids: list[int], s
 def build_generate_tab(ckpt, key):
     with gr.Tab("Generate", id="generate"):
         gr.Markdown("Type a prompt (language model) or a task input (seq2seq models), then watch the tokens arrive.")
+        about = gr.Markdown(description(ckpt.value, ""), elem_id="gen-about")  # what the checkpoint expects
         with gr.Row():
             prompt = gr.Textbox(label="Prompt or task input", lines=3, max_length=MAX_PROMPT_CHARS, scale=4,
                                 elem_id="gen-prompt")
@@ -237,7 +242,8 @@ def build_generate_tab(ckpt, key):
     example.click(example_input, [ckpt, key], prompt, api_name="example")
     mask_go.click(run_fill_mask, [ckpt, mask_text, mask_top, key], [mask_table, mask_notice], api_name="fill_mask",
                   concurrency_limit=GENERATE_CONCURRENCY, concurrency_id="generate")
-    separately(ckpt.change)(decoding_for, [ckpt, key], strategy, api_visibility="private", show_progress="hidden")
+    separately(ckpt.change)(decoding_for, [ckpt, key], [strategy, about], api_visibility="private",
+                            show_progress="hidden")
     inputs = [ckpt, prompt, strategy, temperature, top_k, top_p, num_beams, max_new, seed, key]
     cleared = [output, table, gen_state, picker, notice, probs_plot, where_plot]
     inspect = dict(fn=inspect_step, inputs=[gen_state, picker], outputs=[probs_plot, where_plot])
