@@ -73,17 +73,18 @@ def fake_watch(control):
 def test_a_watched_model_is_evicted_by_address_like_the_others(monkeypatch):
     """Oracle: store.user_models' rule on addresses (tests/reliability/test_fair_eviction.py): a flooder watching
     from six sessions of one address is one client; when the store is full one of its own models goes, not the
-    model of a client that came after it."""
+    model of a client that holds one (here, the model used longest ago: counted per session, it would go)."""
     store = UserModels(max_models=6)
     monkeypatch.setattr(watch, "USER_MODELS", store)
     monkeypatch.setattr(watch, "watch_on_gpu", fake_watch)
-    for i in range(5):
-        list(run_watch(f"flood{i}", call("203.0.113.9", f"s-flood{i}")))
-    list(run_watch("victim", call("198.51.100.7", "s-victim")))
-    victim = store.names("victim")
-    list(run_watch("flood5", call("203.0.113.9", "s-flood5")))
-    assert len(victim) == 1 and store.names("victim") == victim
-    assert len(store) == 6 and sum(len(store.names(f"flood{i}")) for i in range(6)) == 5  # one of its own went
+    victim_call = call("198.51.100.7", "svictim")
+    list(run_watch("", victim_call))  # first: its model is the one used longest ago (issue 30's eviction by use)
+    victim = store.names(sessions.browser_key(victim_call))  # an API client's models are its session's (issue 30)
+    floods = [call("203.0.113.9", f"sflood{i}") for i in range(6)]
+    for flood in floods:
+        list(run_watch("", flood))
+    assert len(victim) == 1 and store.names(sessions.browser_key(victim_call)) == victim
+    assert len(store) == 6 and sum(len(store.names(sessions.browser_key(f))) for f in floods) == 5  # its own went
 
 
 def test_a_run_holds_its_slot_and_stop_and_lets_them_go(monkeypatch):
