@@ -64,14 +64,20 @@ def test_numbering_counts_per_task_and_the_store_keeps_the_last_three():
 
 
 def test_store_is_bounded_in_models_and_the_first_browser_keeps_its_model():
-    """The store is bounded in models of every browser together; the room is made from the newest browser (a flood
-    is many new ones), not the first, and never by dropping the model just put."""
+    """The store is bounded in models of every browser together; among clients holding as many, the model used
+    (trained or opened) longest ago goes (issue 30: eviction by use, so a flood's untouched models go first,
+    whenever it came), and never the model just put. Here the first browser opens its model, so the second loses
+    its own; then, nobody opening anything, the first's (now used longest ago) goes."""
     store = UserModels(per_browser=1, max_models=2)
     model = torch.nn.Linear(2, 2)
-    for key in ("a", "b", "c"):
+    for key in ("a", "b"):
         store.put(key, store.reserve(key, "copy"), model, None, {})
+    assert store.get("a", "my copy model #1") is not None  # opened: used after b's model was trained
+    store.put("c", store.reserve("c", "copy"), model, None, {})
     assert store.names("a") == ["my copy model #1"] and store.names("b") == [] and len(store) == 2
     assert store.names("c") == ["my copy model #1"] and "no longer kept" in store.why_gone("b", "my copy model #1")
+    store.put("d", store.reserve("d", "copy"), model, None, {})
+    assert store.names("a") == [] and store.names("c") == store.names("d") == ["my copy model #1"]
 
 
 def test_a_refused_request_reserves_no_name():
