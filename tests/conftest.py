@@ -25,6 +25,17 @@ torch.set_num_threads(1)
 
 CHECKPOINTS = Path(__file__).resolve().parent.parent / "checkpoints"  # the shipped models, from any working directory
 
+
+def page_call(key: str, session: str = "s0page", host: str = "127.0.0.1"):
+    """A request from a page of the browser whose key is `key`, as a handler sees it (gr.Request): the key in the
+    cookie the page sets at its load (store.sessions.KEY_COOKIE), its session and its address."""
+    from types import SimpleNamespace
+
+    from store.sessions import KEY_COOKIE
+
+    return SimpleNamespace(cookies={KEY_COOKIE: key}, session_hash=session, headers={},
+                           client=SimpleNamespace(host=host))
+
 TINY = dict(vocab_size=17, d_model=32, n_heads=4, n_decoder_layers=2, d_ff=64, dropout=0.0, max_len=24)
 
 

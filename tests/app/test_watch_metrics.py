@@ -8,6 +8,7 @@ import math
 
 from store.catalogue import USER_MODELS
 from tabs.model import describe_model
+from tests.conftest import page_call
 from tabs.train.stop_signal import StopSignal
 from tabs.train.watch import WATCH, watch_stream
 from transformer.interpretability.phase_change import best_scores
@@ -23,8 +24,8 @@ def test_the_watched_model_carries_its_last_evaluation_to_the_model_tab():
     assert (metrics["previous_token_head"], metrics["induction_head"]) == (prev_head, ind_head), metrics
     assert abs(metrics["previous_token_score"] - prev) < 1e-4 and abs(metrics["induction_score"] - ind) < 1e-4
     assert f"at step {WATCH['eval_every']}" in metrics["measured_on"]
-    key = "test-watch-metrics"
+    key = "0123456789abcdef0123456789abcd26"  # a browser's key, in its page's cookie
     name = USER_MODELS.reserve(key, "induction")
     USER_MODELS.put(key, name, last.model, last.tokenizer, last.info)
-    summary = describe_model(name, key)[0]
+    summary = describe_model(name, "", request=page_call(key))[0]
     assert "none recorded" not in summary and f"induction_score = {metrics['induction_score']:.4g}" in summary, summary
