@@ -12,7 +12,8 @@ from transformer import load_checkpoint
 from transformer.generate import generate_text
 from transformer.interpretability.probe import record_attention
 from transformer.translation.corpus import find_verse
-from transformer.translation.gold import aer_per_head, cross_words, gold_links, head_alignment
+from transformer.translation.gold import aer_per_head, cross_words, function_link, gold_links, head_alignment
+from visualize.alignment import FUNCTION_LABEL, GOLD_LABEL
 
 CKPT = "translate-en-es"
 VERSE = find_verse("The disciples were filled with joy and with the Holy Spirit.")
@@ -46,8 +47,14 @@ def test_gold_view_of_a_held_out_verse(client, library):
     title = fig["layout"]["title"]["text"]
     _, expected = head_alignment(cross.weights[layer, head], gold)
     assert re.search(rf"AER {expected.aer:.2f} vs gold links", title), title
-    circles = next(t for t in fig["data"] if t.get("mode") == "markers" and "gold link" in t.get("name", ""))
-    assert sorted(zip(decode(circles["x"]), decode(circles["y"]))) == sorted(gold)
+    def circles(label: str) -> list:
+        trace = next((t for t in fig["data"] if t.get("mode") == "markers" and t.get("name") == label), None)
+        return sorted(zip(decode(trace["x"]), decode(trace["y"]))) if trace else []
+
+    # links on a function word are drawn apart, as small circles (issue 29, item 13)
+    loose = {link for link in gold if function_link(link, cross.en_words, cross.es_words)}
+    assert loose and loose != gold, "the verse has links of both kinds, so both traces are checked"
+    assert circles(GOLD_LABEL) == sorted(gold - loose) and circles(FUNCTION_LABEL) == sorted(loose)
     z = decode(fig["data"][0]["z"])
     assert len(z) == len(VERSE.es.split()) + 1 and len(z[0]) == len(VERSE.en.split()) + 1  # + </s> on both axes
     colours = decode(plot_json(overview)["data"][0]["z"])
