@@ -12,6 +12,7 @@ from transformer.interpretability.two_inputs import differing_positions, head_di
 from checks import UserError, check_index
 from limits import ATTENTION_CONCURRENCY, MAX_PROMPT_CHARS
 from tabs.attention.inside import selected_pattern
+from store.catalogue import resolve
 from store.sessions import browser_key
 from tabs.attention.record import attention_record
 from widgets.errors import handler
@@ -21,17 +22,32 @@ TWO_INPUTS_EXPLAINED = ("Type a second input that differs from the first in a wo
                         "\"The keys to the cabinet is\" / \"are\"): the selected head on both, side by side. The "
                         "grid colours every head by how much its attention changed: the Jensen-Shannon divergence "
                         "of its rows, in bits, over the positions both inputs share (0 = the same, 1 = nothing in "
-                        "common).")
+                        "common). A model that writes an output (translation, reverse) reads the **same output on both sides**: input "
+                        "A's (its reference when it has one, else the model's own output for A), so the change comes "
+                        "from the changed input alone, not from a different output.")
 
 
 @handler
 def compare_inputs(made_by, key, record, text_b, request: gr.Request = None):
-    """The record of the second input, by the model that made the first (the shared cache of tabs.attention.record)."""
+    """The record of the second input, by the model that made the first (the shared cache of tabs.attention.record).
+    An encoder-decoder's decoder reads A's target on B too (target_of): given a reference, A read it and B read
+    the model's own output for B before, so every head's "change" measured a different Spanish sentence (0.09-0.60
+    bits on every head of translate-en-es, issue 29 item 6), not the changed English word."""
     if record is None:
         raise UserError("press Show attention first")
     if not isinstance(text_b, str) or not text_b.strip():
         raise UserError("type a second input to compare with the first")
-    return attention_record(made_by, text_b, "", browser_key(request))
+    key = browser_key(request)
+    return attention_record(made_by, text_b, target_of(made_by, key, record), key)
+
+
+def target_of(made_by, key: str, record) -> str:
+    """The target input A's decoder read, as text (its reference, or the model's greedy output for A); "" for a
+    model without one (decoder-only, encoder-only)."""
+    if record.target_ids is None:
+        return ""
+    _, tokenizer, _ = resolve(made_by, key)
+    return tokenizer.decode(record.target_ids)
 
 
 @handler

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
+
 import pytest
 
 from tests.app.test_app_api import decode, generate, plot_json
@@ -124,3 +126,25 @@ def test_where_it_looked_shows_the_source_words_that_hold_the_weight(client, lib
     title = figure["layout"]["title"]["text"]
     assert f"tokens {shown.start}-{shown.stop - 1} of {len(weights)}" in title
     assert f"holding {float(weights[shown].sum()):.0%}" in title
+
+
+def test_two_inputs_read_the_same_spanish_on_both_sides(client, library):
+    """Regression (issue 29, item 6): input A (the demo verse with its reference) read the reference Spanish, input
+    B the model's own translation of B, so "change per head" measured two different Spanish sentences. B now reads
+    A's target: oracle, the library's record of B given the reference; the change is head_divergence of the two,
+    and B's rows (the Spanish) are A's."""
+    from transformer.interpretability.two_inputs import head_divergence
+
+    model, tokenizer, _ = library
+    text_b = VERSE.en.replace("joy", "fear")
+    a = record_attention(model, tokenizer, VERSE.en, VERSE.es).patterns["cross"]
+    b = record_attention(model, tokenizer, text_b, VERSE.es).patterns["cross"]
+    client.predict(CKPT, VERSE.en, VERSE.es, api_name="/attention")
+    client.predict(text_b, api_name="/compare_inputs")
+    fig_a, fig_b, grid, note = client.predict("cross", 2, 0, api_name="/draw_two_inputs")
+    expected = head_divergence(a, b)
+    assert f"changed by **{float(expected[2, 0]):.3f} bits**" in note
+    drawn = decode(plot_json(grid)["data"][0]["z"])
+    assert np.allclose(np.array(drawn, dtype=float), expected.numpy(), atol=1e-3)
+    assert b.query_tokens == a.query_tokens
+    assert plot_json(fig_b)["data"][0]["y"] == plot_json(fig_a)["data"][0]["y"]  # the same Spanish rows
