@@ -34,8 +34,9 @@ ENDPOINTS = [
     ("/draw_attention", ("cross", 1, 0, "anti-diagonal", "value-weighted norms", True)),
     ("/head_caption", ("cross", 1, 0, "value-weighted norms", False)),
     ("/logit_lens", (1,)),
-    ("/compare_inputs", ("hello",)),
+    ("/compare_inputs", ("watchingbackward",)),  # as long as /attention's input: /patching runs the pair
     ("/draw_two_inputs", ("cross", 1, 0)),
+    ("/patching", ("cross", 1, 0, "", "", -1)),
     ("/draw_qk", ("cross", 1, 0, 2)),
     ("/draw_rollout", ("encoder self",)),
     ("/ablate", ("cross", ["1.0"])),
@@ -91,7 +92,8 @@ def test_spaces_is_installed_pinned_and_a_no_op_here():
         "tabs.generate.generate_on_gpu", "tabs.generate.step_on_gpu", "tabs.generate.fill_mask_on_gpu",
         "tabs.train.page.train_on_gpu",
         "tabs.train.page.compare_on_gpu", "tabs.attention.views.norms_on_gpu", "tabs.attention.lens.lens_on_gpu",
-        "tabs.train.watch.watch_on_gpu"}
+        "tabs.train.watch.watch_on_gpu", "tabs.attention.patching.grids_on_gpu",
+        "tabs.attention.patching.head_on_gpu"}
     assert all(gpu_functions()[name] is fn for name, fn in GPU_FUNCTIONS.items())
     assert _capped(600) == GPU_SECONDS_LIMIT and _capped(lambda n: 2 * n)(7) == 14
     assert _capped(lambda n: 2 * n)(1000) == GPU_SECONDS_LIMIT
@@ -131,7 +133,7 @@ def test_every_model_forward_runs_inside_a_gpu_function(app_url, monkeypatch):
     assert outside == []
     made = set(forwards)
     assert {"/attention", "/draw_qk", "/ablate", "/head_importance", "/generate", "/inspect_step", "/train",
-            "/compare_variants", "/draw_attention", "/logit_lens", "/watch_induction"} <= made
+            "/compare_variants", "/draw_attention", "/logit_lens", "/watch_induction", "/patching"} <= made
 
 
 def test_the_gpu_functions_give_what_the_library_gives():
