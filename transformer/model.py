@@ -102,6 +102,7 @@ class Transformer(nn.Module):
             self.lm_head.weight = self.embed.weight
         self.final = Point()  # the decoder's output after the final norm: what lm_head reads
         self._point_names = tuple(name_points(self))
+        self._point_set = frozenset(self._point_names)  # what a block's names are checked against, at every call
 
     def _init_weights(self):
         if self.config.init == "gpt2":
@@ -164,7 +165,7 @@ class Transformer(nn.Module):
     def _points(self, head_mask: HeadMask | None, kinds: list[AttentionKind]):
         """The block one call runs in: `head_mask`'s writes and a read of the patterns of `kinds`, if any (else no
         block, and no cost). First the active blocks' names are checked against this model's."""
-        check(self._point_names)
+        check(self._point_set)
         read = [kind.point(i, "pattern") for kind in kinds for i in range(kind.n_layers(self.config))]
         if head_mask is None and not read:
             return _NO_BLOCK

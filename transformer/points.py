@@ -80,7 +80,7 @@ class _Scope:
         return x
 
     def unknown(self, known: Collection[str]) -> list[str]:
-        names = self.listed - set(known)
+        names = self.listed.difference(known)
         return sorted(names | (set(self.outer.unknown(known)) if self.outer is not None else set()))
 
 
