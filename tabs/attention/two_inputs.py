@@ -22,9 +22,9 @@ TWO_INPUTS_EXPLAINED = ("Type a second input that differs from the first in a wo
                         "\"The keys to the cabinet is\" / \"are\"): the selected head on both, side by side. The "
                         "grid colours every head by how much its attention changed: the Jensen-Shannon divergence "
                         "of its rows, in bits, over the positions both inputs share (0 = the same, 1 = nothing in "
-                        "common). A model that writes an output (translation, reverse) reads the **same output on both sides**: input "
-                        "A's (its reference when it has one, else the model's own output for A), so the change comes "
-                        "from the changed input alone, not from a different output.")
+                        "common). A model that writes an output (translation, reverse) reads the **same output on "
+                        "both sides**: input A's (its reference when it has one, else the model's own output for "
+                        "A), so the change comes from the changed input alone, not from a different output.")
 
 
 @handler
