@@ -27,8 +27,7 @@ def describe_model(ckpt, key, request: gr.Request = None):
     layers = (f"{cfg.n_encoder_layers} encoder + {cfg.n_decoder_layers} decoder layers" if cfg.is_encoder_decoder
               else f"{cfg.n_encoder_layers} encoder layers (bidirectional; no decoder)" if cfg.is_encoder_only
               else f"{cfg.n_decoder_layers} decoder layers (no cross-attention)")
-    metrics = ", ".join(f"{k} = {v:.4g}" if isinstance(v, float) else f"{k} = {v}"
-                        for k, v in (info.get("metrics") or {}).items() if not isinstance(v, list))
+    metrics = metrics_tables(info.get("metrics") or {})
     kv_heads = (f"latent attention, latent {cfg.kv_latent_dim}" if cfg.attention == "mla"
                 else f"{cfg.n_kv_heads} key/value heads")
     summary = (f"### {ckpt}: {cfg.arch}, {total:,} parameters\n"
@@ -37,11 +36,33 @@ def describe_model(ckpt, key, request: gr.Request = None):
                f"{'attention-only (no feed-forward)' if cfg.attention_only else f'd_ff {cfg.d_ff}, {cfg.activation}'}, "
                f"{'pre' if cfg.norm_first else 'post'}-norm, {cfg.pos_encoding} positions up to {cfg.max_len}, "
                f"{tok.kind} tokenizer of {cfg.vocab_size} tokens, tied embeddings: {cfg.tie_embeddings}.  \n"
-               f"Task: {info.get('task') or 'language modelling'}. Metrics: {metrics or 'none recorded'}. "
-               f"Device: {model.device}.")
+               f"Task: {info.get('task') or 'language modelling'}. Device: {model.device}.\n\n"
+               f"{metrics or 'Metrics: none recorded.'}")
     table = pd.DataFrame([{"component": k, "parameters": v, "share": f"{100 * v / total:.1f}%"}
                           for k, v in counts.items()])
     return summary, table, viz.parameter_breakdown(counts, title=f"Parameters of {ckpt}"), cache_table(cfg)
+
+
+def _value(v) -> str:
+    if isinstance(v, float):
+        return f"{v:.4g}"
+    return f"{v:,}" if isinstance(v, int) and not isinstance(v, bool) else str(v)
+
+
+def metrics_tables(metrics: dict) -> str:
+    """A card's metrics as Markdown tables: its numbers in one table, each group of numbers (a nested dict, such as
+    the translation card's `unseen` and `eflomal`) in a table of its own; a list (examples, a per-head grid) is
+    named with its length, not printed (the translation card came out as one raw nested dict, issue 29 item 5)."""
+    def table(title: str, items: dict) -> str:
+        rows = []
+        for k, v in items.items():
+            if isinstance(v, dict):
+                continue
+            rows.append(f"| {k} | {_value(v) if not isinstance(v, list) else f'{len(v)} entries (not shown)'} |")
+        return f"**{title}**\n\n| metric | value |\n|---|---|\n" + "\n".join(rows) if rows else ""
+    groups = [table(f"Metrics: {k}", v) for k, v in metrics.items() if isinstance(v, dict)]
+    parts = [table("Metrics", metrics)] + groups
+    return "\n\n".join(part for part in parts if part)
 
 
 def cache_table(cfg: TransformerConfig) -> pd.DataFrame:

@@ -84,3 +84,18 @@ def test_the_model_tab_shows_the_kv_variants_a_comparison_trains(n_heads):
     assert shown == trained
     if n_heads == 8:
         assert shown == ["MHA (8 kv heads)", "GQA (4 kv heads)", "MQA (1 kv heads)"]
+
+
+def test_the_translation_cards_metrics_are_tables(client):
+    """Regression (issue 29, item 5): the Model tab printed the translation card's metrics as one raw nested dict.
+    Oracle: the card's own config.json: its scores in the first table, each group (unseen verses, eflomal) in a
+    table of its own, no dict printed."""
+    import json
+
+    from store.catalogue import CHECKPOINTS
+
+    metrics = json.loads((CHECKPOINTS / "translate-en-es" / "config.json").read_text())["metrics"]
+    summary, *_ = client.predict("translate-en-es", api_name="/model")
+    assert f"| bleu_greedy | {metrics['bleu_greedy']:.4g} |" in summary
+    assert "**Metrics: unseen**" in summary and f"| bleu_greedy | {metrics['unseen']['bleu_greedy']:.4g} |" in summary
+    assert "**Metrics: eflomal**" in summary and "{'" not in summary
