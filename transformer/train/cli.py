@@ -313,7 +313,7 @@ def train(args, command: str, world: distributed.World) -> int:
     full = {**info, "model": model.config.to_dict()}
     card = model_card(out.name, args, full, command)
     if args.ship:
-        from .checkpoint import save_checkpoint
+        from ..checkpoint import save_checkpoint
 
         save_checkpoint(out, model, tokenizer, task=info["task"], training=info["training"],
                         metrics=info["metrics"], card=card)
