@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import gradio as gr
 
 from transformer.heads import AttentionKind
+from transformer.interpretability.patching_demos import TRANSLATION_EXAMPLES, induction_texts
 
 from store.catalogue import fixed_choices
 from tabs.attention.translation_view import GOLD_SCORE
@@ -30,6 +31,9 @@ class Demo:
     task: str | None = None  # Train tab: the task to train on
     recipe: dict | None = None  # Train tab: the hyper-parameters it fills in ({name: value} of HYPER_PARAMETERS)
     watch: bool = False  # Train tab: start "Watch an induction head form" at once
+    text_b: str = ""  # the second input (the corrupted run): opens the patching section on the pair
+    answers: tuple[str, str] = ("", "")  # the patching section's two answer tokens ("": each run's top token)
+    missing: str = ""  # shown instead when the checkpoint is not here (how to get it); the button stays
 
 
 FIGURE_OUTPUTS = ("record", "one", "grid", "overview", "table", "caption")  # what an attention demo clears at once
@@ -40,6 +44,37 @@ REPEATED = "kqwzjxtbhmfa" * 2  # random letters, then the same letters again
 # leaves every head >= 0.94 (bench/RESULTS.md, "Issue 19: attention forming live";
 # tests/integration/test_attention_forming_live.py).
 REVERSE_LIVE = {"layers": 1, "heads": 4, "d_model": 64, "lr": 1e-2, "steps": 3000, "batch_size": 64}
+
+INDUCTION_CLEAN, INDUCTION_CORRUPTED = induction_texts()  # 20 random characters, then the same again
+_, VERSE, VERSE_CHANGED = next(e for e in TRANSLATION_EXAMPLES if e[0] == "Gen.24.26")
+IOI_CLEAN = "When Mary and John went to the store, John gave a drink to"
+IOI_CORRUPTED = "When Mary and John went to the store, Mary gave a drink to"
+PATCHING_DEMOS = [
+    Demo("Which heads copy? (induction)", "attention",
+         "Clean: 20 random characters repeated; corrupted: the first half changed except its last character. In "
+         "**What a head does**, the heads grid lights the **induction head** and the **previous-token head** (open), "
+         "and the paths from it show it acting through the induction head's **key**, not its query "
+         "(K-composition). Patching tells which parts carry the difference between the two inputs; it "
+         "cannot tell what else a head does, nor how it would act on other inputs.", ckpt="induction",
+         text=INDUCTION_CLEAN, text_b=INDUCTION_CORRUPTED, kind=AttentionKind.DECODER_SELF.value,
+         score="previous token"),
+    Demo("Who carries a word? (translation)", "attention",
+         f"Clean: \"{VERSE}\"; corrupted: *man* changed to *woman*; both runs read the translation of the clean "
+         "verse, measured where the two first disagree (*el* against *la*). The heads grid shows which "
+         "**cross-attention heads** carry the changed word to the decoder; compare with where the open head looks. "
+         "Patching shows what carries this one difference; a head that looks at the word but carries little "
+         "matters less than its weights suggest.", ckpt="translate-en-es", text=VERSE, text_b=VERSE_CHANGED,
+         kind=AttentionKind.CROSS.value, score="entropy"),
+    Demo("IOI in GPT-2", "attention",
+         f"Clean: \"{IOI_CLEAN}\" (answer *Mary*); corrupted: the second *John* made *Mary* (answer *John*). "
+         "The heads grid (attribution patching: one backward pass for 144 heads) should light the literature's "
+         "**name movers** (9.6, 9.9, 10.0) and **S-inhibition heads** (7.3, 7.9, 8.6, 8.10). Patching finds the "
+         "heads this pair depends on; the roles (moving, inhibiting) come from the path patching and the "
+         "attention, and other sentences may use other heads.", ckpt="gpt2 (pretrained)", text=IOI_CLEAN,
+         text_b=IOI_CORRUPTED, answers=(" Mary", " John"), kind=AttentionKind.DECODER_SELF.value, score="entropy",
+         missing="GPT-2's weights are not in this machine's Hugging Face cache. `python -m transformer.pretrained "
+                 "gpt2` downloads GPT-2 small (124 M parameters, about 550 MB); restart the app and this demo runs."),
+]
 
 DEMOS = [
     Demo("Reading backwards", "attention",
@@ -88,17 +123,24 @@ DEMOS = [
          "A 2-layer model learns random letters that repeat, live (2-4 minutes on 2 CPU cores). The **loss** stays "
          "flat, then falls by half within a few hundred steps, exactly when the **induction score** below jumps (the "
          "shaded window): the previous-token and induction heads form together (Olsson et al. 2022).", watch=True),
-]
+] + PATCHING_DEMOS
 
 
 def available_demos() -> list[Demo]:
-    """The demos whose checkpoint is here (shipped, or pretrained in the local Hugging Face cache)."""
-    return [d for d in DEMOS if d.ckpt is None or d.ckpt in fixed_choices()]
+    """The demos whose checkpoint is here (shipped, or pretrained in the local Hugging Face cache), and those that
+    say how to get theirs."""
+    return [d for d in DEMOS if d.ckpt is None or d.missing or d.ckpt in fixed_choices()]
+
+
+def runs(demo: Demo) -> bool:
+    """Whether the demo can run here: its checkpoint (if any) is shipped or cached."""
+    return demo.ckpt is None or demo.ckpt in fixed_choices()
 
 
 def apply_demo(label: str, ckpt: str):
     """Updates for: tabs, checkpoint, attention input, target, focus, score, explanation, Train source and task, the
-    words switch, the Attention tab's record and figures, and the Train tab's hyper-parameters (HYPER_PARAMETERS).
+    words switch, the Attention tab's record and figures, the Train tab's hyper-parameters (HYPER_PARAMETERS) and
+    the patching section (PATCH_OUTPUTS); a demo whose checkpoint is not here only says how to get it.
     An attention demo clears the record and the figures in the same update that shows its explanation, so the
     previous input's heads are never seen under the new explanation (the Attention tab shows its progress on the
     empty heatmap until the demo's head is drawn).
@@ -106,6 +148,9 @@ def apply_demo(label: str, ckpt: str):
     demo = next((d for d in available_demos() if d.label == label), None)
     if demo is None:
         raise gr.Error(f"unknown demo {str(label)[:40]!r}")
+    if not runs(demo):
+        return (gr.update(),) * 6 + (f"**{demo.label}.** {demo.missing}",) + (gr.update(),) * (
+            3 + len(FIGURE_OUTPUTS) + len(HYPER_PARAMETERS) + len(PATCH_OUTPUTS))
     ckpt = demo.ckpt or ckpt
     focus = (ckpt, demo.kind, demo.score) if demo.kind else None
     keep = gr.update()
@@ -113,7 +158,19 @@ def apply_demo(label: str, ckpt: str):
     recipe = tuple(demo.recipe[k] for k in HYPER_PARAMETERS) if demo.recipe else (keep,) * len(HYPER_PARAMETERS)
     return (gr.Tabs(selected=demo.tab), ckpt, demo.text or keep, demo.target if demo.text else keep, focus,
             demo.score or keep, f"**{demo.label}.** {demo.explain}",
-            "task" if demo.task else keep, demo.task or keep, demo.words if demo.kind else keep) + cleared + recipe
+            "task" if demo.task else keep, demo.task or keep, demo.words if demo.kind else keep) + cleared + recipe \
+        + patch_updates(demo)
+
+
+PATCH_OUTPUTS = ("text_b", "section", "shown", "answer", "other", "position")  # what a patching demo sets
+
+
+def patch_updates(demo: Demo) -> tuple:
+    """A patching demo's second input, the section opened (and marked open, so it draws), its answers and the
+    automatic position; other demos leave them."""
+    if not demo.text_b:
+        return (gr.update(),) * len(PATCH_OUTPUTS)
+    return (demo.text_b, gr.Accordion(open=True), True, *demo.answers, -1)
 
 
 def demo_buttons():
@@ -130,11 +187,13 @@ def wire_demos(buttons, explain, tabs, ckpt, attention: dict, train: dict):
     """Each button sets the checkpoint, input and view of its demo; attention demos then compute the heatmap."""
     outputs = [tabs, ckpt, attention["text"], attention["target"], attention["focus"], attention["score"], explain,
                train["source"], train["task"], attention["words"]] + [attention[name] for name in FIGURE_OUTPUTS] + \
-        train["hyper"]
+        train["hyper"] + [attention["text_b"]] + [attention["patch"][name] for name in PATCH_OUTPUTS[1:]]
     for button, d in zip(buttons, available_demos()):
         event = button.click(apply_demo, [gr.State(d.label), ckpt], outputs, api_visibility="private",
                              queue=False)
-        if d.kind:  # recompute even when the checkpoint did not change (its .change then does not fire)
-            attention["compute_after"](event.then, api_visibility="private")
+        if d.kind and runs(d):  # recompute even when the checkpoint did not change (its .change then does not fire)
+            drawn = attention["compute_after"](event.then, api_visibility="private")
+            if d.text_b:  # then the second input: the patching section draws the pair when it arrives
+                drawn.then(**attention["compare"], api_visibility="private")
         if d.watch:
             train["watch_after"](event.then, api_visibility="private")

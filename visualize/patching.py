@@ -7,26 +7,42 @@ one line per cell saying what it is (the tabs pass the library's Grid.cell). The
 """
 from __future__ import annotations
 
+import html
+
 import numpy as np
 import plotly.graph_objects as go
 
-from .style import DIVERGING_COLORSCALE, FRAME, as_array, axis_labels, colorbar, style_figure
+from .sizes import MIN_CELL_PX, MIN_LABEL_PX, figure_size
+from .style import CHAR_WIDTH, DIVERGING_COLORSCALE, FRAME, as_array, colorbar, style_figure
 
 WRITTEN_CELLS = 400  # up to this many cells each has its value written in; past it only the hover and the caption
+CELL_FONT = 13  # px of a written value (at least MIN_LABEL_PX)
+_AROUND_Y = 150  # px above and below the cells: title, upright position labels, axis title
 
 
 def _written(v: float, columns: int) -> str:
-    """A cell's value as written in it: shorter when the columns are many (plotly sizes text to its cell)."""
+    """A cell's value as written in it: two decimals up to 8 columns, else one and no leading zero (".9", "-.1")."""
     if not np.isfinite(v):
         return ""
-    return f"{v:.2f}" if columns <= 8 else f"{v:.1f}"
+    if columns <= 8:
+        return f"{v:.2f}"
+    text = f"{v:.1f}"
+    return "0" if text in ("0.0", "-0.0") else text.replace("0.", ".")
+
+
+def _escaped(labels) -> list[str]:
+    """Labels as plotly shows them: html-escaped (`<s>` would vanish as markup), spaces as they are."""
+    return [html.escape(str(label), quote=False) for label in labels]
 
 
 def patching_grid(values, rows, columns, hover, title: str, scale: str, row_title: str = "",
-                  column_title: str = "", chosen: tuple[int, int] | None = None) -> go.Figure:
+                  column_title: str = "", chosen: tuple[int, int] | None = None,
+                  container_px: float | None = None) -> go.Figure:
     """A heatmap of `values` (rows, columns): `rows` and `columns` label the axes (plotted at integer positions, so a
     repeated token keeps its own row), `hover` (rows x columns strings) says what each cell is, `scale` names the
-    colour bar; `chosen` (row, column) is outlined. NaN cells stay blank and say "no path" in the hover."""
+    colour bar; `chosen` (row, column) is outlined. NaN cells stay blank. With `container_px`, the width of the
+    figure's box, every column keeps the width its written value needs (at least MIN_CELL_PX; visualize.sizes): a
+    grid too wide for the box is wider than it, and the page scrolls it sideways."""
     v = as_array(values, 2, "values").astype(np.float64)  # (R, C)
     R, C = v.shape
     if len(rows) != R or len(columns) != C:
@@ -36,18 +52,22 @@ def patching_grid(values, rows, columns, hover, title: str, scale: str, row_titl
     bound = float(np.abs(finite).max()) if finite.size else 1.0
     bound = max(bound, 1e-6)
     text = [[_written(x, C) for x in row] for row in v] if R * C <= WRITTEN_CELLS else None
+    widest = max((len(t) for row in text for t in row), default=1) if text else 0
+    column_px = max(MIN_CELL_PX, CHAR_WIDTH * CELL_FONT * widest + 8)
+    label_px = CHAR_WIDTH * 14 * max((len(str(r)) for r in rows), default=1) + 40
+    size = figure_size(C, R, container_px or 1e9, label_px + 60, _AROUND_Y, column_px, max(MIN_CELL_PX, 30))
     fig = go.Figure(go.Heatmap(
         z=np.where(np.isfinite(v), v, None).tolist(), x=list(range(C)), y=list(range(R)), zmin=-bound, zmax=bound,
         zmid=0, colorscale=DIVERGING_COLORSCALE, customdata=[[str(h) for h in row] for row in hover],
         hovertemplate="%{customdata}<extra></extra>", text=text, texttemplate="%{text}" if text else None,
-        xgap=1, ygap=1, colorbar=colorbar(scale)))
-    fig.update_xaxes(title_text=column_title, type="category", tickmode="array", tickvals=list(range(C)),
-                     ticktext=axis_labels(columns), showgrid=False, **FRAME)
-    fig.update_yaxes(title_text=row_title, type="category", tickmode="array", tickvals=list(range(R)),
-                     ticktext=axis_labels(rows), autorange="reversed", showgrid=False, **FRAME)
+        textfont=dict(size=max(CELL_FONT, MIN_LABEL_PX)), xgap=1, ygap=1, colorbar=colorbar(scale)))
+    ticks = dict(type="category", tickmode="array", showgrid=False, tickfont=dict(size=14), **FRAME)
+    fig.update_xaxes(title_text=column_title, tickvals=list(range(C)), ticktext=_escaped(columns), **ticks)
+    fig.update_yaxes(title_text=row_title, tickvals=list(range(R)), ticktext=_escaped(rows), autorange="reversed",
+                     **ticks)
     if chosen is not None:
         r, c = chosen
         fig.add_shape(type="rect", x0=c - 0.5, x1=c + 0.5, y0=r - 0.5, y1=r + 0.5,
                       line=dict(color="black", width=3))
-    style_figure(fig, title, height=max(300, 160 + 34 * R))
+    style_figure(fig, title, height=max(300, size.height), **({"width": size.width} if size.width else {}))
     return fig

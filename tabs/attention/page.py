@@ -250,7 +250,7 @@ def build_attention_tab(demo, ckpt, key):
         query, ablate_heads = build_inside(demo, record, made_by, key, kind, layer, head)
         build_lens(demo, record, made_by, key, page_width)
         two = build_two_inputs(record, made_by, key, kind, layer, head, page_width)
-        patch = build_patching(demo, record, two["record_b"], made_by, key, kind, layer, head)
+        patch = build_patching(demo, record, two["record_b"], made_by, key, kind, layer, head, page_width)
         with gr.Row():
             export = gr.Button("Download the weights (CSV, JSON)", elem_id="att-export", scale=1)
             files = gr.File(label="Weights", file_count="multiple", scale=3)

@@ -25,6 +25,7 @@ from store.catalogue import ModelRef, model_ref
 from store.gpu import gpu
 from store.record_cache import RecordCache
 from store.sessions import browser_key
+from visualize.sizes import box_width
 from widgets.errors import handler
 from widgets.ui import FAST, separately
 
@@ -138,7 +139,7 @@ def _inputs(record, record_b, answer, other, position):
     return tuple(record.input_ids), tuple(record_b.input_ids), target, answer, other, position
 
 
-def _paths_figure(grids: dict, title: str, chosen_kind: str | None = None):
+def _paths_figure(grids: dict, title: str, box: float | None):
     """{kind: Grid (input, layer, head)} as one figure: a row per (kind, layer, input) with any path, heads across."""
     rows, values, hover = [], [], []
     for kind, grid in grids.items():
@@ -151,40 +152,43 @@ def _paths_figure(grids: dict, title: str, chosen_kind: str | None = None):
                     hover.append([f"{kind}, {grid.cell(c, i, h)}" for h in range(len(row))])
     heads = [str(h) for h in range(len(values[0]))]
     return viz.patching_grid(values, rows, heads, hover, title, "recovered (1 = clean)", row_title="kind layer input",
-                             column_title="head")
+                             column_title="head", container_px=box)
 
 
-def _grid_figure(grid, title: str, scale: str, chosen=None):
+def _grid_figure(grid, title: str, scale: str, box: float | None, chosen=None):
     """A two-axis Grid as a figure: its values, its axis labels and each cell's own words in the hover."""
     R, C = grid.values.shape
     hover = [[grid.cell(r, c) for c in range(C)] for r in range(R)]
     return viz.patching_grid(grid.values.tolist(), grid.axes[0].labels, grid.axes[1].labels, hover, title, scale,
-                             row_title=grid.axes[0].name, column_title=grid.axes[1].name, chosen=chosen)
+                             row_title=grid.axes[0].name, column_title=grid.axes[1].name, chosen=chosen,
+                             container_px=box)
 
 
 def draw_patching(made_by, key, record, record_b, kind, layer, head, answer="", other="", position=-1, shown=None,
-                  request: gr.Request = None):
+                  width=None, request: gr.Request = None):
     """(message, residual grid, heads grid, direct logit attribution, senders into the head, receivers from it,
-    the head in words); nothing drawn while the section is closed in the page."""
+    the head in words); nothing drawn while the section is closed in the page. On a page `width` px wide the
+    residual grid takes the section's width, the others half of it (all of it on a phone), each cell readable."""
     if shown is False:
         return (gr.skip(),) * 7
-    if record is None:
-        raise UserError("press Show attention first")
-    if record_b is None:
-        return (NO_PAIR,) + (None,) * 6
+    if record is None or record_b is None:  # a new input is on its way (a demo clears the record first)
+        return ("Press Show attention first. " if record is None else "") + NO_PAIR, *(None,) * 5, ""
     args = _inputs(record, record_b, answer, other, position)
     source = model_ref(made_by, browser_key(request))
     kind = str(AttentionKind.parse(kind)) if kind in record.patterns else record.kinds[0]
     grids = PATCHINGS.get(record, ("grids", kind) + args[1:], lambda: grids_on_gpu(source, *args, kind))
     if "refused" in grids:
-        return (f"**Cannot patch:** {grids['refused']}",) + (None,) * 6
+        return f"**Cannot patch:** {grids['refused']}", *(None,) * 5, ""
     L, H = grids["heads"].values.shape
     layer, head = check_index(layer, "layer", L), check_index(head, "head", H)
     how = "attribution patching (a gradient estimate)" if grids["approximate"] else "activation patching"
     note = (f"Metric: **{grids['metric']}**. Heads by {how}; the selected head is outlined. "
             f"Patching tells which parts carry the difference; not how they compute it.")
-    residual = _grid_figure(grids["residual"], "Residual stream patched at one position", "recovered (1 = clean)")
-    heads = _grid_figure(grids["heads"], f"{kind} heads patched (all positions)", "recovered (1 = clean)",
+    full = box_width(width, in_section=True) if width else None
+    half = box_width(width, in_section=True, columns=1 if viz.narrow_page(width) else 2) if width else None
+    residual = _grid_figure(grids["residual"], "Residual stream patched at one position", "recovered (1 = clean)",
+                            full)
+    heads = _grid_figure(grids["heads"], f"{kind} heads patched (all positions)", "recovered (1 = clean)", half,
                          chosen=(layer, head))
     one = PATCHINGS.get(record, ("head", kind, layer, head) + args[1:],
                         lambda: head_on_gpu(source, *args, kind, layer, head))
@@ -198,7 +202,7 @@ def draw_patching(made_by, key, record, record_b, kind, layer, head, answer="", 
                  for i in range(L)]
         dla = viz.patching_grid(values.tolist(), [str(i) for i in range(L)], [str(h) for h in range(H)], hover,
                                 f"Direct logit attribution ({kind})", "logits of the difference", row_title="layer",
-                                column_title="head", chosen=(layer, head))
+                                column_title="head", chosen=(layer, head), container_px=half)
         words.append(f"Directly it adds **{float(values[layer, head]):+.3f}** of the clean run's logit difference "
                      f"{total:.3f}.")
     figures = []
@@ -208,11 +212,11 @@ def draw_patching(made_by, key, record, record_b, kind, layer, head, answer="", 
             figures.append(None)
             words.append(f"Path patching ({'into' if name == 'senders' else 'from'} the head): {one[name]}")
         else:
-            figures.append(_paths_figure(one[name], title))
+            figures.append(_paths_figure(one[name], title, half))
     return (note, residual, heads, dla, *figures, " ".join(words))
 
 
-def build_patching(demo, record, record_b, made_by, key, kind, layer, head):
+def build_patching(demo, record, record_b, made_by, key, kind, layer, head, page_width):
     """The section, under "Two inputs side by side" in the Attention tab."""
     shown = gr.State(None)  # None for API clients: always draw
     with gr.Accordion("What a head does: patching the two inputs", open=False,
@@ -227,12 +231,12 @@ def build_patching(demo, record, record_b, made_by, key, kind, layer, head):
                                                         "first differ)", elem_id="patch-position")
             run = gr.Button("Patch", elem_id="patch-run", min_width=80)
         note = gr.Markdown(elem_id="patch-note")
-        with gr.Row():
-            residual = gr.Plot(show_label=False, label="Residual stream", elem_id="patch-residual")
-            heads = gr.Plot(show_label=False, label="Heads", elem_id="patch-heads")
+        residual = gr.Plot(show_label=False, label="Residual stream", elem_id="patch-residual")
         gr.Markdown(DLA_EXPLAINED)
         head_note = gr.Markdown(elem_id="patch-head-note")
-        dla = gr.Plot(show_label=False, label="Direct logit attribution", elem_id="patch-dla")
+        with gr.Row():
+            heads = gr.Plot(show_label=False, label="Heads", elem_id="patch-heads")
+            dla = gr.Plot(show_label=False, label="Direct logit attribution", elem_id="patch-dla")
         with gr.Row():
             senders = gr.Plot(show_label=False, label="Paths into the head", elem_id="patch-into")
             receivers_ = gr.Plot(show_label=False, label="Paths from the head", elem_id="patch-from")
@@ -241,7 +245,8 @@ def build_patching(demo, record, record_b, made_by, key, kind, layer, head):
     section.collapse(lambda: False, None, shown, queue=False, api_visibility="private")
     separately(section.expand, record_b.change, kind.input, layer.input, head.input, run.click, answer.submit,
                other.submit)(
-        handler(draw_patching), [made_by, key, record, record_b, kind, layer, head, answer, other, position, shown],
+        handler(draw_patching), [made_by, key, record, record_b, kind, layer, head, answer, other, position, shown,
+                                 page_width],
         [note, residual, heads, dla, senders, receivers_, head_note], api_name="patching",
         **dict(FAST, concurrency_limit=ABLATION_CONCURRENCY, concurrency_id="patching"))
     return dict(section=section, shown=shown, answer=answer, other=other, position=position, note=note)

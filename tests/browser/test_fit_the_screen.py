@@ -329,3 +329,23 @@ def test_where_it_looked_is_readable(open_at, width):
                                                 f"{found['font']:.0f} px"
     assert found["keys"] == 10 and found["slot"] >= MIN_CELL_PX and found["font"] >= MIN_LABEL_PX, found
     _no_overlap(page, "#gen-where", f"fit-where-{width}.png")
+
+
+@pytest.mark.parametrize("width", SIZES)
+def test_the_patching_grids_keep_readable_cells(open_at, width):
+    """Issue 27 on this screen: after "Which heads copy? (induction)" every figure of "What a head does" (residual
+    stream, heads, direct logit attribution, the open head's paths) keeps cells of at least MIN_CELL_PX, labels and
+    written values of at least MIN_LABEL_PX, its colour bar out of the plot, and no two texts overlapping; the
+    39-position residual grid scrolls sideways where it does not fit."""
+    page = open_at(width)
+    tour.click_demo(page, "Which heads copy? (induction)")
+    page.locator("#demo-explain", has_text="Which heads copy?").wait_for()
+    page.wait_for_function("() => ((document.querySelector('#patch-from .gtitle') || {}).textContent || '')"
+                           ".includes('into later heads')", timeout=300_000)
+    for sel in ("#patch-residual", "#patch-heads", "#patch-dla", "#patch-from"):
+        cells = _cells(page, sel)
+        _readable(cells, f"{sel} at {width}")
+        assert cells["scrolls"] == (cells["width"] > cells["box"]), cells
+        _measured(f"patching {sel[1:]} cells at {width} px", cells)
+        _no_overlap(page, sel, f"fit-{sel[1:]}-{width}.png")
+    page.locator("#att-patch-section").screenshot(path=str(SHOTS / f"patch-section-{width}.png"))
