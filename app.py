@@ -111,6 +111,9 @@ CSS = """
 /* "Demos:" stays one word; on a phone the demo buttons scroll sideways in one line instead of taking 5 lines */
 #demo-label {flex: 0 0 auto !important; width: auto !important; min-width: 0 !important}
 #demo-label p {white-space: nowrap}
+/* Each demo button as wide as its label, in one line: eleven demos at 128 px each wrapped their labels into three
+   lines and the row took 116 px at 1280, pushing the heatmap below y = 400 (tests/browser/test_layout.py) */
+#demo-row > button {flex: 1 1 auto !important; min-width: max-content !important; white-space: nowrap}
 @media (max-width: PHONE_WIDTHpx) {
   #header {flex-direction: column !important}
   #header > * {width: 100% !important; min-width: 100% !important}
