@@ -19,8 +19,8 @@ from __future__ import annotations
 import argparse
 import os
 
-from timing import machine_header, verdict  # also puts the repo on sys.path
-from versus_hf import timed_generations
+from timing import machine_header  # also puts the repo on sys.path
+from versus_hf import speed_versus_transformers
 
 import torch
 
@@ -86,14 +86,9 @@ def main():
         assert len(mine) == args.new, f"{label}: {len(mine)} tokens, not {args.new}"
         print(f"\n{label}: the same {args.new} tokens on both sides; {args.rounds} rounds, 1 warm-up, a "
               f"{args.source}-token source + {args.new} new tokens per call")
-        res, cpu = timed_generations({"ours": lambda: ours_generate(ours, src, args.new, beams),
-                                      "transformers": lambda: ref_generate(ref, src, args.new, beams)},
-                                     args.rounds, args.new)
-        stats = res.ratio("transformers", "ours")
-        print(f"{label + ', time(transformers) / time(ours) (wall)':50s} {stats}  target >= {TARGET}: "
-              f"{verdict(stats.median, TARGET)}")
-        if torch.get_num_threads() == 1:
-            print(f"{'(CPU time)':50s} {cpu.ratio('transformers', 'ours', 1)}")
+        speed_versus_transformers({"ours": lambda: ours_generate(ours, src, args.new, beams),
+                                   "transformers": lambda: ref_generate(ref, src, args.new, beams)},
+                                  args.rounds, args.new, f"{label}, time(transformers) / time(ours)", TARGET, 50)
     print(f"\nload avg at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 

@@ -18,8 +18,8 @@ from __future__ import annotations
 import argparse
 import os
 
-from timing import machine_header, verdict  # also puts the repo on sys.path
-from versus_hf import check_same, ours_generate, ref_generate, timed_generations
+from timing import machine_header  # also puts the repo on sys.path
+from versus_hf import check_same, ours_generate, ref_generate, speed_versus_transformers
 
 import torch
 
@@ -69,12 +69,8 @@ def main():
     candidates = {"ours": lambda: ours_generate(ours, prompt, args.new),
                   "transformers": lambda: ref_generate(ref, prompt, args.new)}
     print(f"timing    {args.rounds} rounds, 1 warm-up, {PROMPT_LEN}-token prompt + {args.new} new tokens per call")
-    res, cpu = timed_generations(candidates, args.rounds, args.new)
-    stats = res.ratio("transformers", "ours")
-    print(f"{'cached greedy generation, time(transformers) / time(ours) (wall)':66s} {stats}  target >= {TARGET}: "
-          f"{verdict(stats.median, TARGET)}")
-    if torch.get_num_threads() == 1:
-        print(f"{'(CPU time)':66s} {cpu.ratio('transformers', 'ours', 1)}")
+    speed_versus_transformers(candidates, args.rounds, args.new,
+                              "cached greedy generation, time(transformers) / time(ours)", TARGET, 66)
     print(f"\nload avg at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 

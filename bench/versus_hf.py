@@ -111,6 +111,18 @@ def timed_generations(candidates: dict, rounds: int, new: int):
     return res, cpu
 
 
+def speed_versus_transformers(candidates: dict, rounds: int, new: int, label: str, target: float,
+                               width: int):
+    """timed_generations of `candidates` ("ours" and "transformers" among them), then the wall-clock ratio
+    time(transformers) / time(ours) against `target`, and on one thread the same ratio in CPU time."""
+    res, cpu = timed_generations(candidates, rounds, new)
+    stats = res.ratio("transformers", "ours")
+    print(f"{label + ' (wall)':{width}s} {stats}  target >= {target}: {verdict(stats.median, target)}")
+    if torch.get_num_threads() == 1:
+        print(f"{'(CPU time)':{width}s} {cpu.ratio('transformers', 'ours', 1)}")
+    return res, cpu
+
+
 def profile_table(fn, tokens: int, rows: int = 12) -> str:
     """torch.profiler's self CPU time per generated token of the top operators of one call of `fn`."""
     from torch.profiler import profile
