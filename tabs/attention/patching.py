@@ -10,6 +10,7 @@ from __future__ import annotations
 import gradio as gr
 
 import visualize as viz
+from transformer.encoding import target_tokens
 from transformer.heads import AttentionKind, HeadId
 from transformer.interpretability.activation_patching import head_patching, residual_patching
 from transformer.interpretability.attribution_patching import attribution_patching
@@ -50,7 +51,7 @@ def _pair_and_metric(model, tok, clean, corrupted, target, answer, other, positi
                         tokenizer=tok)
     ids = []
     for name, text in (("answer", answer), ("other answer", other)):
-        token = tok.encode(text) if text else []
+        token = target_tokens(tok, text) if text else []  # what the decoder writes: Marian's target.spm
         if text and len(token) != 1:
             raise ValueError(f"the {name} {text!r} is {len(token)} tokens for this model; type one token")
         ids.append(token[0] if token else None)

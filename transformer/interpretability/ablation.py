@@ -15,7 +15,7 @@ import torch
 import torch.nn.functional as F
 
 from ..data import Task
-from ..encoding import decoder_ids, decoder_length, most_target_tokens
+from ..encoding import decoder_ids, decoder_length, most_target_tokens, target_tokens
 from ..evaluate import greedy_exact_match
 from ..fill_mask import masked_one_at_a_time
 from ..generate import generate
@@ -67,7 +67,7 @@ def evaluate(model: Transformer, tokenizer, eval_set: EvalSet, head_mask: HeadMa
         losses = [masked_one_at_a_time(model, tokenizer, row.tolist(), head_mask)[1] for row in eval_set.sequences]
         return sum(losses) / len(losses)
     if eval_set.pairs is not None:
-        longest = max(len(tokenizer.encode(t)) for _, t in eval_set.pairs)
+        longest = max(len(target_tokens(tokenizer, t)) for _, t in eval_set.pairs)
         return greedy_exact_match(model, tokenizer, eval_set.pairs, decoder_length(longest), head_mask=head_mask,
                                   batch_size=len(eval_set.pairs))[0]
     x = eval_set.sequences.to(model.device)

@@ -7,7 +7,7 @@ import random
 import torch
 
 from ..data import InductionData, Task, TaskData, TextData
-from ..encoding import source_ids
+from ..encoding import source_ids, target_tokens
 from ..heads import AttentionKind
 from ..model import Transformer
 from .analysis import (best_head, head_scores, previous_token, random_token_ids, repeated_sequence_scores,
@@ -25,7 +25,7 @@ def reverse_anti_diagonality(model: Transformer, tokenizer, task: Task, n: int =
     for _ in range(n):
         source, target = task.sample(rng)
         pattern = record_ids(model, tokenizer, source_ids(tokenizer, source, cfg),
-                             tokenizer.encode(target)).patterns[AttentionKind.CROSS]
+                             target_tokens(tokenizer, target)).patterns[AttentionKind.CROSS]
         total += head_scores(pattern.weights[-1:], pattern.query_text, pattern.key_text)["anti-diagonal"][0]
     return float(total.max() / n)
 
@@ -88,7 +88,7 @@ def mean_attended_distance(model: Transformer, data: TaskData | TextData | Induc
                 break
             source, target = data.val_pairs[i]
             record = record_ids(model, tokenizer, source_ids(tokenizer, source, model.config),
-                                tokenizer.encode(target))
+                                target_tokens(tokenizer, target))
         else:
             windows = data.val_batch[0]
             if i >= windows.size(0):

@@ -24,7 +24,7 @@ from torch.nn.parallel import DistributedDataParallel
 
 from ..checkpoint import CheckpointError, load_checkpoint, read_info, recover_checkpoint, save_checkpoint
 from ..data import TaskData, TextData
-from ..encoding import decoder_length, pair_batch, source_ids
+from ..encoding import decoder_length, pair_batch, source_ids, target_tokens
 from ..evaluate import greedy_exact_match
 from ..generate import generate
 from ..model import Transformer
@@ -246,7 +246,7 @@ class Trainer:
                                                 batch_size=len(pairs))
             samples = [(s, t, o) for (s, t), o in list(zip(pairs, outputs))[:3]]
             source, target_text = pairs[0]
-            attention = self._attention(source_ids(tok, source, cfg), tok.encode(target_text))
+            attention = self._attention(source_ids(tok, source, cfg), target_tokens(tok, target_text))
             return EvalEvent(self.step, val_loss, self.elapsed, token_acc, exact, samples, attention)
         x, y = (t.to(model.device) for t in self.data.val_batch)
         logits = model(x).logits

@@ -12,7 +12,7 @@ import torch
 import torch.nn.functional as F
 
 from ..config import TransformerConfig
-from ..encoding import id_pair_batch, most_source_tokens, most_target_tokens, pad, source_ids
+from ..encoding import id_pair_batch, most_source_tokens, most_target_tokens, pad, source_ids, target_tokens
 from ..generate import greedy_batch
 from ..heads import AttentionKind
 from ..interpretability.probe import record_ids
@@ -28,7 +28,7 @@ class TranslationData:
                  seed: int, n_val: int, max_tokens: int | None = None):
         self.tokenizer, self.config = tokenizer, config
         rooms = (max_tokens, max_tokens) if max_tokens else (most_source_tokens(config), most_target_tokens(config))
-        encoded = [(tokenizer.encode(p.en), tokenizer.encode(p.es)) for p in train]
+        encoded = [(tokenizer.encode(p.en), target_tokens(tokenizer, p.es)) for p in train]
         self.train = [(s, t) for s, t in encoded if 0 < len(s) <= rooms[0] and 0 < len(t) <= rooms[1]]
         if not self.train:
             raise ValueError(f"no training pair fits in {rooms[0]} source and {rooms[1]} target tokens")
@@ -63,8 +63,8 @@ class TranslationData:
         cfg = model.config
         losses, correct, total = 0.0, 0, 0
         for start in range(0, len(self.valid), 32):
-            chunk = [(tokenizer.encode(p.en)[: most_source_tokens(cfg)], tokenizer.encode(p.es)[: most_target_tokens(cfg)])
-                     for p in self.valid[start:start + 32]]
+            chunk = [(tokenizer.encode(p.en)[: most_source_tokens(cfg)],
+                      target_tokens(tokenizer, p.es)[: most_target_tokens(cfg)]) for p in self.valid[start:start + 32]]
             src, tgt_in, tgt_out = (t.to(model.device) for t in id_pair_batch(chunk, cfg))
             logits = model(src, tgt_in).logits
             real = tgt_out != cfg.pad_id
@@ -77,7 +77,7 @@ class TranslationData:
         outputs = [tokenizer.decode(o) for o in greedy_batch(model, src, most_target_tokens(cfg))]
         first = shown[0]
         attention = record_ids(model, tokenizer, source_ids(tokenizer, first.en, cfg),
-                               tokenizer.encode(outputs[0])).patterns[AttentionKind.CROSS]
+                               target_tokens(tokenizer, outputs[0])).patterns[AttentionKind.CROSS]
         return {"val_loss": losses / total, "token_accuracy": correct / total,
                 "samples": [(p.en, p.es, o) for p, o in zip(shown, outputs)], "attention": attention}
 
