@@ -5,11 +5,14 @@ Marian's own tokenizers and still scores exactly the verses' words."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
 
 from tests.tiny_marian import build_tiny_marian
+from transformer.checkpoint import read_info
+from transformer.translation.card import MEASURE_MARIAN, model_card
 from transformer.translation.aer import cross_attention_aer, load_translator, main, summary
 from transformer.translation.corpus import held_out
 from transformer.translation.evaluate import word_cross_attention
@@ -41,9 +44,32 @@ def test_marian_is_scored_word_for_word_through_its_tokenizers(tmp_path, capsys)
     for pair in [p for p in held_out()[0] if "q" not in (p.en + p.es).lower()][:3]:
         words = word_cross_attention(model, tokenizer, pair.en, pair.es)
         assert words.weights.shape[-2:] == (len(pair.es.split()), len(pair.en.split()))
-    assert main([str(directory), "--verses", "4", "--device", "cpu"]) == 0
+    card = card_copy(tmp_path / "translate-en-es")
+    assert main([str(directory), "--verses", "4", "--device", "cpu", "--card", str(card)]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["verses"] == 4 and all(0 <= out[k] <= 1 for k in ("aer", "precision", "recall"))
+    # --card: the printed figures become a row of the card's aligner table, beside eflomal's, in both files
+    layer, head = out["best_head"]
+    readme = (card / "README.md").read_text(encoding="utf-8")
+    assert (f"| {directory} cross-attention, best head (layer {layer}, head {head}) | {out['precision']:.3f} | "
+            f"{out['recall']:.3f} | {out['aer']:.3f} |") in readme
+    assert readme.index("| eflomal |") < readme.index(f"| {directory} cross-attention") and "not measured" not in readme
+    assert read_info(card)["metrics"]["pretrained_alignment"] == {"source": str(directory), **out}
+
+
+def card_copy(directory: Path) -> Path:
+    """A copy of the shipped translation checkpoint: a card to write."""
+    return Path(shutil.copytree(CHECKPOINT, directory))
+
+
+def test_the_card_says_marians_figure_is_not_measured_and_which_command_measures_it():
+    """The shipped card is the one transformer.translation.card writes from its config.json (no hand edits), has no
+    Marian figure, and names the command that adds it (the one the test above runs on a tiny Marian)."""
+    readme = (CHECKPOINT / "README.md").read_text(encoding="utf-8")
+    assert readme == model_card(CHECKPOINT.name, read_info(CHECKPOINT))
+    assert "pretrained_alignment" not in read_info(CHECKPOINT)["metrics"]
+    assert "**not measured yet**" in readme and f"`{MEASURE_MARIAN}`" in readme
+    assert MEASURE_MARIAN.split()[:3] == ["python", "-m", "transformer.translation.aer"] and "--card" in MEASURE_MARIAN
 
 
 def test_a_decoder_only_model_is_refused_in_words(tmp_path):

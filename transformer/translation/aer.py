@@ -3,6 +3,8 @@ our checkpoints or a pretrained translator from the Hugging Face layout (Marian:
 
     python -m transformer.translation.aer Helsinki-NLP/opus-mt-en-es    # Marian (downloaded where the Hub is reachable)
     python -m transformer.translation.aer checkpoints/translate-en-es   # ours: the figures of its card
+    python -m transformer.translation.aer Helsinki-NLP/opus-mt-en-es --card checkpoints/translate-en-es
+                                              # Marian's row in our model's card, beside eflomal's
 
 The protocol is the card's (transformer.translation.evaluate.alignment_table): the decoder reads the reference
 Spanish (teacher forcing, each side cut by its own tokenizer), each head's attention is summed over a word's
@@ -61,13 +63,20 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("source", help="a checkpoint directory of ours, or a Hugging Face directory or repo id")
     p.add_argument("--verses", type=int, default=None, help="only the first N test verses (default: all 1,000)")
     p.add_argument("--device", default=None, help="cpu, cuda; default: CUDA when present")
+    p.add_argument("--card", metavar="CHECKPOINT", help="also write the figures into that translation checkpoint's "
+                   "card, a row beside eflomal's (config.json's metrics.pretrained_alignment and README.md)")
     args = p.parse_args(argv)
     try:
         model, tokenizer, _ = load_translator(args.source, args.device)
     except (CheckpointError, ValueError) as e:  # not cached and no Hub, not a translator, bad files
         raise SystemExit(f"error: {e}")
     pairs = held_out(DATA_DIR)[0][: args.verses]
-    print(json.dumps(summary(cross_attention_aer(model, tokenizer, pairs, progress=True))))
+    figures = summary(cross_attention_aer(model, tokenizer, pairs, progress=True))
+    print(json.dumps(figures))
+    if args.card:
+        from .evaluate import update_metrics
+
+        update_metrics(args.card, {"pretrained_alignment": {"source": args.source, **figures}})
     return 0
 
 

@@ -43,8 +43,9 @@ def _unseen_lines(u: dict | None) -> list[str]:
             "`python -m transformer.translation.overlap`)."]
 
 
-def _eflomal_lines(e: dict | None, a: dict) -> list[str]:
-    """eflomal's row beside the best head's, scored by the same protocol (transformer.translation.statistical)."""
+def _eflomal_lines(e: dict | None, a: dict, pretrained: dict | None = None) -> list[str]:
+    """eflomal's row beside the best head's, scored by the same protocol (transformer.translation.statistical), and
+    a pretrained translator's (`pretrained`: transformer.translation.aer --card)."""
     if not e:
         return []
     layer, head = a["best_head"]
@@ -58,7 +59,26 @@ def _eflomal_lines(e: dict | None, a: dict) -> list[str]:
             f"| best head (layer {layer}, head {head}) | {a['precision'][layer][head]:.3f} | "
             f"{a['recall'][layer][head]:.3f} | {a['best_head_aer']:.3f} |",
             f"| diagonal | {a['diagonal']['precision']:.3f} | {a['diagonal']['recall']:.3f} | "
-            f"{a['diagonal']['aer']:.3f} |"]
+            f"{a['diagonal']['aer']:.3f} |", *_pretrained_lines(pretrained)]
+
+
+MARIAN = "Helsinki-NLP/opus-mt-en-es"
+MEASURE_MARIAN = f"python -m transformer.translation.aer {MARIAN} --card checkpoints/translate-en-es"
+
+
+def _pretrained_lines(p: dict | None) -> list[str]:
+    """A real translator's cross-attention scored the same way (transformer.translation.aer --card): its row, or,
+    until someone with its weights runs the command, that it is not measured and the command that measures it."""
+    if not p:
+        return ["", f"Marian ({MARIAN}, the paper's model trained on OPUS): **not measured yet**. Its weights "
+                "could not be downloaded where this card was written, and no figure is given without them. "
+                f"`{MEASURE_MARIAN}` measures its cross-attention on the same verses and gold with the same "
+                "protocol (its best head) and adds its row to this table."]
+    layer, head = p["best_head"]
+    return [f"| {p['source']} cross-attention, best head (layer {layer}, head {head}) | {p['precision']:.3f} | "
+            f"{p['recall']:.3f} | {p['aer']:.3f} |", "", f"{p['source']}'s row: `python -m "
+            f"transformer.translation.aer {p['source']} --card checkpoints/translate-en-es` on {p['verses']} test "
+            "verses."]
 
 
 def model_card(name: str, info: dict) -> str:
@@ -120,7 +140,7 @@ def model_card(name: str, info: dict) -> str:
             f"- best layer (mean of its heads): layer {a['best_layer_mean']}",
             f"- diagonal baseline (Spanish word j of m reads English word round(j n / m)): AER {d['aer']:.3f} "
             f"(precision {d['precision']:.3f}, recall {d['recall']:.3f})",
-            *_eflomal_lines(m.get("eflomal"), a), "",
+            *_eflomal_lines(m.get("eflomal"), a, m.get("pretrained_alignment")), "",
             "One link per Spanish word caps recall: the gold often links one Spanish word to several English ones "
             "(\"de tal manera\" <- \"so\"), and Strong's tags also link function words that translate the same "
             "Hebrew or Greek word (\"the\", \"of\"), so no alignment of this kind reaches AER 0.", "",
