@@ -64,7 +64,6 @@ PRETRAINED_NOTE = ("<small>Real GPT-2 weights join this list when they are in th
 def build_demo() -> gr.Blocks:
     # Gradio's own cache (files it serves) is cleaned every 10 minutes of anything older than 30 minutes.
     with gr.Blocks(title="Attention Lab", delete_cache=DELETE_CACHE) as demo:
-        key = gr.State("")  # the tabs' handlers take it; they read the browser's key from the request's cookie
         default = "reverse" if "reverse" in SHIPPED else (SHIPPED[0] if SHIPPED else None)
         # One compact header row (title beside the checkpoint), so the demo row, its explanation and the heatmap
         # it opens fit the first screen of a projector (tests/browser/test_layout.py)
@@ -74,11 +73,11 @@ def build_demo() -> gr.Blocks:
             ckpt = Dropdown(fixed_choices(), value=default, label="Checkpoint (used by every tab)", elem_id="ckpt")
         buttons, explain = demo_buttons()
         with gr.Tabs(elem_id="tabs") as tabs:
-            build_generate_tab(ckpt, key)
-            attention = build_attention_tab(demo, ckpt, key)
-            build_positional_tab(demo, ckpt, key)
-            train = build_train_tab(ckpt, key)
-            build_model_tab(demo, ckpt, key)
+            build_generate_tab(ckpt)
+            attention = build_attention_tab(demo, ckpt)
+            build_positional_tab(demo, ckpt)
+            train = build_train_tab(ckpt)
+            build_model_tab(demo, ckpt)
         if not pretrained():
             gr.Markdown(PRETRAINED_NOTE, elem_id="pretrained-note")
         wire_demos(buttons, explain, tabs, ckpt, attention, train)

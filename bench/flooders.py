@@ -55,7 +55,7 @@ def attention_flood(url: str, end: float, counts: dict, in_flight: int = 16) -> 
 def training_flood(url: str, end: float, counts: dict, addresses: list[str], label: str) -> threading.Thread:
     """A thread joining short trainings from new session ids, cycling through `addresses`, as fast as it can."""
     index, lock = fn_index(url, "train"), threading.Lock()
-    data = list(SHORT) + [None, "mha", "sinusoidal"]
+    data = list(SHORT) + ["mha", "sinusoidal"]
 
     def run():
         n = 0

@@ -32,7 +32,7 @@ LM_PROMPTS = ["ROMEO:\n", "First Citizen:\nBefore we proceed", "KING RICHARD III
 
 
 @handler
-def example_input(ckpt, key, request: gr.Request = None) -> str:
+def example_input(ckpt, request: gr.Request = None) -> str:
     _, _, info = resolve(ckpt, browser_key(request))
     task, rng = info.get("task"), random.Random()
     if task in TASKS:
@@ -46,7 +46,7 @@ def example_input(ckpt, key, request: gr.Request = None) -> str:
 
 
 @handler
-def decoding_for(ckpt, key, request: gr.Request = None):
+def decoding_for(ckpt, request: gr.Request = None):
     """The decoding a checkpoint opens with: beam search for the translation model (as the paper translates,
     section 6.1), the control left as it is for the others; and what the checkpoint was trained on and expects."""
     key = browser_key(request)
@@ -75,7 +75,7 @@ def decoding_settings(strategy, temperature, top_k, top_p, num_beams, max_new_to
 
 
 @handler
-def run_generate(ckpt, prompt, strategy, temperature, top_k, top_p, num_beams, max_new_tokens, seed, key,
+def run_generate(ckpt, prompt, strategy, temperature, top_k, top_p, num_beams, max_new_tokens, seed,
                  request: gr.Request = None):
     """Stream the output text and the per-step probability table as tokens are produced."""
     key = browser_key(request)
@@ -145,7 +145,7 @@ def fill_mask_notice(ckpt: str) -> str:
 
 
 @handler
-def run_fill_mask(ckpt, text, top_k, key, request: gr.Request = None):
+def run_fill_mask(ckpt, text, top_k, request: gr.Request = None):
     """(table of the top tokens at each [MASK], notice): what an encoder-only model predicts where words are missing;
     for any other model, a notice saying which model can and how to get one."""
     key = browser_key(request)
@@ -202,7 +202,7 @@ def step_on_gpu(source: ModelRef, input_ids: list[int], output_ids: list[int], s
     return tok.id_to_token(output_ids[step]), pattern, query
 
 
-def build_generate_tab(ckpt, key):
+def build_generate_tab(ckpt):
     with gr.Tab("Generate", id="generate"):
         gr.Markdown("Type a prompt (language model) or a task input (seq2seq models), then watch the tokens arrive.")
         about = gr.Markdown(description(ckpt.value, ""), elem_id="gen-about")  # what the checkpoint expects
@@ -239,12 +239,12 @@ def build_generate_tab(ckpt, key):
                 mask_go = gr.Button("Fill the mask", variant="primary", elem_id="mask-go")
         mask_notice = gr.Markdown(elem_id="mask-notice")
         mask_table = gr.Dataframe(label="The likeliest tokens at each mask", max_height=300, elem_id="mask-table")
-    example.click(example_input, [ckpt, key], prompt, api_name="example")
-    mask_go.click(run_fill_mask, [ckpt, mask_text, mask_top, key], [mask_table, mask_notice], api_name="fill_mask",
+    example.click(example_input, ckpt, prompt, api_name="example")
+    mask_go.click(run_fill_mask, [ckpt, mask_text, mask_top], [mask_table, mask_notice], api_name="fill_mask",
                   concurrency_limit=GENERATE_CONCURRENCY, concurrency_id="generate")
-    separately(ckpt.change)(decoding_for, [ckpt, key], [strategy, about], api_visibility="private",
+    separately(ckpt.change)(decoding_for, ckpt, [strategy, about], api_visibility="private",
                             show_progress="hidden")
-    inputs = [ckpt, prompt, strategy, temperature, top_k, top_p, num_beams, max_new, seed, key]
+    inputs = [ckpt, prompt, strategy, temperature, top_k, top_p, num_beams, max_new, seed]
     cleared = [output, table, gen_state, picker, notice, probs_plot, where_plot]
     inspect = dict(fn=inspect_step, inputs=[gen_state, picker], outputs=[probs_plot, where_plot])
     picker.change(**inspect, api_name="inspect_step", trigger_mode="always_last", show_progress="hidden")

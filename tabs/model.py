@@ -19,7 +19,7 @@ from widgets.ui import separately
 
 
 @handler
-def describe_model(ckpt, key, request: gr.Request = None):
+def describe_model(ckpt, request: gr.Request = None):
     model, tok, info = resolve(ckpt, browser_key(request))
     cfg = model.config
     counts = parameter_counts(model)
@@ -95,7 +95,7 @@ def _cache_row(label: str, per_token: int | None, max_len: int, own: bool) -> di
             "this model": "yes" if own else ""}
 
 
-def build_model_tab(demo, ckpt, key):
+def build_model_tab(demo, ckpt):
     with gr.Tab("Model", id="model"):
         summary = gr.Markdown(elem_id="model-summary")
         with gr.Row():
@@ -104,6 +104,6 @@ def build_model_tab(demo, ckpt, key):
         kv = gr.Dataframe(label="Cache size per generated token (fp32): keys and values for MHA / GQA / MQA, the "
                                 "latent (and rotary key) for MLA", elem_id="model-cache")
     outputs = [summary, table, plot, kv]
-    separately(ckpt.change)(describe_model, [ckpt, key], outputs, api_name="model", concurrency_limit=DRAW_CONCURRENCY,
+    separately(ckpt.change)(describe_model, ckpt, outputs, api_name="model", concurrency_limit=DRAW_CONCURRENCY,
                             concurrency_id="draw")
-    demo.load(describe_model, [ckpt, key], outputs, api_visibility="private")
+    demo.load(describe_model, ckpt, outputs, api_visibility="private")

@@ -43,7 +43,7 @@ def parse_dims(dims, d_model: int) -> tuple[list[int], str]:
 
 
 @handler
-def draw_positional(d_model, length, dims, ckpt, key, request: gr.Request = None):
+def draw_positional(d_model, length, dims, ckpt, request: gr.Request = None):
     d_model = check_number(d_model, "d_model", *POSITIONAL["d_model"], integer=True)
     length = check_number(length, "Positions", *POSITIONAL["positions"], integer=True)
     chosen, note = parse_dims(dims, d_model)
@@ -102,7 +102,7 @@ def draw_alibi(n_heads, length, causal):
 
 
 @handler
-def checkpoint_sizes(ckpt, key, request: gr.Request = None):
+def checkpoint_sizes(ckpt, request: gr.Request = None):
     """The selected checkpoint's d_k and number of heads, as the RoPE and ALiBi controls' values, and a note."""
     model, _, _ = resolve(ckpt, browser_key(request))
     cfg = model.config
@@ -165,7 +165,7 @@ def build_alibi_section():
     return section, n_heads, length, causal, bias, note
 
 
-def build_positional_tab(demo, ckpt, key):
+def build_positional_tab(demo, ckpt):
     with gr.Tab("Positional encoding", id="positional"):
         with gr.Row():
             d_model = Slider(*POSITIONAL["d_model"], value=128, step=2, label="d_model")
@@ -186,7 +186,7 @@ def build_positional_tab(demo, ckpt, key):
         compare_note = gr.Markdown(elem_id="pe-note")
         rope_section, d_k, rope_length, rope_plot, distance_plot, rope_note = build_rope_section()
         alibi_section, n_heads, alibi_length, causal, alibi_plot, alibi_note = build_alibi_section()
-    inputs = [d_model, length, dims, ckpt, key]
+    inputs = [d_model, length, dims, ckpt]
     outputs = [matrix, waves, similarity, compare, compare_note]
     demo.load(draw_positional, inputs, outputs, api_name="positional")
     for event in (d_model.change, length.change, dims.submit):
@@ -195,7 +195,7 @@ def build_positional_tab(demo, ckpt, key):
     # The RoPE and ALiBi controls take the checkpoint's sizes; their figures are drawn when a section opens or a
     # control changes, not on page load.
     for event in (demo.load, ckpt.change):
-        separately(event)(checkpoint_sizes, [ckpt, key], [d_k, n_heads, rope_note, alibi_note],
+        separately(event)(checkpoint_sizes, ckpt, [d_k, n_heads, rope_note, alibi_note],
                           api_visibility="private", **FAST)
     gr.on([rope_section.expand, d_k.change, rope_length.change], draw_rope, [d_k, rope_length],
           [rope_plot, distance_plot], api_name="rope", **FAST)

@@ -36,7 +36,7 @@ def selected_pattern(record, kind):
 
 
 @handler
-def draw_qk(made_by, key, record, kind, layer, head, query, shown=None, request: gr.Request = None):
+def draw_qk(made_by, record, kind, layer, head, query, shown=None, request: gr.Request = None):
     """Equation 1 for one query of the selected head, from the q, k and v of the record's own forward pass
     (in the page, only while its section is open: it costs a forward pass; API clients always get it)."""
     if shown is False:
@@ -94,7 +94,7 @@ def _continue(model, tok, record, mask) -> str:
 
 
 @handler
-def run_ablation(made_by, key, record, kind, labels, request: gr.Request = None):
+def run_ablation(made_by, record, kind, labels, request: gr.Request = None):
     """The model's output and its score on a fixed evaluation set, with every head on and with the chosen heads
     off (zeroed before the output projection, for this call only)."""
     pattern = selected_pattern(record, kind)
@@ -119,7 +119,7 @@ def ablation_on_gpu(source: ModelRef, record, heads: list, label: str) -> list[d
 
 
 @handler
-def run_importance(made_by, key, record, kind, request: gr.Request = None, progress=gr.Progress()):
+def run_importance(made_by, record, kind, request: gr.Request = None, progress=gr.Progress()):
     """Each head switched off alone: how much worse the model gets, as a layers x heads grid of the selected kind
     (checked before the minute of computing, not after)."""
     if record is not None and kind not in record.patterns:
@@ -144,7 +144,7 @@ def importance_on_gpu(source: ModelRef, record):
         yield (None, (item, eval_set.metric)) if isinstance(item, dict) else (item, None)
 
 
-def build_inside(demo, record, made_by, key, kind, layer, head):
+def build_inside(demo, record, made_by, kind, layer, head):
     """The three views, under the heatmaps of the Attention tab."""
     qk_shown, rollout_shown = gr.State(None), gr.State(None)  # None for API clients: always draw
     with gr.Accordion("The Q·K step for one query", open=False) as qk_section:
@@ -173,11 +173,11 @@ def build_inside(demo, record, made_by, key, kind, layer, head):
         section.expand(lambda: True, None, shown, queue=False, api_visibility="private")
         section.collapse(lambda: False, None, shown, queue=False, api_visibility="private")
     separately(qk_section.expand, record.change, kind.change, layer.change, head.change, query.change)(
-        draw_qk, [made_by, key, record, kind, layer, head, query, qk_shown], qk_plot, api_name="draw_qk", **FAST)
+        draw_qk, [made_by, record, kind, layer, head, query, qk_shown], qk_plot, api_name="draw_qk", **FAST)
     separately(rollout_section.expand, record.change, kind.change)(
         draw_rollout, [record, kind, rollout_shown], rollout_plot, api_name="draw_rollout", **FAST)
-    run.click(run_ablation, [made_by, key, record, kind, heads], ablation, api_name="ablate",
+    run.click(run_ablation, [made_by, record, kind, heads], ablation, api_name="ablate",
               concurrency_limit=ABLATION_CONCURRENCY)
-    importance.click(run_importance, [made_by, key, record, kind], importance_plot, api_name="head_importance",
+    importance.click(run_importance, [made_by, record, kind], importance_plot, api_name="head_importance",
                      concurrency_limit=IMPORTANCE_CONCURRENCY)
     return query, heads

@@ -38,7 +38,7 @@ def lens_on_gpu(source: ModelRef, record) -> LogitLens:
 
 
 @handler
-def draw_lens(made_by, key, record, position, shown=None, width=None, request: gr.Request = None):
+def draw_lens(made_by, record, position, shown=None, width=None, request: gr.Request = None):
     """The grid and one position's curve (nothing while the section is closed in the page), the grid's cells
     readable on a page `width` px wide (visualize.logit_lens_grid: turned or scrolled sideways when they do not
     fit)."""
@@ -59,7 +59,7 @@ def draw_lens(made_by, key, record, position, shown=None, width=None, request: g
     return grid, curve, "" if lens.through_final_norm else POST_NORM
 
 
-def build_lens(demo, record, made_by, key, page_width):
+def build_lens(demo, record, made_by, page_width):
     """The section, under the heatmaps of the Attention tab."""
     shown = gr.State(None)  # None for API clients: always draw
     with gr.Accordion("Logit lens: what each layer would predict", open=False,
@@ -73,7 +73,7 @@ def build_lens(demo, record, made_by, key, page_width):
     section.expand(lambda: True, None, shown, queue=False, api_visibility="private")
     section.collapse(lambda: False, None, shown, queue=False, api_visibility="private")
     separately(section.expand, record.change, position.change)(
-        draw_lens, [made_by, key, record, position, shown, page_width], [grid, curve, note], api_name="logit_lens",
+        draw_lens, [made_by, record, position, shown, page_width], [grid, curve, note], api_name="logit_lens",
         **FAST)
     separately(record.change)(lambda r: gr.update() if r is None else index_slider(_positions(r)), record, position,
                               queue=False, api_visibility="private")

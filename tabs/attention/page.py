@@ -67,10 +67,9 @@ def fit_sliders(record, kind, layer, head):
 
 
 @handler
-def compute_attention(ckpt, text, target, key, focus=None, request: gr.Request = None):
+def compute_attention(ckpt, text, target, focus=None, request: gr.Request = None):
     """Run the model once on the input and keep every attention pattern for the controls to browse."""
-    key = browser_key(request)
-    record = attention_record(ckpt, text, target, key)
+    record = attention_record(ckpt, text, target, browser_key(request))
     kind, layer, head = focus_head(record, focus[1:] if isinstance(focus, tuple) and focus[0] == ckpt else None)
     H = record.patterns[kind].shape[1]
     T = len(record.patterns[kind].query_tokens)
@@ -81,8 +80,8 @@ def compute_attention(ckpt, text, target, key, focus=None, request: gr.Request =
             layer_slider, head_slider, index_slider(T, min(T - 1, 1)), ckpt, (kind, layer, head), record)
 
 
-def _selected(record, kind, layer, head, view=(SHOW[0], False, None, None, None)):
-    """The pattern of `kind` as `view` = (show, words, made_by, key, request) asks (tabs.attention.views), and the
+def _selected(record, kind, layer, head, view=(SHOW[0], False, None, None)):
+    """The pattern of `kind` as `view` = (show, words, made_by, request) asks (tabs.attention.views), and the
     layer and head, clamped to it."""
     pattern = view_pattern(record, kind, *view)
     L, H = pattern.shape
@@ -92,7 +91,7 @@ def _selected(record, kind, layer, head, view=(SHOW[0], False, None, None, None)
 
 
 def draw_figures(record, kind, layer, head, score, parts=("one", "grid", "overview", "table"),
-                 view=(SHOW[0], False, None, None, None), width=None):
+                 view=(SHOW[0], False, None, None), width=None):
     """The figures of the tab from the stored record: one head, the layer's heads, the overview and the per-head
     table (or the `parts` asked for), in the `view` the switches ask for (the value-weighted norms cost one
     forward pass per record and kind, cached), the layer's heads in as many columns as a page `width` px wide
@@ -143,14 +142,14 @@ class _FigureCache(RecordCache):
 FIGURES = _FigureCache(FIGURES_KEPT)
 
 
-def draw_cached(record, kind, layer, head, score, show=SHOW[0], words=False, made_by=None, key=None, width=None,
+def draw_cached(record, kind, layer, head, score, show=SHOW[0], words=False, made_by=None, width=None,
                 request: gr.Request = None):
     """draw_figures, each figure cached on what it depends on: the one-head heatmap on (kind, layer, head), the grid
     on (kind, layer), the overview and the table on (kind, score), each also on the view (show, words), the first two
     also on whether the page's `width` is a phone's."""
     if record is None:
         return None, None, None, None
-    view = (show, words, made_by, key, request)
+    view = (show, words, made_by, request)
     pattern, layer, head = _selected(record, kind, layer, head, view)
     kind, args, shown = pattern.kind, (record, pattern.kind, layer, head, score), (show, bool(words))
     narrow = viz.narrow_page(width)  # a phone's figures differ (tick labels, the grid's columns)
@@ -168,7 +167,7 @@ draw_attention = handler(draw_cached)
 
 def draw_view(record, view, score, *shown, request: gr.Request = None):
     """The figures of the head a computation chose to open on (`view` = (kind, layer, head)), as `shown` =
-    (cells, words, made_by, key, page width) asks."""
+    (cells, words, made_by, page width) asks."""
     return draw_attention(record, *view, score, *shown, request=request) if record is not None and view \
         else (None,) * 4
 
@@ -211,7 +210,7 @@ def export_attention(record) -> list[str]:
     return [str(folder / "attention.csv"), str(folder / "attention.json")]
 
 
-def build_attention_tab(demo, ckpt, key):
+def build_attention_tab(demo, ckpt):
     """The tab's components; returns the handles the demo buttons drive."""
     with gr.Tab("Attention", id="attention"):
         record, made_by, focus = gr.State(None), gr.State(None), gr.State(None)  # made_by: the record's checkpoint
@@ -247,21 +246,21 @@ def build_attention_tab(demo, ckpt, key):
         gr.Markdown(NORMS_EXPLAINED)
         grid = gr.Plot(show_label=False, label="All heads of the layer", elem_id="att-grid")
         table = gr.Dataframe(label="Per-head scores", max_height=300)
-        query, ablate_heads = build_inside(demo, record, made_by, key, kind, layer, head)
-        build_lens(demo, record, made_by, key, page_width)
-        two = build_two_inputs(record, made_by, key, kind, layer, head, page_width)
-        patch = build_patching(demo, record, two["record_b"], made_by, key, kind, layer, head, page_width)
+        query, ablate_heads = build_inside(demo, record, made_by, kind, layer, head)
+        build_lens(demo, record, made_by, page_width)
+        two = build_two_inputs(record, made_by, kind, layer, head, page_width)
+        patch = build_patching(demo, record, two["record_b"], made_by, kind, layer, head, page_width)
         with gr.Row():
             export = gr.Button("Download the weights (CSV, JSON)", elem_id="att-export", scale=1)
             files = gr.File(label="Weights", file_count="multiple", scale=3)
     # 4: redraws keep their share of the GIL (bench/RESULTS.md, Load); the progress shows on the heatmap (which a
     # demo click or Show attention has just cleared) until the new head is drawn
-    compute = dict(fn=compute_attention, inputs=[ckpt, text, target, key, focus],
+    compute = dict(fn=compute_attention, inputs=[ckpt, text, target, focus],
                    outputs=[notice, ablate_heads, kind, layer, head, query, made_by, view, record],
                    concurrency_limit=ATTENTION_CONCURRENCY, concurrency_id="attention", show_progress_on=[one])
     figures = [one, grid, overview, table]
 
-    shown = [cells, words, made_by, key]  # what the cells show (tabs.attention.views) and who can compute it
+    shown = [cells, words, made_by]  # what the cells show (tabs.attention.views) and who can compute it
     # The page's width, read in the browser at load (before the first heatmap: these events are not queued), so
     # that the grid of a layer's heads has as many columns as the screen holds (2 on a phone, 4 on a projector)
     demo.load(adopt_page_width, width_box, page_width, js="() => window.innerWidth", queue=False,

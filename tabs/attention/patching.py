@@ -165,7 +165,7 @@ def _grid_figure(grid, title: str, scale: str, box: float | None, chosen=None):
                              container_px=box)
 
 
-def draw_patching(made_by, key, record, record_b, kind, layer, head, answer="", other="", position=-1, shown=None,
+def draw_patching(made_by, record, record_b, kind, layer, head, answer="", other="", position=-1, shown=None,
                   width=None, request: gr.Request = None):
     """(message, residual grid, heads grid, direct logit attribution, senders into the head, receivers from it,
     the head in words); nothing drawn while the section is closed in the page. On a page `width` px wide the
@@ -217,7 +217,7 @@ def draw_patching(made_by, key, record, record_b, kind, layer, head, answer="", 
     return (note, residual, heads, dla, *figures, " ".join(words))
 
 
-def build_patching(demo, record, record_b, made_by, key, kind, layer, head, page_width):
+def build_patching(demo, record, record_b, made_by, kind, layer, head, page_width):
     """The section, under "Two inputs side by side" in the Attention tab."""
     shown = gr.State(None)  # None for API clients: always draw
     with gr.Accordion("What a head does: patching the two inputs", open=False,
@@ -246,7 +246,7 @@ def build_patching(demo, record, record_b, made_by, key, kind, layer, head, page
     section.collapse(lambda: False, None, shown, queue=False, api_visibility="private")
     separately(section.expand, record_b.change, kind.input, layer.input, head.input, run.click, answer.submit,
                other.submit)(
-        handler(draw_patching), [made_by, key, record, record_b, kind, layer, head, answer, other, position, shown,
+        handler(draw_patching), [made_by, record, record_b, kind, layer, head, answer, other, position, shown,
                                  page_width],
         [note, residual, heads, dla, senders, receivers_, head_note], api_name="patching",
         **dict(FAST, concurrency_limit=ABLATION_CONCURRENCY, concurrency_id="patching"))

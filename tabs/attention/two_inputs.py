@@ -28,7 +28,7 @@ TWO_INPUTS_EXPLAINED = ("Type a second input that differs from the first in a wo
 
 
 @handler
-def compare_inputs(made_by, key, record, text_b, request: gr.Request = None):
+def compare_inputs(made_by, record, text_b, request: gr.Request = None):
     """The record of the second input, by the model that made the first (the shared cache of tabs.attention.record).
     An encoder-decoder's decoder reads A's target on B too (target_of): given a reference, A read it and B read
     the model's own output for B before, so every head's "change" measured a different Spanish sentence (0.09-0.60
@@ -77,7 +77,7 @@ def draw_two(record, record_b, kind, layer, head, width=None):
     return fig_a, fig_b, grid, note
 
 
-def build_two_inputs(record, made_by, key, kind, layer, head, page_width) -> dict:
+def build_two_inputs(record, made_by, kind, layer, head, page_width) -> dict:
     """The section, under the heatmaps of the Attention tab; returns its second input's record and text, and the
     arguments of the event that computes that record (the patching section and the demos reuse them)."""
     record_b = gr.State(None)
@@ -93,7 +93,7 @@ def build_two_inputs(record, made_by, key, kind, layer, head, page_width) -> dic
             plot_a = gr.Plot(show_label=False, label="Input A", elem_id="two-a")
             plot_b = gr.Plot(show_label=False, label="Input B", elem_id="two-b")
         grid = gr.Plot(show_label=False, label="Change per head", elem_id="two-grid")
-    compare_event = dict(fn=compare_inputs, inputs=[made_by, key, record, text_b], outputs=record_b,
+    compare_event = dict(fn=compare_inputs, inputs=[made_by, record, text_b], outputs=record_b,
                          concurrency_limit=ATTENTION_CONCURRENCY, concurrency_id="attention")
     for trigger, api in ((compare.click, "compare_inputs"), (text_b.submit, None)):
         trigger(**compare_event, api_name=api, api_visibility="public" if api else "private")

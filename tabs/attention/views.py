@@ -38,7 +38,7 @@ def norms_on_gpu(source: ModelRef, record, kind: str) -> ValueNorms:
 NORMS = RecordCache(NORMS_KEPT)
 
 
-def view_parts(record, kind, show, words, made_by, key, request=None):
+def view_parts(record, kind, show, words, made_by, request=None):
     """(the pattern of `kind` over tokens, its value-weighted norms or None, words): what the view switches ask."""
     pattern = selected_pattern(record, kind)
     show = check_choice(show if show is not None else SHOW[0], "show", SHOW)
@@ -51,9 +51,9 @@ def view_parts(record, kind, show, words, made_by, key, request=None):
     return pattern, norms, bool(words)
 
 
-def view_pattern(record, kind, show, words, made_by, key, request=None):
+def view_pattern(record, kind, show, words, made_by, request=None):
     """The pattern of `kind` as the view switches ask: weights or value-weighted norms, tokens or words."""
-    return displayed_pattern(*view_parts(record, kind, show, words, made_by, key, request))
+    return displayed_pattern(*view_parts(record, kind, show, words, made_by, request))
 
 
 def view_title(kind: str, show, words) -> str:
@@ -63,13 +63,13 @@ def view_title(kind: str, show, words) -> str:
 
 
 @handler
-def draw_caption(record, kind, layer, head, show=SHOW[0], words=False, made_by=None, key=None,
+def draw_caption(record, kind, layer, head, show=SHOW[0], words=False, made_by=None,
                  request: gr.Request = None) -> str:
     """One line for the head on screen, from its scores on this input in this view (an empty line without a
     record)."""
     if record is None:
         return ""
-    pattern, norms, words = view_parts(record, kind, show, words, made_by, key, request)
+    pattern, norms, words = view_parts(record, kind, show, words, made_by, request)
     L, H = pattern.shape
     layer = check_index(layer, "layer", L)
     head = check_index(head, "head", H)

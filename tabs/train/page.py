@@ -53,7 +53,7 @@ def compare_on_gpu(request, which, control=None):
 
 
 @handler
-def run_train(source, task, text, upload, hub, layers, heads, d_model, lr, steps, batch, key, attention="mha",
+def run_train(source, task, text, upload, hub, layers, heads, d_model, lr, steps, batch, attention="mha",
               positions="sinusoidal", request: gr.Request = None):
     """Stream the session's training run onto the Train tab (curves, status, samples, attention, checkpoint list,
     the live map's head control). The samples and the attention map are sent only when an evaluation brought new
@@ -84,7 +84,7 @@ def choose_live_head(live, head):
 
 
 @handler
-def run_compare(source, task, text, upload, hub, layers, heads, d_model, lr, steps, batch, key, which="kv-heads",
+def run_compare(source, task, text, upload, hub, layers, heads, d_model, lr, steps, batch, which="kv-heads",
                 attention="mha", positions="sinusoidal", request: gr.Request = None):
     """A comparison of attention variants (MHA / GQA / MQA / MLA, or the position schemes): one loss curve per
     variant on one plot, then the table (tabs.train.comparison). Each variant changes its own fields of the
@@ -130,7 +130,7 @@ def say_if_training(request: gr.Request = None) -> str:
 
 
 @handler
-def download_model(ckpt, key, request: gr.Request = None) -> str:
+def download_model(ckpt, request: gr.Request = None) -> str:
     """A checkpoint zip of the selected model, if this browser trained it; written only when asked."""
     key = sessions.browser_key(request)
     entry = USER_MODELS.get(key, ckpt) if isinstance(ckpt, str) else None
@@ -178,7 +178,7 @@ def bounded_number(key: str, label: str) -> Number:
                      precision=None if isinstance(lo, float) else 0)
 
 
-def build_train_tab(ckpt, key):
+def build_train_tab(ckpt):
     with gr.Tab("Train", id="train"):
         gr.Markdown("Train a small model right here and watch its loss fall and its attention take shape. "
                     "The default (reverse, tiny) learns to read its input backwards in about a minute. "
@@ -245,7 +245,7 @@ def build_train_tab(ckpt, key):
         control, live = gr.State(None), gr.State(None)
     preset.change(lambda p: tuple(PRESETS[p][k] for k in HYPER_PARAMETERS),
                   preset, [layers, heads, d_model, lr, steps, batch], api_visibility="private")
-    inputs = [source, task, text, upload, hub, layers, heads, d_model, lr, steps, batch, key]
+    inputs = [source, task, text, upload, hub, layers, heads, d_model, lr, steps, batch]
     model_options = [attention, positions]
     # show_progress "minimal": a queued run shows its place in the queue, and the status line stays readable while
     # the run streams (the full overlay greyed it out)
@@ -272,7 +272,7 @@ def build_train_tab(ckpt, key):
     def watch_after(trigger, **kwargs):
         """Run "Watch an induction head form" after `trigger` (its button, or a demo click's `.then`)."""
         return told(trigger)(
-            disables_the_buttons(run_watch), key, [curves, status, heatmap, ckpt, control] + buttons,
+            disables_the_buttons(run_watch), None, [curves, status, heatmap, ckpt, control] + buttons,
             concurrency_limit=TRAINING["concurrent_trainings"], concurrency_id=TRAINING_GROUP,
             show_progress="minimal", show_progress_on=[status], **kwargs).then(
             idle, None, buttons, queue=False, api_visibility="private")
@@ -281,7 +281,7 @@ def build_train_tab(ckpt, key):
     # Stop asks the run to end after its current step (a training or a comparison); each reports how it ended
     # outside the queue: Stop never waits in a line, however full (server.admission)
     stop.click(stop_training, None, status, api_name="stop", queue=False)
-    download.click(download_model, [ckpt, key], zip_file, api_name="download_model",
+    download.click(download_model, ckpt, zip_file, api_name="download_model",
                    concurrency_limit=EXPORT_CONCURRENCY)
     return dict(source=source, task=task, preset=preset, start=start, status=status, curves=curves,
                 attention=heatmap, inputs=inputs, watch_after=watch_after,

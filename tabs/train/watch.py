@@ -151,7 +151,7 @@ def watch_on_gpu(control):
 
 
 @handler
-def run_watch(key, request: gr.Request = None):
+def run_watch(request: gr.Request = None):
     """Stream the run onto the Train tab (curves, status, attention, checkpoint list, Stop signal); the model joins
     this browser's checkpoint list when it ends (finished or stopped). Its lifecycle is Start's and Compare's
     (tabs.train.lifecycle.TabRun): the name reserved with the client's address, Stop, memory returned."""

@@ -78,11 +78,11 @@ def test_a_watched_model_is_evicted_by_address_like_the_others(monkeypatch):
     monkeypatch.setattr(watch, "USER_MODELS", store)
     monkeypatch.setattr(watch, "watch_on_gpu", fake_watch)
     victim_call = call("198.51.100.7", "svictim")
-    list(run_watch("", victim_call))  # first: its model is the one used longest ago (issue 30's eviction by use)
+    list(run_watch(victim_call))  # first: its model is the one used longest ago (issue 30's eviction by use)
     victim = store.names(sessions.browser_key(victim_call))  # an API client's models are its session's (issue 30)
     floods = [call("203.0.113.9", f"sflood{i}") for i in range(6)]
     for flood in floods:
-        list(run_watch("", flood))
+        list(run_watch(flood))
     assert len(victim) == 1 and store.names(sessions.browser_key(victim_call)) == victim
     assert len(store) == 6 and sum(len(store.names(sessions.browser_key(f))) for f in floods) == 5  # its own went
 

@@ -32,7 +32,7 @@ def trained(layers: int, heads: int) -> str:
 
 def sliders(ckpt: str) -> tuple[str, dict, dict, dict]:
     """(notice, layer slider update, head slider update, query slider update) of Show attention on "attention"."""
-    notice, _, _, layer, head, query, *_ = compute_attention(ckpt, "attention", "", "", request=page_call(KEY))
+    notice, _, _, layer, head, query, *_ = compute_attention(ckpt, "attention", "", request=page_call(KEY))
     return notice, layer, head, query
 
 
@@ -64,7 +64,7 @@ def test_the_shipped_models_keep_their_sliders():
 def test_switching_the_kind_refits_the_sliders():
     """fit_sliders (the kind radio's event) answers with the chosen kind's layers and heads; a layer beyond the
     kind's last is clamped, as the redraw clamps it, so the slider and the heatmap agree."""
-    record = compute_attention("reverse", "attention", "", "", request=page_call(KEY))[-1]
+    record = compute_attention("reverse", "attention", "", request=page_call(KEY))[-1]
     notice, layer, head = fit_sliders(record, "encoder self", 5, 2)
     assert (layer["maximum"], layer["value"], head["maximum"], head["value"]) == (1, 1, 3, 2)
 
@@ -82,7 +82,7 @@ def test_the_grid_of_heads_has_two_columns_on_a_phone_and_four_on_a_projector():
     two heads a row, 1280 px (or no width, an API client) four; junk is no width."""
     from tabs.attention.page import adopt_page_width, draw_cached
 
-    record = compute_attention("reverse", "attention", "", "", request=page_call(KEY))[-1]
+    record = compute_attention("reverse", "attention", "", request=page_call(KEY))[-1]
     columns = {}
     for reported in (390, 1280, None, "wide", -5):
         width = adopt_page_width(reported)

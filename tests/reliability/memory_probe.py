@@ -27,7 +27,7 @@ def main() -> int:
     from tests.conftest import page_call
 
     request = page_call("0123456789abcdef0123456789abcdef")  # the key comes from the page's cookie (issue 30)
-    for _ in run_train("task", "reverse", "", None, "", 4, 4, 256, 1e-3, 10, 256, "", request=request):
+    for _ in run_train("task", "reverse", "", None, "", 4, 4, 256, 1e-3, 10, 256, request=request):
         pass
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print("MEMORY=" + json.dumps({"start": start, "peak": peak, "end": rss_mb()}))

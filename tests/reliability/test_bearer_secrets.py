@@ -98,7 +98,7 @@ def test_stop_needs_the_browser_key_that_started_the_run(app_url):
 def test_a_session_id_not_like_gradios_is_refused_with_a_message(app_url, session):
     """gradio's page makes session ids of 1-13 base-36 characters, gradio_client uuid4s; anything else is refused
     by the front door, naming the session id (before: queued, stored, or HTTP 500 for an empty one)."""
-    body = {"data": ["reverse", "abc", "", None, None], "fn_index": 0, "session_hash": session, "event_data": None,
+    body = {"data": ["reverse", "abc", "", None], "fn_index": 0, "session_hash": session, "event_data": None,
             "trigger_id": None}
     answer = httpx.post(app_url + "gradio_api/queue/join", json=body, timeout=30)
     assert answer.status_code == 400 and "session id" in answer.json()["detail"]
@@ -108,6 +108,6 @@ def test_a_session_id_not_like_gradios_is_refused_with_a_message(app_url, sessio
 
 @pytest.mark.parametrize("session", ["k3j4h5g6f7a", "a1", str(uuid.uuid4())])
 def test_session_ids_like_gradios_pass(app_url, session):
-    body = {"data": ["reverse", "abc", "", None, None], "fn_index": 0, "session_hash": session, "event_data": None,
+    body = {"data": ["reverse", "abc", "", None], "fn_index": 0, "session_hash": session, "event_data": None,
             "trigger_id": None}
     assert httpx.post(app_url + "gradio_api/queue/join", json=body, timeout=30).status_code != 400

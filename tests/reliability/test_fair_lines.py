@@ -23,7 +23,7 @@ from limits import ADDRESS_WAITING, BROWSER_WAITING, DEFAULT_BROWSER_WAITING, QU
 from server.lines import client_of
 
 PAUSE = 10**6
-BAD_TRAINING = ["task", "reverse", "", None, "", 1, 3, 32, 3e-3, 10, 8, None, "mha", "sinusoidal"]
+BAD_TRAINING = ["task", "reverse", "", None, "", 1, 3, 32, 3e-3, 10, 8, "mha", "sinusoidal"]
 
 
 @pytest.fixture(scope="module")
@@ -78,7 +78,7 @@ def sessions_in(line) -> list[str]:
 
 
 def attention_data(text: str) -> list:
-    return ["reverse", text, "", None, None]
+    return ["reverse", text, "", None]
 
 
 def test_a_flooder_holds_a_few_waiting_and_an_honest_request_is_served_next(served):

@@ -54,7 +54,7 @@ def test_a_flood_of_training_requests_leaves_stop_and_views_answering(app_url):
         for job in jobs:
             wait_running(job)
         index = fn_index(app_url, "/train")
-        bad = ["task", "reverse", "", None, "", 1, 3, 32, 3e-3, 10, 8, None, "mha", "sinusoidal"]  # 3 heads: invalid
+        bad = ["task", "reverse", "", None, "", 1, 3, 32, 3e-3, 10, 8, "mha", "sinusoidal"]  # 3 heads: invalid
         codes = [join(app_url, index, bad, uuid.uuid4().hex[:10]) for _ in range(FLOOD)]
         print({c: codes.count(c) for c in set(codes)})
         assert codes.count(503) == 0 and codes.count(200) <= QUEUE_WAITING[TRAINING_GROUP], "the flood filled the queue"
