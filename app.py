@@ -22,6 +22,7 @@ import store.gpu  # noqa: E402,F401  (first: on a ZeroGPU Space, `spaces` must p
 import gradio as gr  # noqa: E402
 
 from limits import DEFAULT_CONCURRENCY, DELETE_CACHE, QUEUE_SIZE  # noqa: E402
+from server.admission import door  # noqa: E402
 from server.compat import GradioChanged  # noqa: E402
 from server.guard import protect  # noqa: E402
 from store.catalogue import NOTICES, SHIPPED, fixed_choices, load_at_start, pretrained  # noqa: E402
@@ -76,7 +77,7 @@ def build_demo() -> gr.Blocks:
             build_generate_tab(ckpt)
             attention = build_attention_tab(demo, ckpt)
             build_positional_tab(demo, ckpt)
-            train = build_train_tab(ckpt)
+            train = build_train_tab(ckpt, door=door(demo))
             build_model_tab(demo, ckpt)
         if not pretrained():
             gr.Markdown(PRETRAINED_NOTE, elem_id="pretrained-note")

@@ -95,6 +95,13 @@ def install(demo: gr.Blocks) -> None:
     lines.install(queue)
 
 
+def door(demo: gr.Blocks):
+    """door(group, request): what `demo`'s queue would answer a call of `group` from that request now, in words, or
+    None (server.lines.refusal). app.py hands it to the Train tab, which says it in the page before its run asks to
+    join: gradio shows a refusal only on the call's inputs, and a demo's Watch has none to show it on."""
+    return lambda group, request: lines.refusal(demo._queue, group, request)
+
+
 def refusing_urls(prepare):
     """gradio's input preparation (Blocks.preprocess_data) that first refuses a file reference whose path is a URL,
     before gradio would fetch it; server.guard decides where it goes among the other wraps."""

@@ -53,25 +53,37 @@ def running(queue, group: str) -> list:
 def admit(queue, group: str, session: str | None, request):
     """Refuse a request that would hold more than its client's share of the line (Refused says why); else the
     waiting request it takes the place of in a full line, or None."""
-    line = queue.event_queue_per_concurrency_id[group]
+    line = queue.event_queue_per_concurrency_id.get(group)  # None before the group's first call (`refusal` asks then)
+    waiting = line.queue if line is not None else []
     if not session:  # gradio would make each such request a browser of its own, outside every browser's bound
         raise Refused("a request must name its session (session_hash), as the page and gradio_client do")
     client = (client_address(request) or "", session)
-    browser = held(line.queue, running(queue, group) if group == TRAINING_GROUP else [], client_of, client)[0]
+    browser = held(waiting, running(queue, group) if group == TRAINING_GROUP else [], client_of, client)[0]
     if group == TRAINING_GROUP and browser >= BROWSER_WAITING[group]:
         raise Refused("you already have a training queued or running: wait for it to end, or press Stop")
     if browser >= BROWSER_WAITING.get(group, DEFAULT_BROWSER_WAITING):
         raise Refused(f"you already have {browser} requests like this one waiting: wait for them to be answered")
-    waiting_here = held(line.queue, [], client_of, client)[1]
+    waiting_here = held(waiting, [], client_of, client)[1]
     if client[0] and waiting_here >= ADDRESS_WAITING.get(group, DEFAULT_ADDRESS_WAITING):
         raise Refused(f"{waiting_here} requests like this one from your network are already waiting: try again "
                       f"in a minute")
-    if len(line.queue) < QUEUE_WAITING.get(group, DEFAULT_WAITING):
+    if len(waiting) < QUEUE_WAITING.get(group, DEFAULT_WAITING):
         return None
-    victim = make_room(line.queue, client_of, client)
+    victim = make_room(waiting, client_of, client)
     if victim is None:
-        raise Refused(f"{len(line.queue)} requests like this one are already waiting: try again in a minute")
+        raise Refused(f"{len(waiting)} requests like this one are already waiting: try again in a minute")
     return victim
+
+
+def refusal(queue, group: str, request) -> str | None:
+    """The words `admit` would refuse a call of `group` from `request`'s client with now, or None (it would join,
+    perhaps in another's place). For a page that says a refusal where the call's inputs cannot show it (a run
+    with no visible input, started by a demo button): it asks just before the call asks to join."""
+    try:
+        admit(queue, group, getattr(request, "session_hash", None), request)
+    except Refused as refused:
+        return str(refused)
+    return None
 
 
 def settle(queue, group: str, victim=None) -> None:

@@ -121,12 +121,25 @@ ALREADY_TRAINING = ("**A training is already running in this tab, so this one di
                     "“Training stopped” in the status below, then click again.")
 
 
-def say_if_training(request: gr.Request = None) -> str:
+def say_if_refused(door=None, request: gr.Request = None) -> str:
     """What a click that starts a run (Start, Compare, Watch, a training demo) is told before the run asks to join
-    the queue: the server refuses a second training of this session there (server.admission), and gradio shows
-    that refusal on the call's inputs, which a demo's Watch does not have: the page stayed silent. Cleared ("")
-    when nothing is training. A `queue=False` step, so it answers even while the training line is full."""
-    return ALREADY_TRAINING if sessions.run_of(request) is not None else ""
+    the queue, in words: "" when it will start. The server refuses a run at the queue's door (server.admission: a
+    second training of this session, a full line, too many from one network), and gradio shows such a refusal only
+    on the call's inputs: a demo's Watch has none, and the page stayed silent. `door(group, request)` (app.py hands
+    the server's in) gives the words the door would answer now; a run of this tab already going is told in this
+    tab's words. A `queue=False` step, so it answers even while the training line is full."""
+    if sessions.run_of(request) is not None:
+        return ALREADY_TRAINING
+    words = door(TRAINING_GROUP, request) if door is not None else None
+    return f"**This training did not start:** {words}." if words else ""
+
+
+# Runs in the browser after the notice was written: a refusal said where the class looks (the notice is at the top of
+# the tab, which a click further down may have scrolled away)
+SHOW_NOTICE = """() => {
+    const notice = document.querySelector('#train-notice');
+    if (notice && notice.innerText.trim()) notice.scrollIntoView({block: 'nearest'});
+}"""
 
 
 @handler
@@ -178,8 +191,11 @@ def bounded_number(key: str, label: str) -> Number:
                      precision=None if isinstance(lo, float) else 0)
 
 
-def build_train_tab(ckpt):
+def build_train_tab(ckpt, door=None):
+    """The Train tab; `door(group, request)` says what the server's queue would answer a run now (server.admission.door,
+    handed in by app.py: the tabs never import the server)."""
     with gr.Tab("Train", id="train"):
+        notice = gr.Markdown(elem_id="train-notice")  # a run refused: why, and what to do (first: seen after a demo)
         gr.Markdown("Train a small model right here and watch its loss fall and its attention take shape. "
                     "The default (reverse, tiny) learns to read its input backwards in about a minute. "
                     f"Your last {USER_MODELS.per_browser} models stay in the checkpoint list of this browser, also "
@@ -219,7 +235,6 @@ def build_train_tab(ckpt):
         with gr.Accordion("Watch an induction head form (2-4 minutes)", open=False, elem_id="train-watch-section"):
             gr.Markdown(WATCH_EXPLAINED)
             watch = gr.Button("Watch an induction head form", elem_id="train-watch")
-        notice = gr.Markdown(elem_id="train-notice")  # a run refused: why, and what to do
         status = gr.Markdown("Press Start.", elem_id="train-status")
         with gr.Row():
             # an SVG chart, not a gr.Plot: gradio's Plot redraws through Plotly.react at every update and the page
@@ -251,9 +266,13 @@ def build_train_tab(ckpt):
     # the run streams (the full overlay greyed it out)
     buttons = [start, compare, watch]
 
+    def say(request: gr.Request = None) -> str:
+        return say_if_refused(door, request)
+
     def told(trigger):
-        """`trigger`'s `.then` after the notice says whether a run is already going (say_if_training)."""
-        return trigger(say_if_training, None, notice, queue=False, api_visibility="private").then
+        """`trigger`'s `.then` after the notice says whether the run will start, and why not (say_if_refused)."""
+        said = trigger(say, None, notice, queue=False, show_progress="hidden", api_visibility="private")
+        return said.then(None, js=SHOW_NOTICE, queue=False, api_visibility="private").then
 
     told(start.click)(
         disables_the_buttons(run_train), inputs + model_options,

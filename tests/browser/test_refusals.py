@@ -50,3 +50,31 @@ def test_a_second_run_is_refused_in_words_and_starts_after_stop(lab):
     page.locator("#train-stop").click(force=True)
     _wait_status(page, "Training stopped")
     assert page.evaluate(_ERRORS) == []
+
+
+def test_a_run_refused_by_the_line_is_said_in_the_page(lab, monkeypatch):
+    """Regression (issue 29, item 4): a training refused at the queue's door by the line (server.lines; its bounds
+    set to 0 here in the server, which runs in this process) came back as an HTTP 422 that gradio shows only on the
+    call's inputs: "Induction head forming" (whose Watch has none) showed nothing at all, Start a clipped box on
+    "Train on". Now the notice at the top of the Train tab says the run did not start in the door's own words (what
+    happened, what to do), in view; nothing starts, the status is kept and the buttons stay usable (the notice is
+    cleared at the next click that starts: test_a_second_run_is_refused_in_words_and_starts_after_stop)."""
+    from limits import TRAINING_GROUP
+    from server import lines
+
+    page = lab.page
+    tour.show_tab(page, "train")
+    status = page.evaluate(_STATUS)
+    refusals = [("QUEUE_WAITING", lambda: tour.click_demo(page, "Induction head forming"), "try again in a minute"),
+                ("BROWSER_WAITING", lambda: page.locator("#train-start").click(), "press Stop")]
+    for bound, click, what_to_do in refusals:
+        monkeypatch.setattr(lines, bound, {TRAINING_GROUP: 0})
+        click()
+        page.wait_for_function(f"() => document.querySelector('#train-notice').innerText.includes({what_to_do!r})")
+        assert "did not start" in page.evaluate(_NOTICE)
+        box, height = page.locator("#train-notice").bounding_box(), page.viewport_size["height"]
+        assert 0 <= box["y"] and box["y"] + box["height"] <= height, f"the notice is out of view: {box}"
+        page.wait_for_timeout(300)  # what a run would have written by now
+        assert page.evaluate(_STATUS) == status and not page.locator("#train-start").is_disabled()
+        monkeypatch.undo()
+    assert page.evaluate(_ERRORS) == []
