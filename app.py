@@ -114,11 +114,24 @@ CSS = """
 /* Each demo button as wide as its label, in one line: eleven demos at 128 px each wrapped their labels into three
    lines and the row took 116 px at 1280, pushing the heatmap below y = 400 (tests/browser/test_layout.py) */
 #demo-row > button {flex: 1 1 auto !important; min-width: max-content !important; white-space: nowrap}
+/* The subtitle and a demo's explanation a little smaller and tighter than the page's prose: after a demo click the
+   heatmap, its x-axis title and its colour bar fit above a projector's fold (test_layout.py) */
+#title p, #demo-explain p {font-size: 15px !important; line-height: 1.4 !important}
+#demo-row {row-gap: 6px !important}
 @media (max-width: PHONE_WIDTHpx) {
   #header {flex-direction: column !important}
   #header > * {width: 100% !important; min-width: 100% !important}
-  #demo-row {flex-wrap: nowrap !important; overflow-x: auto}
-  #demo-row > button {flex: 0 0 auto !important; min-width: max-content !important}
+  /* The demo row in two lines that scroll sideways together, and says so: in one line a phone showed 1.5 of the 11
+     buttons and no hint of the rest (in rows that wrap they took 9 lines, 258 px). "Demos" spans both lines with
+     "swipe →" under it, and the right edge fades where buttons go on. The subtitle and a demo's explanation in a
+     smaller type pay for the second line: the heatmap a demo opens starts higher than before (test_layout.py). */
+  #demo-row {display: grid !important; grid-template-rows: auto auto; grid-auto-flow: column;
+    grid-auto-columns: max-content; gap: 4px !important; overflow-x: auto; padding-bottom: 4px;
+    -webkit-mask-image: linear-gradient(to right, #000 88%, transparent); mask-image: linear-gradient(to right, #000 88%, transparent)}
+  #demo-row > button {min-width: 0 !important; justify-self: start; font-size: var(--text-sm) !important;
+    padding: 2px 8px !important}
+  #demo-label {grid-row: span 2; align-self: center}
+  #demo-label p::after {content: "swipe →"; display: block; font-weight: normal; font-size: var(--text-sm)}
   .tab-container[role=tablist] > button {padding: 0 var(--size-3)}
   /* On a phone, plots that share a row go one under the other, each the full width. */
   .row:has(.js-plotly-plot, [data-testid=plotly]) {flex-direction: column !important; flex-wrap: nowrap !important}

@@ -127,3 +127,40 @@ def test_on_a_phone_the_heatmap_comes_right_after_the_demo_caption(open_at):
     bar = page.locator(".tab-container[role=tablist]").first.bounding_box()["height"]
     assert gap < bar + 120, f"{gap:.0f} px between the caption and the heatmap (tab bar {bar:.0f} px)"
     tour.small_screenshot(page, SHOTS / "demo-attention-390.png")
+
+
+_FIGURE_BOTTOM = """() => Math.max(...[...document.querySelectorAll(
+    '#att-one .nsewdrag, #att-one .xtitle, #att-one .xtick text, #att-one .colorbar, #att-one .legend')]
+    .map(e => e.getBoundingClientRect().bottom))"""
+
+
+def test_after_a_demo_click_the_whole_heatmap_is_above_the_fold_on_a_projector(open_at):
+    """Regression (issue 29, item 14): after "Reading backwards" (a 3-line explanation) at 1280x800 the heatmap's
+    x-axis title fell below the fold (its bottom at y = 812). Now its cells, tick labels, x-axis title and colour bar
+    all end above y = 800 (measured 787)."""
+    page = open_at(1280)
+    _after_demo(page, "Reading backwards")
+    bottom = page.evaluate(_FIGURE_BOTTOM)
+    assert bottom <= SIZES[1280]["height"], f"the heatmap's lowest text ends at y = {bottom:.0f}"
+
+
+_HINT = "() => getComputedStyle(document.querySelector('#demo-label p'), '::after').content"
+_IN_VIEW = """() => [...document.querySelectorAll('#demo-row > button')].filter(b => {
+    const r = b.getBoundingClientRect(); return r.left < window.innerWidth && r.right > 0; }).length"""
+
+
+def test_on_a_phone_the_demo_row_says_it_goes_on_sideways(open_at):
+    """Regression (issue 29, item 14): at 390x844 the demo row showed 1.5 of its 11 buttons in one line and hid the
+    rest sideways with no hint. Now it shows two lines (at least 4 buttons in view), "swipe →" under "Demos" and a
+    fading right edge where it goes on; its smaller explanation pays for the second line: after "Reading
+    backwards" the heatmap starts at y = 648 (705 before)."""
+    page = open_at(390)
+    boxes = _after_demo(page, "Reading backwards")
+    page.evaluate("() => { document.querySelector('#demo-row').scrollLeft = 0; }")
+    row = page.evaluate("() => { const r = document.querySelector('#demo-row'); return {scroll: r.scrollWidth, "
+                        "width: r.clientWidth, mask: getComputedStyle(r).webkitMaskImage || getComputedStyle(r).maskImage}; }")
+    assert row["scroll"] > row["width"]  # it does go on sideways: so it must say so
+    assert "swipe" in page.evaluate(_HINT) and "gradient" in row["mask"], row
+    assert page.locator("#demo-label").bounding_box()["x"] >= 0
+    assert page.evaluate(_IN_VIEW) >= 4
+    assert boxes["heatmap"]["y"] < 690, f"the heatmap starts at y = {boxes['heatmap']['y']:.0f}"
