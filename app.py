@@ -28,6 +28,7 @@ from server.guard import protect  # noqa: E402
 from store.catalogue import NOTICES, SHIPPED, fixed_choices, load_at_start, pretrained  # noqa: E402
 from store.memory import arrow_on_malloc  # noqa: E402
 from store.sessions import KEY_COOKIE  # noqa: E402
+from tabs.attention.link import wire_link  # noqa: E402
 from tabs.attention.page import build_attention_tab  # noqa: E402
 from tabs.demos import demo_buttons, wire_demos  # noqa: E402
 from tabs.generate import build_generate_tab  # noqa: E402
@@ -73,6 +74,7 @@ def build_demo() -> gr.Blocks:
                         "generate with it, look inside its attention, and train one yourself.", elem_id="title")
             ckpt = Dropdown(fixed_choices(), value=default, label="Checkpoint (used by every tab)", elem_id="ckpt")
         buttons, explain = demo_buttons()
+        link_note = gr.Markdown(elem_id="link-note")  # what part of the link the page was opened with was ignored
         with gr.Tabs(elem_id="tabs") as tabs:
             build_generate_tab(ckpt)
             attention = build_attention_tab(demo, ckpt)
@@ -82,6 +84,7 @@ def build_demo() -> gr.Blocks:
         if not pretrained():
             gr.Markdown(PRETRAINED_NOTE, elem_id="pretrained-note")
         wire_demos(buttons, explain, tabs, ckpt, attention, train)
+        wire_link(demo, tabs, ckpt, attention, link_note)
         demo.load(restore_models, None, ckpt, js=BROWSER_KEY_JS, api_visibility="private", queue=False)
     # Every group of events waits in a line of its own, fair per client (server.lines: 64 each);
     # `max_size` only caps the sum. api_open=False: a queued event cannot be called directly, skipping its line and limits.
