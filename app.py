@@ -74,7 +74,8 @@ def build_demo() -> gr.Blocks:
                         "generate with it, look inside its attention, and train one yourself.", elem_id="title")
             ckpt = Dropdown(fixed_choices(), value=default, label="Checkpoint (used by every tab)", elem_id="ckpt")
         buttons, explain = demo_buttons()
-        link_note = gr.Markdown(elem_id="link-note")  # what part of the link the page was opened with was ignored
+        # what part of the link the page was opened with was ignored (hidden, taking no room, when nothing was)
+        link_note = gr.Markdown(elem_id="link-note", visible=False)
         with gr.Tabs(elem_id="tabs") as tabs:
             build_generate_tab(ckpt)
             attention = build_attention_tab(demo, ckpt)

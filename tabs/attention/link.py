@@ -82,7 +82,7 @@ def open_link(vocab: Vocabulary, ckpt, request=None):
     params = getattr(request, "query_params", None)
     view, ignored = from_query(dict(params) if params else {}, vocab)
     if view.is_empty:
-        return (keep,) * 8 + (" ".join(ignored), "")
+        return (keep,) * 8 + (said(ignored), "")
     model = view.ckpt or ckpt
     if view.kind is not None and isinstance(model, str) and model in fixed_choices():
         try:
@@ -95,8 +95,13 @@ def open_link(vocab: Vocabulary, ckpt, request=None):
     text = keep if view.text is None else view.text
     return (gr.Tabs(selected=view.tab) if view.tab else keep, view.ckpt or keep, text,
             keep if view.text is None else view.target, view.cells or keep,
-            keep if view.words is None else view.words, view.score or keep, focus, " ".join(ignored),
+            keep if view.words is None else view.words, view.score or keep, focus, said(ignored),
             ",".join(view.sections))
+
+
+def said(ignored: list[str]):
+    """The note above the tabs: the sentences of what was ignored, shown only when there are some."""
+    return gr.update(value=" ".join(ignored), visible=bool(ignored))
 
 
 def link_query(vocab: Vocabulary, made_by, given, record, kind, layer, head, cells, words, score, sections) -> str:

@@ -54,7 +54,8 @@ def test_a_link_opens_the_same_record_and_figures_as_computing_directly(ckpt, te
 
     other = opening(query)  # another browser, opening the page with the link
     tab, ckpt_, text_, target_, cells_, words_, score_, focus, note, opens = open_link(VOCAB, "reverse", other)
-    assert note == "" and opens == "qk,lens" and tab.selected == "attention"
+    assert note == {"__type__": "update", "value": "", "visible": False}
+    assert opens == "qk,lens" and tab.selected == "attention"
     *_, made_by2, given2, view2, record2 = compute_attention(value(ckpt_, "reverse"), text_, target_, focus,
                                                              request=other)
     assert (made_by2, given2, view2) == (ckpt, (text, target), (kind, layer, head))
@@ -68,6 +69,8 @@ def test_a_stale_link_opens_the_model_and_says_what_it_ignored():
     kind), and the tab opens that kind on the head it picks for a new input."""
     query = "?tab=attention&ckpt=reverse&text=stale&kind=decoder%20self&layer=5&head=2&words=maybe&open=qk,vault"
     tab, ckpt, text, target, cells, words, score, focus, note, opens = open_link(VOCAB, "sort", opening(query))
+    assert note["visible"] is True
+    note = note["value"]
     assert (ckpt, text, target, opens) == ("reverse", "stale", "", "qk")
     assert ("The link's head decoder self 5.2 was ignored: this model's decoder self attention has 2 layers of 4 "
             "heads.") in note
@@ -79,7 +82,8 @@ def test_a_stale_link_opens_the_model_and_says_what_it_ignored():
 
 def test_a_page_without_a_link_is_left_as_it_is():
     updates = open_link(VOCAB, "reverse", opening("?__theme=dark"))
-    assert all(u == {"__type__": "update"} for u in updates[:8]) and updates[8:] == ("", "")
+    assert all(u == {"__type__": "update"} for u in updates[:8])
+    assert updates[8:] == ({"__type__": "update", "value": "", "visible": False}, "")
 
 
 def test_a_view_of_a_browsers_own_model_has_no_link():
@@ -91,7 +95,7 @@ def test_a_view_of_a_browsers_own_model_has_no_link():
     *_, made_by, given, _, record = compute_attention(name, "abc", "", request=request)
     with pytest.raises(Exception, match="trained in this browser: it stays with the browser that trained it"):
         link_query(VOCAB, made_by, given, record, "cross", 0, 0, "weights", False, "entropy", "")
-    note = open_link(VOCAB, "reverse", opening(f"?tab=attention&ckpt={name}&text=abc"))[8]
+    note = open_link(VOCAB, "reverse", opening(f"?tab=attention&ckpt={name}&text=abc"))[8]["value"]
     assert f"The link's checkpoint {name!r} was ignored" in note and "stays with the browser" in note
 
 

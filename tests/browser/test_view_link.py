@@ -70,13 +70,19 @@ def test_a_copied_link_opens_the_same_view_in_another_browser(browser, app_url):
     opened = _view(student)
     assert opened == drawn
     assert student.locator("#att-text textarea").input_value() == "attention"
-    assert (student.locator("#link-note").text_content() or "").strip() == ""
+    assert not student.locator("#link-note").is_visible()  # nothing of the link was ignored
     MEASURED["link to a view"] = f"{len(link)} characters: {link[len(app_url.rstrip('/')):]}"
 
     # Behind a proxy the page may sit under a path: the link keeps the page's own path, drops its old query
     student.evaluate("() => history.pushState({}, '', '/spaces/lab/app/?old=1#top')")
     assert student.evaluate(f"({COPY_JS})('?tab=attention')") == \
         app_url.rstrip("/") + "/spaces/lab/app/?tab=attention"
+    # A stale link (a head the model does not have) opens the rest, and says in one sentence what it ignored
+    student.goto(app_url + "?tab=attention&ckpt=reverse&text=attention&kind=cross&layer=9&head=0")
+    student.locator("#link-note").wait_for(state="visible")
+    assert student.locator("#link-note").inner_text().strip() == (
+        "The link's head cross 9.0 was ignored: this model's cross attention has 2 layers of 4 heads.")
+    student.wait_for_function(f"() => /^cross attention, layer \\d+, head \\d+$/.test(({TITLE})() || '')")
     assert guard_a.blocked == [] and guard_b.blocked == [] and guard_b.allowed
     teacher.context.close()
     student.context.close()
