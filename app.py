@@ -28,7 +28,6 @@ from server.guard import protect  # noqa: E402
 from store.catalogue import NOTICES, SHIPPED, fixed_choices, load_at_start, pretrained  # noqa: E402
 from store.memory import arrow_on_malloc  # noqa: E402
 from store.sessions import KEY_COOKIE  # noqa: E402
-from tabs.attention.link import wire_link  # noqa: E402
 from tabs.attention.page import build_attention_tab  # noqa: E402
 from tabs.demos import demo_buttons, wire_demos  # noqa: E402
 from tabs.generate import build_generate_tab  # noqa: E402
@@ -74,8 +73,6 @@ def build_demo() -> gr.Blocks:
                         "generate with it, look inside its attention, and train one yourself.", elem_id="title")
             ckpt = Dropdown(fixed_choices(), value=default, label="Checkpoint (used by every tab)", elem_id="ckpt")
         buttons, explain = demo_buttons()
-        # what part of the link the page was opened with was ignored (hidden, taking no room, when nothing was)
-        link_note = gr.Markdown(elem_id="link-note", visible=False)
         with gr.Tabs(elem_id="tabs") as tabs:
             build_generate_tab(ckpt)
             attention = build_attention_tab(demo, ckpt)
@@ -85,7 +82,6 @@ def build_demo() -> gr.Blocks:
         if not pretrained():
             gr.Markdown(PRETRAINED_NOTE, elem_id="pretrained-note")
         wire_demos(buttons, explain, tabs, ckpt, attention, train)
-        wire_link(demo, tabs, ckpt, attention, link_note)
         demo.load(restore_models, None, ckpt, js=BROWSER_KEY_JS, api_visibility="private", queue=False)
     # Every group of events waits in a line of its own, fair per client (server.lines: 64 each);
     # `max_size` only caps the sum. api_open=False: a queued event cannot be called directly, skipping its line and limits.
@@ -110,6 +106,29 @@ CSS = """
 /* A figure whose cells would be smaller than readable is drawn wider than its box (visualize.sizes): the box
    scrolls it sideways instead of cutting it off. */
 .js-plotly-plot {overflow-x: auto; overflow-y: hidden}
+/* A figure's exports (widgets.figure_export): one short line under it, the buttons and what they saved */
+.figure-export {gap: var(--size-2) !important; align-items: center; flex-wrap: nowrap !important}
+.figure-export-said p {font-size: var(--text-sm); margin: 0}
+/* Predict, then reveal (tabs.demos.ask_first_row): the page's body is "asking" from a demo's click with "Ask first"
+   on until Reveal, then "revealed". The open tab's panel is hidden but keeps its layout, so its figures are drawn
+   at their width meanwhile. Gradio adds a copy of each rule under `.gradio-container .contain`, which outranks an
+   id: the default (hidden) is in :where(), so that the body's class wins. */
+#demo-row > .form:has(#demo-ask-first) {flex: 0 0 auto !important; min-width: max-content !important;
+  width: auto !important; border: none; box-shadow: none}
+#demo-ask-first {padding: var(--size-1) var(--size-2) !important}
+:where(#demo-ask) {display: none !important}
+body.asking #demo-ask, body.revealed #demo-ask {display: flex !important}
+body.asking #demo-answer, body.asking #demo-explain {display: none !important}
+body.revealed #demo-reveal, body.revealed #demo-question {display: none !important}  /* the answer takes its place */
+body.asking .tabs > .tabitem {visibility: hidden !important}
+#demo-question {font-size: var(--text-xl)}
+#demo-ask {align-items: center}
+@media (max-width: PHONE_WIDTHpx) {
+  /* the switch is for a teacher at a projector: on a phone it is the row's last cell, the buttons keep the view */
+  #demo-row > .form:has(#demo-ask-first) {order: 99}
+  #demo-ask {flex-direction: column !important; align-items: stretch}
+  #demo-ask > * {width: 100% !important}
+}
 #title h1 {margin: 0 0 var(--size-1) 0}
 #title p {margin: 0}
 /* "Demos:" stays one word; on a phone the demo buttons scroll sideways in one line instead of taking 5 lines */

@@ -13,6 +13,7 @@ from transformer.heads import AttentionKind
 from transformer.interpretability.patching_demos import TRANSLATION_EXAMPLES, induction_texts
 
 from store.catalogue import fixed_choices
+from tabs.ask_first import Question, ask_first_row, looks_ahead, most_common_offset, sign_changes, top_cells
 from tabs.attention.translation_view import GOLD_SCORE
 from tabs.train.request import HYPER_PARAMETERS
 
@@ -34,6 +35,7 @@ class Demo:
     text_b: str = ""  # the second input (the corrupted run): opens the patching section on the pair
     answers: tuple[str, str] = ("", "")  # the patching section's two answer tokens ("": each run's top token)
     missing: str = ""  # shown instead when the checkpoint is not here (how to get it); the button stays
+    question: Question | None = None  # asked before the figure is shown, when "Ask first" is on
 
 
 FIGURE_OUTPUTS = ("record", "one", "grid", "overview", "table", "caption")  # what an attention demo clears at once
@@ -57,14 +59,24 @@ PATCHING_DEMOS = [
          "(K-composition). Patching tells which parts carry the difference between the two inputs; it "
          "cannot tell what else a head does, nor how it would act on other inputs.", ckpt="induction",
          text=INDUCTION_CLEAN, text_b=INDUCTION_CORRUPTED, kind=AttentionKind.DECODER_SELF.value,
-         score="previous token"),
+         score="previous token",
+         question=Question("Patching puts one head's output from the clean run into the corrupted one. Which two "
+                           "heads bring back the most of the clean answer, each alone?",
+                           "Head **0.1**, the previous-token head (all of the answer, alone), then the induction head "
+                           "**1.0**: the two heads of the induction circuit, the first feeding the second.",
+                           lambda cells: top_cells(cells, 2), ("0.1", "1.0"), figure="patch-heads")),
     Demo("Who carries a word? (translation)", "attention",
          f"Clean: \"{VERSE}\"; corrupted: *man* changed to *woman*; both runs read the translation of the clean "
          "verse, measured where the two first disagree (*el* against *la*). The heads grid shows which "
          "**cross-attention heads** carry the changed word to the decoder; compare with where the open head looks. "
          "Patching shows what carries this one difference; a head that looks at the word but carries little "
          "matters less than its weights suggest.", ckpt="translate-en-es", text=VERSE, text_b=VERSE_CHANGED,
-         kind=AttentionKind.CROSS.value, score="entropy"),
+         kind=AttentionKind.CROSS.value, score="entropy",
+         question=Question("*The man bowed* becomes *The woman bowed*, and the Spanish *el* becomes *la*. Which "
+                           "cross-attention head, patched alone, brings back the most of *el*?",
+                           "Head **2.2**, in layer 2: alone it brings back about half of the difference; the heads of "
+                           "layer 0 carry almost nothing of it.",
+                           lambda cells: top_cells(cells, 1), ("2.2",), figure="patch-heads")),
     Demo("IOI in GPT-2", "attention",
          f"Clean: \"{IOI_CLEAN}\" (answer *Mary*); corrupted: the second *John* made *Mary* (answer *John*). "
          "The heads grid (attribution patching: one backward pass for 144 heads) should light the literature's "
@@ -81,39 +93,73 @@ DEMOS = [
          "The **reverse** model writes its input backwards. In **cross-attention** each output letter (a row) looks "
          "at the source letter it copies: the first output letter at the last input letter, and so on, so the "
          "weights form an **anti-diagonal**. The overview colours every head by how anti-diagonal it is; the "
-         "darkest one is open.", ckpt="reverse", text="attention", kind=AttentionKind.CROSS.value, score="anti-diagonal"),
+         "darkest one is open.", ckpt="reverse", text="attention", kind=AttentionKind.CROSS.value, score="anti-diagonal",
+         question=Question("The model writes *attention* backwards: *noitnetta*. Its 3rd output letter is the *i*. "
+                           "Which letter of *attention* will that output letter read: the 1st, the 3rd, the 7th?",
+                           "The **7th**, the *i* of *attention*: output letter i reads source letter n + 1 − i, so "
+                           "the darkest cells run from corner to corner, an anti-diagonal.",
+                           lambda cells: cells.argmax(cells.row("i")) + 1, 7)),
     Demo("The causal mask", "attention",
          "A language model predicts the next character, so a position may look only **back**: every cell above the "
          "diagonal is **masked** (grey), never just small. Each row still sums to 1 over what it may see. The "
          "sharpest head is open.", ckpt="shakespeare-char", text="To be, or not to be, that is the question",
-         kind=AttentionKind.DECODER_SELF.value, score="entropy"),
+         kind=AttentionKind.DECODER_SELF.value, score="entropy",
+         question=Question("This model predicts the next character of *To be, or not to be, …*. Can the first *b* "
+                           "look at the characters that come after it?",
+                           "**No.** Every cell right of the diagonal is masked (grey, no weight at all): a position "
+                           "may only look back, or it would read the very character it must predict.",
+                           looks_ahead, False)),
     Demo("Previous-token head", "attention",
          "In the **induction** model, one head of the first layer puts almost all its weight on the **previous "
          "token**: the cells just left of the diagonal. That head copies \"what came before me\" into each "
          "position, the first half of an induction circuit.", ckpt="induction", text=REPEATED,
-         kind=AttentionKind.DECODER_SELF.value, score="previous token"),
+         kind=AttentionKind.DECODER_SELF.value, score="previous token",
+         question=Question("In this head, where will each letter look most: at itself, at the letter just before "
+                           "it, or at the first letter?",
+                           "At the **letter just before it**: the dark cells sit just left of the diagonal.",
+                           lambda cells: most_common_offset(cells), -1)),
     Demo("Induction head", "attention",
          "The input is random letters, then the **same letters again**. In the second half, an **induction head** "
          "looks at the token that came *after* the earlier copy of the current token (a stripe one step right of "
          "where the repeat started) and predicts it: in-context copying, learned from data (Olsson et al. 2022).",
-         ckpt="induction", text=REPEATED, kind=AttentionKind.DECODER_SELF.value, score="induction"),
+         ckpt="induction", text=REPEATED, kind=AttentionKind.DECODER_SELF.value, score="induction",
+         question=Question(f"The letters *{REPEATED[:12]}* come twice. Which earlier letter will the **second** *t* "
+                           "look at most?",
+                           "The ***b*** (the 8th letter), the letter that came **after** the first *t*: an induction "
+                           "head looks up what followed the earlier copy of the current letter, and predicts it "
+                           "comes next.", lambda cells: cells.columns[cells.argmax(cells.row("t", 2))], "b")),
     Demo("Induction heads in GPT-2", "attention",
          "Real **GPT-2** weights, read by our own decoder. The sentence comes twice: in the second copy, GPT-2's "
          "**induction heads** (layers 5-7 in the literature: 5.1, 5.5, 6.9, 7.2, 7.10) look at the token after the "
          "earlier copy of the current one: a stripe just right of the repeat's diagonal.", ckpt="gpt2 (pretrained)",
          text="The quick brown fox jumps over the lazy dog near the river bank. The quick brown fox jumps over the "
-              "lazy dog near the river bank.", kind=AttentionKind.DECODER_SELF.value, score="induction"),
+              "lazy dog near the river bank.", kind=AttentionKind.DECODER_SELF.value, score="induction",
+         question=Question("The sentence comes twice. In the second copy, which token will *fox* look at most?",
+                           "***jumps***, the token after the first *fox*: an induction head looks up what followed "
+                           "the earlier copy and predicts it comes next.",
+                           lambda cells: cells.columns[cells.argmax(cells.row("␣fox", 2))], "␣jumps")),
     Demo("Who reads whom: translation", "attention",
          "**Cross-attention in words** of the translation model (trained on Bible verses) on a verse it never saw "
          "(Acts 13:52), on the head "
          "that aligns it best (AER in the title); circles are the gold links (same Strong's number). Word order: "
          "*Holy Spirit* becomes *Espíritu Santo*, so the weights cross, and *Spirit* is read by two Spanish words, "
          "*del Espíritu*.",
-         ckpt="translate-en-es", text='The disciples were filled with joy and with the Holy Spirit.', target='Y los discípulos estaban llenos de gozo, y del Espíritu Santo.', kind=AttentionKind.CROSS.value, score=GOLD_SCORE, words=True),
+         ckpt="translate-en-es", text='The disciples were filled with joy and with the Holy Spirit.', target='Y los discípulos estaban llenos de gozo, y del Espíritu Santo.', kind=AttentionKind.CROSS.value, score=GOLD_SCORE, words=True,
+         question=Question("The model writes the Spanish one word at a time, reading the English as it goes. "
+                           "Which English word will the Spanish word *llenos* read most?",
+                           "***filled***, almost all of its weight: *llenos* is its translation. Cross-attention "
+                           "finds the source word being translated, wherever it is.",
+                           lambda cells: cells.columns[cells.argmax(cells.row("llenos"))], "filled")),
     Demo("Sinusoid waves", "positional",
          "Each position gets a vector of sines and cosines (section 3.5 of the paper). Low dimensions wave fast, "
          "high ones slowly, so every position has its own pattern; the dot product of two positions depends only "
-         "on how far apart they are (the band along the diagonal of the similarity map)."),
+         "on how far apart they are (the band along the diagonal of the similarity map).",
+         question=Question("Each dimension of the position vector is a wave over the positions. Which one waves "
+                           "faster: the first dimension or the last?",
+                           "**The first.** Dimension 0's wavelength is 2π positions; the last one's is nearly "
+                           "10000·2π, so it hardly changes over the first 100 positions.",
+                           lambda cells: "first" if sign_changes(cells.z[:, 0]) > sign_changes(cells.z[:, -1])
+                           else "last", "first", figure="pe-matrix")),
     Demo("Attention forming live", "train",
          "Press **Start**: a tiny model learns to **reverse** letters from scratch (3000 steps, 2-4 minutes on a "
          "2-core laptop). The attention map refreshes at every evaluation: noise first, then the anti-diagonal appears "
@@ -174,11 +220,15 @@ def patch_updates(demo: Demo) -> tuple:
 
 
 def demo_buttons():
-    """A row of demo buttons (built above the tabs) and the sentence that says what to look for."""
+    """A row of demo buttons (built above the tabs) and the sentence that says what to look for; with "Ask first"
+    on, a demo that has a question asks it first (ask_first_row)."""
     with gr.Row(elem_id="demo-row"):
         gr.Markdown("**Demos:**", elem_id="demo-label")
+        ask_first = gr.Checkbox(False, label="Ask first", elem_id="demo-ask-first", scale=0, min_width=0)
         buttons = [gr.Button(d.label, size="sm", elem_id=f"demo-{i}", min_width=120)
                    for i, d in enumerate(available_demos())]
+    ask_first_row(buttons, [d.question if runs(d) else None for d in available_demos()],
+                  [d.label for d in available_demos()], ask_first)
     explain = gr.Markdown(elem_id="demo-explain")
     return buttons, explain
 

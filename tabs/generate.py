@@ -24,6 +24,7 @@ from store.about import trained_on
 from store.catalogue import ModelRef, description, model_ref, pretrained, pretrained_of_arch, resolve
 from store.gpu import gpu
 from store.sessions import browser_key
+from tabs.figure_export import figure
 from widgets.controls import Number, Slider, index_control, index_slider
 from widgets.errors import handler
 from widgets.ui import separately
@@ -227,8 +228,8 @@ def build_generate_tab(ckpt):
         gen_state = gr.State(None)
         picker = index_control(2, label="Pick a generated token", interactive=False, elem_id="gen-picker")
         with gr.Row():
-            probs_plot = gr.Plot(show_label=False, label="Top alternatives", elem_id="gen-probs")
-            where_plot = gr.Plot(show_label=False, label="Where it looked", elem_id="gen-where")
+            probs_plot = figure("Top alternatives", "gen-probs")
+            where_plot = figure("Where it looked", "gen-where")
         gr.Markdown("### Fill the mask\nAn encoder-only model (BERT) does not write text: it reads a whole text at "
                     "once, both directions, and guesses the words written **[MASK]**.")
         with gr.Row():

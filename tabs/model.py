@@ -14,6 +14,7 @@ from transformer.model import parameter_counts
 from limits import DRAW_CONCURRENCY
 from store.catalogue import resolve
 from store.sessions import browser_key
+from tabs.figure_export import figure
 from widgets.errors import handler
 from widgets.ui import separately
 
@@ -100,7 +101,7 @@ def build_model_tab(demo, ckpt):
         summary = gr.Markdown(elem_id="model-summary")
         with gr.Row():
             table = gr.Dataframe(label="Parameters per component")
-            plot = gr.Plot(show_label=False, label="Where the parameters are")
+            plot = figure("Where the parameters are", "model-parameters")
         kv = gr.Dataframe(label="Cache size per generated token (fp32): keys and values for MHA / GQA / MQA, the "
                                 "latent (and rotary key) for MLA", elem_id="model-cache")
     outputs = [summary, table, plot, kv]

@@ -14,6 +14,7 @@ from checks import UserError, check_number
 from limits import LEARNED_ROWS, POSITIONAL
 from store.catalogue import SHIPPED, resolve, shipped_model
 from store.sessions import browser_key
+from tabs.figure_export import figure
 from widgets.controls import Slider
 from widgets.errors import handler
 from widgets.ui import FAST, separately
@@ -119,7 +120,7 @@ def checkpoint_sizes(ckpt, request: gr.Request = None):
 def captioned_plot(label: str, caption: str, elem_id: str | None = None) -> gr.Plot:
     """A plot with one sentence under it saying what to look for."""
     with gr.Column():
-        plot = gr.Plot(show_label=False, label=label, elem_id=elem_id or "pe-" + label.split()[0].lower())
+        plot = figure(label, elem_id or "pe-" + label.split()[0].lower())
         gr.Markdown(caption)
     return plot
 

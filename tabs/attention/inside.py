@@ -22,6 +22,7 @@ from limits import ABLATION_CONCURRENCY, ATTENTION_CAP, IMPORTANCE_CONCURRENCY
 from store.catalogue import ModelRef, model_ref
 from store.gpu import gpu
 from store.sessions import browser_key
+from tabs.figure_export import figure
 from widgets.controls import index_control
 from widgets.errors import handler
 from widgets.ui import FAST, separately
@@ -147,16 +148,16 @@ def importance_on_gpu(source: ModelRef, record):
 def build_inside(demo, record, made_by, kind, layer, head):
     """The three views, under the heatmaps of the Attention tab."""
     qk_shown, rollout_shown = gr.State(None), gr.State(None)  # None for API clients: always draw
-    with gr.Accordion("The Q·K step for one query", open=False, elem_id="att-qk-section") as qk_section:
+    with gr.Accordion("The Q·K step for one query", open=False) as qk_section:
         query = index_control(ATTENTION_CAP, label="Query (row of the heatmap)", elem_id="att-query")
-        qk_plot = gr.Plot(show_label=False, label="Q·K step", elem_id="att-qk")
-    with gr.Accordion("Attention rollout", open=False, elem_id="att-rollout-section") as rollout_section:
+        qk_plot = figure("Q·K step", "att-qk")
+    with gr.Accordion("Attention rollout", open=False) as rollout_section:
         gr.Markdown("Rollout multiplies each layer's head-averaged attention, plus the residual path counted as "
                     "attention to itself, through the layers (Abnar & Zuidema 2020): row t estimates how much of "
                     "the last layer's token t comes from each input token. It ignores values, feed-forward layers "
                     "and norms, so it is a rough picture of the flow, not an explanation.")
-        rollout_plot = gr.Plot(show_label=False, label="Rollout", elem_id="att-rollout")
-    with gr.Accordion("Switch heads off", open=False, elem_id="att-ablate-section"):
+        rollout_plot = figure("Rollout", "att-rollout")
+    with gr.Accordion("Switch heads off", open=False):
         gr.Markdown("Tick heads of the selected kind and run: their outputs are zeroed before the layer's output "
                     "projection, for this run only. The score is exact match on 100 fresh examples (seq2seq tasks), "
                     "the loss of the target given the source (translation: the reference Spanish when you gave "
@@ -167,7 +168,7 @@ def build_inside(demo, record, made_by, kind, layer, head):
             run = gr.Button("Run with these heads off", elem_id="att-ablate")
             importance = gr.Button("Head importance (one head off at a time)", elem_id="att-importance")
         ablation = gr.Dataframe(label="With and without", elem_id="att-ablation", wrap=True)
-        importance_plot = gr.Plot(show_label=False, label="Head importance", elem_id="att-importance-plot")
+        importance_plot = figure("Head importance", "att-importance-plot")
     demo.load(lambda: (False, False), None, [qk_shown, rollout_shown], queue=False, api_visibility="private")
     for section, shown in ((qk_section, qk_shown), (rollout_section, rollout_shown)):
         section.expand(lambda: True, None, shown, queue=False, api_visibility="private")

@@ -15,6 +15,7 @@ from store.catalogue import ModelRef, model_ref
 from store.gpu import gpu
 from store.record_cache import RecordCache
 from store.sessions import browser_key
+from tabs.figure_export import figure
 from widgets.controls import index_control, index_slider
 from widgets.errors import handler
 from widgets.ui import FAST, separately
@@ -67,8 +68,8 @@ def build_lens(demo, record, made_by, page_width):
         gr.Markdown(LENS_EXPLAINED)
         note = gr.Markdown(elem_id="lens-note")
         position = index_control(ATTENTION_CAP, label="Position (column) for the curve", elem_id="lens-position")
-        grid = gr.Plot(show_label=False, label="Logit lens", elem_id="lens-grid")
-        curve = gr.Plot(show_label=False, label="The final token by layer", elem_id="lens-curve")
+        grid = figure("Logit lens", "lens-grid")
+        curve = figure("The final token by layer", "lens-curve")
     demo.load(lambda: False, None, shown, queue=False, api_visibility="private")
     section.expand(lambda: True, None, shown, queue=False, api_visibility="private")
     section.collapse(lambda: False, None, shown, queue=False, api_visibility="private")

@@ -19,12 +19,12 @@ from store.record_cache import RecordCache
 from store.sessions import browser_key
 from tabs.attention.inside import build_inside, selected_pattern
 from tabs.attention.lens import build_lens
-from tabs.attention.link import link_row
 from tabs.attention.patching import build_patching
 from tabs.attention.record import attention_record
 from tabs.attention.translation_view import GOLD_SCORE, gold_scores, with_gold
 from tabs.attention.two_inputs import build_two_inputs
 from tabs.attention.views import NORMS_EXPLAINED, SHOW, draw_caption, view_pattern, view_title
+from tabs.figure_export import figure
 from widgets.controls import Radio, index_control, index_slider, only_one
 from widgets.errors import handler
 from widgets.ui import FAST, separately
@@ -35,14 +35,10 @@ SCORES = ["entropy", "mean distance", "diagonal", "anti-diagonal", "previous tok
 
 def focus_head(record, focus) -> tuple[str, int, int]:
     """(kind, layer, head) to open on: with `focus` = (kind, score) from a demo, the head that scores best on it;
-    with (kind, score, layer, head) from a link (store.view_link, checked against the model), that head;
     otherwise cross-attention when there is one, on its sharpest (lowest-entropy) head."""
-    kind, score, *at = focus if focus else (None, None)
+    kind, score = focus if focus else (None, None)
     kind = kind if kind in record.patterns else (AttentionKind.CROSS if AttentionKind.CROSS in record.patterns else record.kinds[0])
     pattern = record.patterns[kind]
-    if len(at) == 2 and None not in at:
-        L, H = pattern.shape
-        return kind, check_index(at[0], "layer", L), check_index(at[1], "head", H)
     gold = gold_scores(pattern) if score == GOLD_SCORE else {}
     if gold:  # the head that aligns this verse's words best (lowest AER against its gold links)
         return (kind,) + top_head(-gold[GOLD_SCORE])  # the lowest AER
@@ -73,8 +69,7 @@ def fit_sliders(record, kind, layer, head):
 
 @handler
 def compute_attention(ckpt, text, target, focus=None, request: gr.Request = None):
-    """Run the model once on the input and keep every attention pattern for the controls to browse; the input and
-    target it read are kept beside it (the link to the view is made of them, tabs.attention.link)."""
+    """Run the model once on the input and keep every attention pattern for the controls to browse."""
     record = attention_record(ckpt, text, target, browser_key(request))
     kind, layer, head = focus_head(record, focus[1:] if isinstance(focus, tuple) and focus[0] == ckpt else None)
     H = record.patterns[kind].shape[1]
@@ -83,8 +78,7 @@ def compute_attention(ckpt, text, target, focus=None, request: gr.Request = None
               for head in range(H)]
     notice, layer_slider, head_slider = fit_sliders(record, kind, layer, head)
     return (notice, gr.update(choices=labels, value=[]), gr.update(choices=record.kinds, value=kind),
-            layer_slider, head_slider, index_slider(T, min(T - 1, 1)), ckpt, (text, target or ""), (kind, layer, head),
-            record)
+            layer_slider, head_slider, index_slider(T, min(T - 1, 1)), ckpt, (kind, layer, head), record)
 
 
 def _selected(record, kind, layer, head, view=(SHOW[0], False, None, None)):
@@ -222,15 +216,13 @@ def build_attention_tab(demo, ckpt):
     with gr.Tab("Attention", id="attention"):
         record, made_by, focus = gr.State(None), gr.State(None), gr.State(None)  # made_by: the record's checkpoint
         view = gr.State(None)  # (kind, layer, head) the computation chose to open on
-        given = gr.State(None)  # (input, target) the record was computed from
         page_width, width_box = gr.State(None), gr.Number(visible=False)  # the browser's width (see below)
         # The heatmap first: on a projector it starts right under the tab bar (above the fold after a demo click),
         # on a phone right after the demo's explanation; the input and the controls sit beside it, or under it.
         with gr.Row():
             with gr.Column(scale=3):
-                one = gr.Plot(show_label=False, label="One head", elem_id="att-one")
+                one = figure("One head", "att-one", name="attention-head")
                 caption = gr.Markdown(elem_id="att-caption")
-                link = link_row()
             with gr.Column(scale=2):
                 with gr.Row(equal_height=True):
                     text = gr.Textbox(label="Input", value="attention", max_length=MAX_PROMPT_CHARS, scale=3,
@@ -248,12 +240,12 @@ def build_attention_tab(demo, ckpt):
                     layer = index_control(2, label="Layer", elem_id="att-layer")
                     head = index_control(4, label="Head", elem_id="att-head")
                 score = gr.Dropdown(SCORES, value="anti-diagonal", label="Overview colour", elem_id="att-score")
-                overview = gr.Plot(show_label=False, label="Layers x heads", elem_id="att-overview")
+                overview = figure("Layers x heads", "att-overview")
         gr.Markdown("Each row is a token looking at the tokens of the columns; a row's weights sum to 1. Grey "
                     "cells are masked: that token may not look there. For a seq2seq model, leave the target empty "
                     "to use the model's own output.")
         gr.Markdown(NORMS_EXPLAINED)
-        grid = gr.Plot(show_label=False, label="All heads of the layer", elem_id="att-grid")
+        grid = figure("All heads of the layer", "att-grid")
         table = gr.Dataframe(label="Per-head scores", max_height=300)
         query, ablate_heads = build_inside(demo, record, made_by, kind, layer, head)
         build_lens(demo, record, made_by, page_width)
@@ -265,7 +257,7 @@ def build_attention_tab(demo, ckpt):
     # 4: redraws keep their share of the GIL (bench/RESULTS.md, Load); the progress shows on the heatmap (which a
     # demo click or Show attention has just cleared) until the new head is drawn
     compute = dict(fn=compute_attention, inputs=[ckpt, text, target, focus],
-                   outputs=[notice, ablate_heads, kind, layer, head, query, made_by, given, view, record],
+                   outputs=[notice, ablate_heads, kind, layer, head, query, made_by, view, record],
                    concurrency_limit=ATTENTION_CONCURRENCY, concurrency_id="attention", show_progress_on=[one])
     figures = [one, grid, overview, table]
 
@@ -289,7 +281,7 @@ def build_attention_tab(demo, ckpt):
                               api_visibility="private").then,
                       api_name=api, api_visibility="public" if api else "private")
     compute_after(separately(ckpt.change), api_visibility="private")
-    # a heatmap from the first second: at the page's load, after its link is read (tabs.attention.link.wire_link)
+    compute_after(demo.load, api_visibility="private")  # a heatmap from the first second
     # The user's own changes (input, not change: a new record's values must not redraw with half-updated controls)
     # share one event, so replies come in order and never show a stale head.
     separately(kind.input, layer.input, head.input, score.input, cells.input, words.input)(
@@ -305,4 +297,4 @@ def build_attention_tab(demo, ckpt):
     return dict(text=text, target=target, record=record, focus=focus, kind=kind, layer=layer, head=head,
                 score=score, one=one, grid=grid, overview=overview, table=table, caption=caption, show=show,
                 words=words, compute_after=compute_after, text_b=two["text_b"], compare=two["compare"],
-                patch=patch, cells=cells, made_by=made_by, given=given, link=link, scores=SCORES)
+                patch=patch)

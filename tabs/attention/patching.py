@@ -27,6 +27,7 @@ from store.gpu import gpu
 from store.record_cache import RecordCache
 from store.sessions import browser_key
 from visualize.sizes import box_width
+from tabs.figure_export import figure
 from widgets.errors import handler
 from widgets.ui import FAST, separately
 
@@ -232,15 +233,15 @@ def build_patching(demo, record, record_b, made_by, kind, layer, head, page_widt
                                                         "first differ)", elem_id="patch-position")
             run = gr.Button("Patch", elem_id="patch-run", min_width=80)
         note = gr.Markdown(elem_id="patch-note")
-        residual = gr.Plot(show_label=False, label="Residual stream", elem_id="patch-residual")
+        residual = figure("Residual stream", "patch-residual")
         gr.Markdown(DLA_EXPLAINED)
         head_note = gr.Markdown(elem_id="patch-head-note")
         with gr.Row():
-            heads = gr.Plot(show_label=False, label="Heads", elem_id="patch-heads")
-            dla = gr.Plot(show_label=False, label="Direct logit attribution", elem_id="patch-dla")
+            heads = figure("Heads", "patch-heads")
+            dla = figure("Direct logit attribution", "patch-dla")
         with gr.Row():
-            senders = gr.Plot(show_label=False, label="Paths into the head", elem_id="patch-into")
-            receivers_ = gr.Plot(show_label=False, label="Paths from the head", elem_id="patch-from")
+            senders = figure("Paths into the head", "patch-into")
+            receivers_ = figure("Paths from the head", "patch-from")
     demo.load(lambda: False, None, shown, queue=False, api_visibility="private")
     section.expand(lambda: True, None, shown, queue=False, api_visibility="private")
     section.collapse(lambda: False, None, shown, queue=False, api_visibility="private")

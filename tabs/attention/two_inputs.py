@@ -15,6 +15,7 @@ from tabs.attention.inside import selected_pattern
 from store.catalogue import resolve
 from store.sessions import browser_key
 from tabs.attention.record import attention_record
+from tabs.figure_export import figure
 from widgets.errors import handler
 from widgets.ui import FAST, separately
 
@@ -90,9 +91,9 @@ def build_two_inputs(record, made_by, kind, layer, head, page_width) -> dict:
             compare = gr.Button("Compare", scale=1, elem_id="two-compare")
         note = gr.Markdown(elem_id="two-note")
         with gr.Row():
-            plot_a = gr.Plot(show_label=False, label="Input A", elem_id="two-a")
-            plot_b = gr.Plot(show_label=False, label="Input B", elem_id="two-b")
-        grid = gr.Plot(show_label=False, label="Change per head", elem_id="two-grid")
+            plot_a = figure("Input A", "two-a")
+            plot_b = figure("Input B", "two-b")
+        grid = figure("Change per head", "two-grid")
     compare_event = dict(fn=compare_inputs, inputs=[made_by, record, text_b], outputs=record_b,
                          concurrency_limit=ATTENTION_CONCURRENCY, concurrency_id="attention")
     for trigger, api in ((compare.click, "compare_inputs"), (text_b.submit, None)):

@@ -30,6 +30,7 @@ from tabs.train.request import HYPER_PARAMETERS, PRESETS, TrainingRequest
 from tabs.train.session import SAMPLE_COLUMNS, export_checkpoint, run_training_session, train_stream
 from tabs.train.stop_signal import StopSignal
 from tabs.train.watch import WATCH_EXPLAINED, run_watch
+from tabs.figure_export import svg_exports
 from widgets.controls import Number, index_control, index_slider
 from widgets.errors import handler
 from widgets.ui import FAST
@@ -239,12 +240,15 @@ def build_train_tab(ckpt, door=None):
         with gr.Row():
             # an SVG chart, not a gr.Plot: gradio's Plot redraws through Plotly.react at every update and the page
             # kept ~500 DOM nodes of each (renderer memory grew ~40 MB/s during a run); replaced HTML is freed
-            curves = gr.HTML(training_chart([], [], title="Training loss", message="Press Start"),
-                             label="Loss and exact match", elem_id="train-curves", js_on_load=None)
+            with gr.Column():
+                curves = gr.HTML(training_chart([], [], title="Training loss", message="Press Start"),
+                                 label="Loss and exact match", elem_id="train-curves", js_on_load=None)
+                svg_exports(curves, "training-curves")
             with gr.Column():
                 # an SVG too: a gr.Plot given a new figure at each evaluation kept the old one's DOM (issue 19)
                 heatmap = gr.HTML(head_heatmap_svg(np.zeros((0, 0)), [], [], message="Attention appears here"),
                                   label="Attention of one example", elem_id="train-attention", js_on_load=None)
+                svg_exports(heatmap, "training-attention")
                 live_head = index_control(4, label="Head shown (kept at every evaluation)", elem_id="train-head")
         samples = gr.Dataframe(pd.DataFrame(columns=SAMPLE_COLUMNS), label="Samples at the last evaluation",
                                max_height=250, elem_id="train-samples")

@@ -1,0 +1,82 @@
+"""Predict, then reveal: what a demo asks before it shows its figure (Question, written beside each demo in
+tabs.demos), the rules that read an answer off a drawn figure, and the "Ask first" switch, question and Reveal
+button above the tabs."""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Callable
+
+import gradio as gr
+import numpy as np
+
+from visualize.reading import Cells
+
+
+@dataclass(frozen=True)
+class Question:
+    """What a demo asks before it shows its figure (the "Ask first" switch), and how the answer is read off the
+    figure the class is then shown: `rule(cells)` of that figure (visualize.reading.heatmap_cells) equals
+    `expected` (tests/app/test_demo_questions.py computes every demo's figure afresh and checks it)."""
+    ask: str
+    answer: str  # the answer in words, shown on Reveal
+    rule: Callable[[Cells], object]  # reads the answer off the revealed figure
+    expected: object  # what `rule` gives on it
+    figure: str = "att-one"  # the figure read: the one-head heatmap, the patching section's heads grid
+    #                          ("patch-heads") or the Positional tab's sinusoids ("pe-matrix")
+
+
+def most_common_offset(cells: Cells) -> int:
+    """Where the rows of a self-attention map look most, as an offset from themselves (-1: the token before)."""
+    offsets = [cells.argmax(row) - row for row in range(1, len(cells.rows))]
+    return max(set(offsets), key=offsets.count)
+
+
+def top_cells(cells: Cells, n: int) -> tuple[str, ...]:
+    """The n largest cells of a layers x heads grid, as "layer.head", largest first."""
+    order = np.argsort(-np.nan_to_num(cells.z, nan=-np.inf), axis=None)[:n]
+    return tuple(f"{cells.rows[i]}.{cells.columns[j]}" for i, j in zip(*np.unravel_index(order, cells.z.shape)))
+
+
+def looks_ahead(cells: Cells) -> bool:
+    """Whether any row of a self-attention map puts weight on a later column (right of the diagonal)."""
+    return bool(np.any(np.triu(np.nan_to_num(cells.z), 1) > 0))
+
+
+def sign_changes(values) -> int:
+    """How many times a curve crosses zero (changes sign) from one point to the next."""
+    return int(np.sum(np.diff(np.sign(values)) != 0))
+
+
+# In the page, at a demo's click: ask its question (ASK: whether it has one) when the switch is on, else show as
+# before. The body's class does the hiding (app.py's CSS): "asking" hides the explanation and the open tab's
+# panel (kept laid out, invisibly, so its figures are drawn at their width meanwhile) and shows the question;
+# "revealed" shows all of it, the answer in the question's place.
+ASK_JS = """(ask) => {
+    document.body.classList.remove('asking', 'revealed');
+    if (ask && ASK) document.body.classList.add('asking');
+    return [QUESTION, ANSWER];
+}"""
+REVEAL_JS = "() => { document.body.classList.replace('asking', 'revealed'); }"
+SWITCHED_OFF_JS = "(ask) => { if (!ask) document.body.classList.remove('asking', 'revealed'); }"
+
+
+def ask_first_row(buttons, questions: list, labels: list[str], ask_first: gr.Checkbox) -> None:
+    """Predict, then reveal: with "Ask first" on, a demo's click shows its question and hides its figure and its
+    explanation, which the demo computes meanwhile; one click on Reveal shows them, with the answer. All of it
+    happens in the page (no call to the server), so the reveal is instant.
+
+    Off by default: a visitor alone (a student at home, a visitor of the Space) who clicks a demo came to see it,
+    and a question nobody asks them is a step in the way; the teacher in front of a class turns it on once."""
+    with gr.Row(elem_id="demo-ask"):
+        with gr.Column(scale=4, min_width=0):
+            question = gr.Markdown(elem_id="demo-question")
+            answer = gr.Markdown(elem_id="demo-answer")
+        reveal = gr.Button("Reveal", variant="primary", elem_id="demo-reveal", scale=0, min_width=120)
+    for button, asked, label in zip(buttons, questions, labels):  # a demo that cannot run here asks nothing
+        js = ASK_JS.replace("ASK", json.dumps(asked is not None)).replace(
+            "QUESTION", json.dumps(f"**{label}: a question first.** {asked.ask}" if asked else "")).replace(
+            "ANSWER", json.dumps(f"**Answer.** {asked.answer}" if asked else ""))
+        button.click(None, ask_first, [question, answer], js=js)
+    reveal.click(None, None, None, js=REVEAL_JS)
+    ask_first.input(None, ask_first, None, js=SWITCHED_OFF_JS)

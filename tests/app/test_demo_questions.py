@@ -1,0 +1,51 @@
+"""Predict, then reveal (issue 29, "what teachers ask"): every question a demo asks is true of the figure the class
+is then shown. Oracle: the figure itself, computed afresh as the page gets it (the same handlers, the demo's
+checkpoint, input, view and head) and read back as a viewer reads it (visualize.reading: its cells and labels)."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tabs.attention.page import compute_attention, draw_view
+from tabs.attention.patching import draw_patching
+from tabs.attention.two_inputs import compare_inputs
+from tabs.demos import DEMOS, runs
+from tabs.positional import draw_positional
+from tests.conftest import page_call
+from visualize.reading import heatmap_cells
+
+ASKING = [d for d in DEMOS if d.question]
+PE_DEFAULTS = (128, 100, "0, 1, 6, 7, 40")  # the Positional tab's sliders as the page opens (tabs.positional)
+
+
+def revealed_figure(demo) -> str:
+    """The JSON of the figure the demo's question is about, as the page receives it after the demo's click."""
+    request = page_call("questions")
+    if demo.question.figure == "pe-matrix":
+        return draw_positional(*PE_DEFAULTS, "reverse", request=request)[0].to_json()
+    *_, view, record = compute_attention(demo.ckpt, demo.text, demo.target, (demo.ckpt, demo.kind, demo.score),
+                                         request=request)
+    if demo.question.figure == "patch-heads":  # the second input's record, then the patching section's grids
+        record_b = compare_inputs(demo.ckpt, record, demo.text_b, request=request)
+        return draw_patching(demo.ckpt, record, record_b, *view, *demo.answers, -1, request=request)[2].to_json()
+    one = draw_view(record, view, demo.score, "weights", demo.words, demo.ckpt, None, request=request)[0]
+    return one.plot
+
+
+def test_every_demo_with_a_figure_to_hide_asks_something():
+    """Every demo asks a question but the two that train live (their figure forms over minutes in front of the
+    class: nothing to hide) and IOI in GPT-2 (which of its 144 heads leads the grid is not known without GPT-2's
+    weights here to check it)."""
+    unasked = {d.label for d in DEMOS if not d.question}
+    assert unasked == {"Attention forming live", "Induction head forming", "IOI in GPT-2"}
+
+
+@pytest.mark.parametrize("demo", ASKING, ids=[d.label for d in ASKING])
+def test_the_revealed_figure_gives_the_answer_the_demo_states(demo):
+    """For every asking demo: the rule written beside it, applied to its freshly drawn figure, gives the answer it
+    states (e.g. the argmax of the named row of the heatmap)."""
+    if not runs(demo):
+        pytest.skip(f"{demo.ckpt} is not on this machine ({demo.missing[:60]})")
+    cells = heatmap_cells(json.loads(revealed_figure(demo)))
+    assert demo.question.rule(cells) == demo.question.expected, (demo.label, cells.rows, cells.columns)

@@ -1,0 +1,58 @@
+"""Read a drawn heatmap back, as a viewer reads it: its cells and the labels of its rows and columns.
+
+Used by the demos' questions (tabs.demos: each answer is computed from the figure the class is shown, never from
+the numbers behind it) and by tests. plotly 7 writes an array as base64 ({"dtype", "bdata", "shape"}); a masked
+cell is None (NaN here).
+"""
+from __future__ import annotations
+
+import base64
+import json
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Cells:
+    z: np.ndarray  # (rows, columns), NaN where a cell is masked or empty
+    rows: list[str]  # the label of each row, in the order of z
+    columns: list[str]
+
+    def argmax(self, row: int) -> int:
+        """The column a row puts the most weight on (masked cells never)."""
+        return int(np.nanargmax(self.z[row]))
+
+    def row(self, label: str, occurrence: int = 1) -> int:
+        """The index of the `occurrence`-th row labelled `label` (1 = the first)."""
+        found = [i for i, name in enumerate(self.rows) if name == label]
+        if len(found) < occurrence:
+            raise ValueError(f"no row {label!r} number {occurrence} among {self.rows}")
+        return found[occurrence - 1]
+
+
+def as_array(values) -> np.ndarray:
+    """A plotly array (a list, or a base64 typed array) as floats, None as NaN."""
+    if isinstance(values, dict) and "bdata" in values:
+        array = np.frombuffer(base64.b64decode(values["bdata"]), dtype=values["dtype"]).astype(float)
+        shape = values.get("shape")
+        return array.reshape([int(n) for n in str(shape).split(",")]) if shape else array
+    return np.array([[np.nan if v is None else v for v in row] for row in values], dtype=float)
+
+
+def _labels(axis: dict, n: int) -> list[str]:
+    """The label of each of n positions 0..n-1 on an axis drawn at integer positions with tick text."""
+    values, text = axis.get("tickvals"), axis.get("ticktext")
+    if values is None or text is None:
+        return [str(i) for i in range(n)]
+    by_position = dict(zip(as_array([values])[0].astype(int).tolist(), text))
+    return [str(by_position.get(i, i)) for i in range(n)]
+
+
+def heatmap_cells(figure) -> Cells:
+    """The first heatmap of `figure` (a plotly figure as JSON, or as a dict) as the viewer sees it."""
+    figure = json.loads(figure) if isinstance(figure, str) else figure
+    trace = next(t for t in figure["data"] if t.get("type") == "heatmap")
+    z = as_array(trace["z"])
+    layout = figure.get("layout", {})
+    return Cells(z, _labels(layout.get("yaxis", {}), z.shape[0]), _labels(layout.get("xaxis", {}), z.shape[1]))
