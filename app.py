@@ -28,6 +28,7 @@ from server.guard import protect  # noqa: E402
 from store.catalogue import NOTICES, SHIPPED, fixed_choices, load_at_start, pretrained  # noqa: E402
 from store.memory import arrow_on_malloc  # noqa: E402
 from store.sessions import KEY_COOKIE  # noqa: E402
+from tabs.attention.link import wire_link  # noqa: E402
 from tabs.attention.page import build_attention_tab  # noqa: E402
 from tabs.demos import demo_buttons, wire_demos  # noqa: E402
 from tabs.generate import build_generate_tab  # noqa: E402
@@ -73,6 +74,8 @@ def build_demo() -> gr.Blocks:
                         "generate with it, look inside its attention, and train one yourself.", elem_id="title")
             ckpt = Dropdown(fixed_choices(), value=default, label="Checkpoint (used by every tab)", elem_id="ckpt")
         buttons, explain = demo_buttons()
+        # what part of the link the page was opened with was ignored (hidden, taking no room, when nothing was)
+        link_note = gr.Markdown(elem_id="link-note", visible=False)
         with gr.Tabs(elem_id="tabs") as tabs:
             build_generate_tab(ckpt)
             attention = build_attention_tab(demo, ckpt)
@@ -82,6 +85,7 @@ def build_demo() -> gr.Blocks:
         if not pretrained():
             gr.Markdown(PRETRAINED_NOTE, elem_id="pretrained-note")
         wire_demos(buttons, explain, tabs, ckpt, attention, train)
+        wire_link(demo, tabs, ckpt, attention, link_note)
         demo.load(restore_models, None, ckpt, js=BROWSER_KEY_JS, api_visibility="private", queue=False)
     # Every group of events waits in a line of its own, fair per client (server.lines: 64 each);
     # `max_size` only caps the sum. api_open=False: a queued event cannot be called directly, skipping its line and limits.
@@ -106,10 +110,10 @@ CSS = """
 /* A figure whose cells would be smaller than readable is drawn wider than its box (visualize.sizes): the box
    scrolls it sideways instead of cutting it off. */
 .js-plotly-plot {overflow-x: auto; overflow-y: hidden}
-/* A figure's exports (widgets.figure_export): one short line under it, the buttons and what they saved */
+/* A figure's exports (tabs.figure_export): one short line under it, the buttons and what they saved */
 .figure-export {gap: var(--size-2) !important; align-items: center; flex-wrap: nowrap !important}
 .figure-export-said p {font-size: var(--text-sm); margin: 0}
-/* Predict, then reveal (tabs.demos.ask_first_row): the page's body is "asking" from a demo's click with "Ask first"
+/* Predict, then reveal (tabs.ask_first.ask_first_row): the page's body is "asking" from a demo's click with "Ask first"
    on until Reveal, then "revealed". The open tab's panel is hidden but keeps its layout, so its figures are drawn
    at their width meanwhile. Gradio adds a copy of each rule under `.gradio-container .contain`, which outranks an
    id: the default (hidden) is in :where(), so that the body's class wins. */

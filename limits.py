@@ -11,6 +11,8 @@ UPLOAD_BYTES = 9 << 20  # a .txt upload: the 2M-character text limit at 4 UTF-8 
 BODY_BYTES = 16 << 20  # any request body (the JSON of a call): 2M characters escaped, with room to spare
 MAX_PROMPT_CHARS = 2000  # a prompt or any other typed input of the Generate and Attention tabs
 HUB_NAME_CHARS = 200  # the name of a Hugging Face Hub dataset to train on
+LINK_CHARS = 8000  # the query of a link to a view (store.view_link): proxies and chat apps cut longer URLs (nginx
+#                    and many proxies stop at 8 KiB of request line); a 2,000-character ASCII input fits
 
 # How many may wait and run
 TRAINING_GROUP = "train"  # the concurrency group of every training (Start, Compare, Watch) and its own waiting line

@@ -148,16 +148,16 @@ def importance_on_gpu(source: ModelRef, record):
 def build_inside(demo, record, made_by, kind, layer, head):
     """The three views, under the heatmaps of the Attention tab."""
     qk_shown, rollout_shown = gr.State(None), gr.State(None)  # None for API clients: always draw
-    with gr.Accordion("The Q·K step for one query", open=False) as qk_section:
+    with gr.Accordion("The Q·K step for one query", open=False, elem_id="att-qk-section") as qk_section:
         query = index_control(ATTENTION_CAP, label="Query (row of the heatmap)", elem_id="att-query")
         qk_plot = figure("Q·K step", "att-qk")
-    with gr.Accordion("Attention rollout", open=False) as rollout_section:
+    with gr.Accordion("Attention rollout", open=False, elem_id="att-rollout-section") as rollout_section:
         gr.Markdown("Rollout multiplies each layer's head-averaged attention, plus the residual path counted as "
                     "attention to itself, through the layers (Abnar & Zuidema 2020): row t estimates how much of "
                     "the last layer's token t comes from each input token. It ignores values, feed-forward layers "
                     "and norms, so it is a rough picture of the flow, not an explanation.")
         rollout_plot = figure("Rollout", "att-rollout")
-    with gr.Accordion("Switch heads off", open=False):
+    with gr.Accordion("Switch heads off", open=False, elem_id="att-ablate-section"):
         gr.Markdown("Tick heads of the selected kind and run: their outputs are zeroed before the layer's output "
                     "projection, for this run only. The score is exact match on 100 fresh examples (seq2seq tasks), "
                     "the loss of the target given the source (translation: the reference Spanish when you gave "

@@ -19,6 +19,7 @@ from store.record_cache import RecordCache
 from store.sessions import browser_key
 from tabs.attention.inside import build_inside, selected_pattern
 from tabs.attention.lens import build_lens
+from tabs.attention.link import link_row
 from tabs.attention.patching import build_patching
 from tabs.attention.record import attention_record
 from tabs.attention.translation_view import GOLD_SCORE, gold_scores, with_gold
@@ -35,10 +36,14 @@ SCORES = ["entropy", "mean distance", "diagonal", "anti-diagonal", "previous tok
 
 def focus_head(record, focus) -> tuple[str, int, int]:
     """(kind, layer, head) to open on: with `focus` = (kind, score) from a demo, the head that scores best on it;
+    with (kind, score, layer, head) from a link (store.view_link, checked against the model), that head;
     otherwise cross-attention when there is one, on its sharpest (lowest-entropy) head."""
-    kind, score = focus if focus else (None, None)
+    kind, score, *at = focus if focus else (None, None)
     kind = kind if kind in record.patterns else (AttentionKind.CROSS if AttentionKind.CROSS in record.patterns else record.kinds[0])
     pattern = record.patterns[kind]
+    if len(at) == 2 and None not in at:
+        L, H = pattern.shape
+        return kind, check_index(at[0], "layer", L), check_index(at[1], "head", H)
     gold = gold_scores(pattern) if score == GOLD_SCORE else {}
     if gold:  # the head that aligns this verse's words best (lowest AER against its gold links)
         return (kind,) + top_head(-gold[GOLD_SCORE])  # the lowest AER
@@ -69,7 +74,8 @@ def fit_sliders(record, kind, layer, head):
 
 @handler
 def compute_attention(ckpt, text, target, focus=None, request: gr.Request = None):
-    """Run the model once on the input and keep every attention pattern for the controls to browse."""
+    """Run the model once on the input and keep every attention pattern for the controls to browse; the input and
+    target it read are kept beside it (the link to the view is made of them, tabs.attention.link)."""
     record = attention_record(ckpt, text, target, browser_key(request))
     kind, layer, head = focus_head(record, focus[1:] if isinstance(focus, tuple) and focus[0] == ckpt else None)
     H = record.patterns[kind].shape[1]
@@ -78,7 +84,8 @@ def compute_attention(ckpt, text, target, focus=None, request: gr.Request = None
               for head in range(H)]
     notice, layer_slider, head_slider = fit_sliders(record, kind, layer, head)
     return (notice, gr.update(choices=labels, value=[]), gr.update(choices=record.kinds, value=kind),
-            layer_slider, head_slider, index_slider(T, min(T - 1, 1)), ckpt, (kind, layer, head), record)
+            layer_slider, head_slider, index_slider(T, min(T - 1, 1)), ckpt, (text, target or ""), (kind, layer, head),
+            record)
 
 
 def _selected(record, kind, layer, head, view=(SHOW[0], False, None, None)):
@@ -216,6 +223,7 @@ def build_attention_tab(demo, ckpt):
     with gr.Tab("Attention", id="attention"):
         record, made_by, focus = gr.State(None), gr.State(None), gr.State(None)  # made_by: the record's checkpoint
         view = gr.State(None)  # (kind, layer, head) the computation chose to open on
+        given = gr.State(None)  # (input, target) the record was computed from
         page_width, width_box = gr.State(None), gr.Number(visible=False)  # the browser's width (see below)
         # The heatmap first: on a projector it starts right under the tab bar (above the fold after a demo click),
         # on a phone right after the demo's explanation; the input and the controls sit beside it, or under it.
@@ -223,6 +231,7 @@ def build_attention_tab(demo, ckpt):
             with gr.Column(scale=3):
                 one = figure("One head", "att-one", name="attention-head")
                 caption = gr.Markdown(elem_id="att-caption")
+                link = link_row()
             with gr.Column(scale=2):
                 with gr.Row(equal_height=True):
                     text = gr.Textbox(label="Input", value="attention", max_length=MAX_PROMPT_CHARS, scale=3,
@@ -257,7 +266,7 @@ def build_attention_tab(demo, ckpt):
     # 4: redraws keep their share of the GIL (bench/RESULTS.md, Load); the progress shows on the heatmap (which a
     # demo click or Show attention has just cleared) until the new head is drawn
     compute = dict(fn=compute_attention, inputs=[ckpt, text, target, focus],
-                   outputs=[notice, ablate_heads, kind, layer, head, query, made_by, view, record],
+                   outputs=[notice, ablate_heads, kind, layer, head, query, made_by, given, view, record],
                    concurrency_limit=ATTENTION_CONCURRENCY, concurrency_id="attention", show_progress_on=[one])
     figures = [one, grid, overview, table]
 
@@ -281,7 +290,7 @@ def build_attention_tab(demo, ckpt):
                               api_visibility="private").then,
                       api_name=api, api_visibility="public" if api else "private")
     compute_after(separately(ckpt.change), api_visibility="private")
-    compute_after(demo.load, api_visibility="private")  # a heatmap from the first second
+    # a heatmap from the first second: at the page's load, after its link is read (tabs.attention.link.wire_link)
     # The user's own changes (input, not change: a new record's values must not redraw with half-updated controls)
     # share one event, so replies come in order and never show a stale head.
     separately(kind.input, layer.input, head.input, score.input, cells.input, words.input)(
@@ -297,4 +306,4 @@ def build_attention_tab(demo, ckpt):
     return dict(text=text, target=target, record=record, focus=focus, kind=kind, layer=layer, head=head,
                 score=score, one=one, grid=grid, overview=overview, table=table, caption=caption, show=show,
                 words=words, compute_after=compute_after, text_b=two["text_b"], compare=two["compare"],
-                patch=patch)
+                patch=patch, cells=cells, made_by=made_by, given=given, link=link, scores=SCORES)

@@ -1,0 +1,155 @@
+"""A link that opens exactly this view (issue 29): "Copy link to this view" in the Attention tab, and the page's load,
+which opens the view a link names. The mapping between a view and its link is store.view_link's; this module wires
+it to the page.
+
+Opening: at the page's load `open_link` reads the link's query (gr.Request.query_params), checks it
+(store.view_link.from_query, then fit_to_model against the model's own counts), and puts what passed into the
+controls a visitor would use (checkpoint, input, target, switches, overview colour, tab) and the head into the
+tab's `focus`; the same computation as "Show attention" then runs (compute_attention, with that focus) and draws
+the head, and the page opens the link's sections by clicking them, as a visitor would. Whatever was ignored is
+said in one sentence per part above the tabs.
+
+Copying: the link is made from what the server holds of the view on screen: the record's checkpoint and the input
+and target it was computed from (not what the text boxes say now: a teacher who edits the input after drawing, and
+copies before pressing Show attention again, wants the figure on the screen in the slides, not one nobody has
+seen), and the kind, layer, head, switches and colour the figure is drawn with. The sections open are read from
+the page. The base URL is the browser's own (window.location: origin + path), so the link works wherever the page
+is served, behind a Space's proxy or under a path prefix, and the server never guesses its public address.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+import gradio as gr
+
+from transformer.checkpoint import CheckpointError
+from transformer.heads import AttentionKind
+
+from checks import UserError, check_choice, check_index
+from store.catalogue import fixed_choices, resolve
+from store.view_link import View, Vocabulary, fit_to_model, from_query, to_query
+from widgets.errors import handler
+from widgets.ui import FAST
+
+# The sections of the Attention tab a link can open: link name -> the accordion's elem_id, in the page's order
+SECTIONS = {"qk": "att-qk-section", "rollout": "att-rollout-section", "heads-off": "att-ablate-section",
+            "lens": "att-lens-section", "two": "att-two-section", "patch": "att-patch-section"}
+
+# JS: the link names of the sections open on the page (an open accordion's button has the class "open")
+OPEN_SECTIONS_JS = """() => Object.entries(SECTIONS).filter(([name, id]) =>
+    document.querySelector(`#${id} > button.label-wrap.open`)).map(([name]) => name).join(',')""".replace(
+    "SECTIONS", json.dumps(SECTIONS))
+# JS: click open each section `names` lists (comma-separated link names) that is closed: its own expand event runs,
+# as when a visitor opens it, and the section draws the record already computed
+CLICK_SECTIONS_JS = """(names) => {
+    for (const name of (names || '').split(',')) {
+        const button = SECTIONS[name] && document.querySelector(`#${SECTIONS[name]} > button.label-wrap`);
+        if (button && !button.classList.contains('open')) button.click();
+    }
+    return [];
+}""".replace("SECTIONS", json.dumps(SECTIONS))
+# JS: the full link from the query the server made: this page's own address (origin and path, without its query
+# or fragment) and the query; written to the clipboard, and into the box (whose copy button is the fallback where
+# the clipboard is refused). A refusal (no "?") is left as it is.
+COPY_JS = """(query) => {
+    if (typeof query !== 'string' || !query.startsWith('?')) return query;
+    const url = window.location.origin + window.location.pathname + query;
+    if (navigator.clipboard) navigator.clipboard.writeText(url).catch(() => {});
+    return url;
+}"""
+
+
+def vocabulary(tabs, scores) -> Vocabulary:
+    """What a link may name on this page: the checkpoints every browser sees, the page's tabs, the Attention tab's
+    sections and its overview's scores (tabs.attention.page.SCORES)."""
+    return Vocabulary(tuple(fixed_choices()), tuple(tabs), tuple(SECTIONS), tuple(scores))
+
+
+def model_shapes(ckpt: str) -> dict[str, tuple[int, int]]:
+    """{kind: (layers, heads)} of a listed checkpoint, from its config (AttentionKind.n_layers: the one owner)."""
+    model, _, _ = resolve(ckpt, "")
+    config = model.config
+    return {kind.value: (kind.n_layers(config), config.n_heads) for kind in AttentionKind.of(config)}
+
+
+def open_link(vocab: Vocabulary, ckpt, request=None):
+    """Updates for: tabs, checkpoint, input, target, cells, words, overview colour, focus, the note above the tabs
+    and the sections to open, from the link the page was opened with; a page opened without one keeps every
+    control as it is (and says nothing). Never raises: what cannot be opened is said in the note (the load event
+    is not queued, and gradio shows an error of such an event as a bare "Error")."""
+    keep = gr.update()
+    params = getattr(request, "query_params", None)
+    view, ignored = from_query(dict(params) if params else {}, vocab)
+    if view.is_empty:
+        return (keep,) * 8 + (said(ignored), "")
+    model = view.ckpt or ckpt
+    if view.kind is not None and isinstance(model, str) and model in fixed_choices():
+        try:
+            view, more = fit_to_model(view, model_shapes(model))
+        except (UserError, CheckpointError) as e:  # a cached model whose files cannot be read: the app says why
+            view, more = replace(view, kind=None, layer=None, head=None), [
+                f"The link's head was ignored: the model {model!r} could not be read ({e})."]
+        ignored += more
+    focus = (model, view.kind, view.score, view.layer, view.head) if view.kind or view.score else keep
+    text = keep if view.text is None else view.text
+    return (gr.Tabs(selected=view.tab) if view.tab else keep, view.ckpt or keep, text,
+            keep if view.text is None else view.target, view.cells or keep,
+            keep if view.words is None else view.words, view.score or keep, focus, said(ignored),
+            ",".join(view.sections))
+
+
+def said(ignored: list[str]):
+    """The note above the tabs: the sentences of what was ignored, shown only when there are some."""
+    return gr.update(value=" ".join(ignored), visible=bool(ignored))
+
+
+def link_query(vocab: Vocabulary, made_by, given, record, kind, layer, head, cells, words, score, sections) -> str:
+    """The query of the link to the view on screen (store.view_link.to_query): the record's checkpoint and the input
+    and target it was computed from, the kind, layer and head drawn, the switches, and the sections open (`sections`:
+    their link names, read from the page)."""
+    if record is None or given is None or made_by is None:
+        raise UserError("press Show attention first: the link opens the view on the screen")
+    kind = check_choice(kind, "attention", record.kinds)
+    L, H = record.patterns[kind].shape
+    names = tuple(s for s in SECTIONS if s in str(sections or "").split(","))
+    view = View("attention", made_by, given[0], given[1], kind, check_index(layer, "layer", L),
+                check_index(head, "head", H), cells, bool(words), score, names)
+    return to_query(view, vocab)
+
+
+def link_row() -> dict:
+    """The button and the box of the link (under the heatmap's caption), and two hidden boxes the page fills: the
+    sections open when the button is pressed, and those a link opens."""
+    with gr.Row(equal_height=True, elem_id="att-link-row"):
+        button = gr.Button("Copy link to this view", size="sm", scale=0, min_width=190, elem_id="att-link-copy")
+        box = gr.Textbox(show_label=False, interactive=False, buttons=["copy"], scale=3, elem_id="att-link",
+                         placeholder="a link that opens this view: same model, input, head and switches")
+    return dict(button=button, box=box, sections=gr.Textbox(visible=False), opens=gr.Textbox(visible=False))
+
+
+def wire_link(demo, tabs, ckpt, attention: dict, note) -> None:
+    """The page's load opens the view of its link (then computes as "Show attention" does); the button copies the
+    link to the view on screen. `note` (above the tabs) says what part of a link was ignored."""
+    link = attention["link"]
+    tab_ids = [tab.id for tab in tabs.children if isinstance(tab, gr.Tab)]
+
+    @handler
+    def opened_by_link(checkpoint, request: gr.Request = None):
+        return open_link(vocabulary(tab_ids, attention["scores"]), checkpoint, request)
+
+    @handler
+    def copied(*view):
+        return link_query(vocabulary(tab_ids, attention["scores"]), *view)
+
+    opened = demo.load(opened_by_link, ckpt,
+                       [tabs, ckpt, attention["text"], attention["target"], attention["cells"], attention["words"],
+                        attention["score"], attention["focus"], note, link["opens"]], api_visibility="private",
+                       show_progress="hidden", queue=False)
+    attention["compute_after"](opened.then, api_visibility="private").then(
+        None, link["opens"], None, js=CLICK_SECTIONS_JS, api_visibility="private")
+    link["button"].click(None, None, link["sections"], js=OPEN_SECTIONS_JS, api_visibility="private").then(
+        copied, [attention[name] for name in ("made_by", "given", "record", "kind", "layer", "head", "cells",
+                                              "words", "score")] + [link["sections"]],
+        link["box"], api_name="view_link", **FAST).success(
+        None, link["box"], link["box"], js=COPY_JS, api_visibility="private")

@@ -1,0 +1,88 @@
+"""A link that opens exactly this view (issue 29), in chromium: a view drawn in one browser, its link copied with
+one click, opened cold in another browser context (no cookie, no local storage, no session) reproduces the figure:
+the same checkpoint, input, kind, layer, head and switches, the same open section, and the heatmap's values read
+from the page's plotly figure equal, cell for cell (oracle: the first browser's own figure)."""
+from __future__ import annotations
+
+import math
+
+from tests.browser import tour
+from tests.browser.conftest import MEASURED
+
+HEATMAP = "() => Array.from(document.querySelector('#att-one .js-plotly-plot')._fullData[0].z, r => Array.from(r))"
+TITLE = "() => (document.querySelector('#att-one .gtitle') || {}).textContent"
+SLIDER = "id => Number(document.querySelector(`#${id} input[type=range]`).value)"
+
+
+def _page(browser, clipboard: bool = False):
+    """A page in a context of its own (a fresh browser: nothing shared with another context)."""
+    context = browser.new_context(viewport=tour.VIEWPORT)
+    if clipboard:
+        context.grant_permissions(["clipboard-read", "clipboard-write"])
+    page = context.new_page()
+    page.set_default_timeout(tour.TIMEOUT_MS)
+    return page, tour.OfflineGuard().install(page)
+
+
+def _cells(page) -> list[list[float | None]]:
+    return [[None if v is None or math.isnan(v) else v for v in row] for row in page.evaluate(HEATMAP)]
+
+
+def _view(page) -> dict:
+    """What the Attention tab shows: the heatmap's title and cells, the controls, the sections open."""
+    from tabs.attention.link import OPEN_SECTIONS_JS
+
+    return {"title": page.evaluate(TITLE), "cells": _cells(page), "layer": page.evaluate(SLIDER, "att-layer"),
+            "head": page.evaluate(SLIDER, "att-head"), "ckpt": page.locator("#ckpt input").input_value(),
+            "shown": page.locator("#att-cells input:checked").input_value(),
+            "open": page.evaluate(OPEN_SECTIONS_JS)}
+
+
+def test_a_copied_link_opens_the_same_view_in_another_browser(browser, app_url):
+    from tabs.attention.link import COPY_JS
+
+    teacher, guard_a = _page(browser, clipboard=True)
+    teacher.goto(app_url)
+    tour.show_tab(teacher, "attention")  # the heatmap of "attention", computed at the page's load
+    teacher.wait_for_function(f"() => /^cross attention, layer \\d+, head \\d+$/.test(({TITLE})() || '')")
+    layer, head = teacher.evaluate(SLIDER, "att-layer"), teacher.evaluate(SLIDER, "att-head")
+    head = 2 if head != 2 else 1  # another head than the one the tab opened on
+    tour._move_slider(teacher, "att-head", head, f"cross attention, layer {layer}, head {head}")
+    teacher.locator("#att-cells").get_by_text("value-weighted norms").click()
+    teacher.wait_for_function(f"() => ({TITLE})() === 'cross value-weighted norms, layer {layer}, head {head}'")
+    teacher.locator("#att-qk-section > button").click()
+    teacher.locator("#att-qk .gtitle").wait_for()
+    # edited after drawing, not shown: the link opens the figure on the screen, not this text
+    teacher.locator("#att-text textarea").fill("edited, never drawn")
+    drawn = _view(teacher)
+    teacher.locator("#att-link-copy").click()
+    teacher.wait_for_function("() => document.querySelector('#att-link textarea').value.startsWith('http')")
+    link = teacher.locator("#att-link textarea").input_value()
+    assert teacher.evaluate("() => navigator.clipboard.readText()") == link  # one click copied it
+    assert link.startswith(app_url.rstrip("/") + f"/?tab=attention&ckpt=reverse&text=attention&kind=cross&"
+                                                 f"layer={layer}&head={head}&cells=value-weighted%20norms&words=0")
+    assert drawn["open"] == "qk" and link.endswith("&open=qk")
+
+    student, guard_b = _page(browser)  # another browser, opening the link cold
+    student.goto(link)
+    student.wait_for_function(f"() => ({TITLE})() === '{drawn['title']}'")
+    student.locator("#att-qk .gtitle").wait_for()  # the section the link opened has drawn
+    opened = _view(student)
+    assert opened == drawn
+    assert student.locator("#att-text textarea").input_value() == "attention"
+    assert not student.locator("#link-note").is_visible()  # nothing of the link was ignored
+    MEASURED["link to a view"] = f"{len(link)} characters: {link[len(app_url.rstrip('/')):]}"
+
+    # Behind a proxy the page may sit under a path: the link keeps the page's own path, drops its old query
+    student.evaluate("() => history.pushState({}, '', '/spaces/lab/app/?old=1#top')")
+    assert student.evaluate(f"({COPY_JS})('?tab=attention')") == \
+        app_url.rstrip("/") + "/spaces/lab/app/?tab=attention"
+    # A stale link (a head the model does not have) opens the rest, and says in one sentence what it ignored
+    student.goto(app_url + "?tab=attention&ckpt=reverse&text=attention&kind=cross&layer=9&head=0")
+    student.locator("#link-note").wait_for(state="visible")
+    assert student.locator("#link-note").inner_text().strip() == (
+        "The link's head cross 9.0 was ignored: this model's cross attention has 2 layers of 4 heads.")
+    student.wait_for_function(f"() => /^cross attention, layer \\d+, head \\d+$/.test(({TITLE})() || '')")
+    assert guard_a.blocked == [] and guard_b.blocked == [] and guard_b.allowed
+    teacher.context.close()
+    student.context.close()

@@ -1,0 +1,142 @@
+"""The link to a view (store.view_link): state -> link -> state is the identity (invariant, on views that use every
+field and every character class a link must carry), and every bad field of an untrusted link is refused in words
+and left out, the rest of the view kept (oracle: hand-written bad links, each with the part the sentence names).
+Parsed as a browser sends the query (urllib's parse_qsl, as starlette's query_params)."""
+from __future__ import annotations
+
+from urllib.parse import parse_qsl, urlsplit
+
+import pytest
+
+from checks import UserError
+from limits import LINK_CHARS, MAX_PROMPT_CHARS
+from store.view_link import View, Vocabulary, fit_to_model, from_query, to_query
+
+VOCAB = Vocabulary(checkpoints=("reverse", "translate-en-es", "gpt2 (pretrained)"),
+                   tabs=("generate", "attention", "positional", "train", "model"),
+                   sections=("qk", "rollout", "lens", "two", "patch"), scores=("entropy", "anti-diagonal", "induction"))
+FULL = View(tab="attention", ckpt="translate-en-es", text="The disciples were filled with joy & the Holy Spirit?#",
+            target="Y los discípulos estaban llenos de gozo, y del Espíritu Santo.", kind="cross", layer=2, head=3,
+            cells="value-weighted norms", words=True, score="anti-diagonal", sections=("qk", "lens"))
+
+
+def opened(query: str) -> tuple[View, list[str]]:
+    """The view a browser opening `query` gets, as the page's load reads it."""
+    return from_query(dict(parse_qsl(urlsplit(query).query, keep_blank_values=True)), VOCAB)
+
+
+@pytest.mark.parametrize("view", [
+    FULL,
+    View(tab="attention", ckpt="reverse", text="attention", kind="decoder self", layer=0, head=0, cells="weights",
+         words=False, score="entropy"),
+    View(tab="attention", ckpt="gpt2 (pretrained)", text="a+b=c; 100% sure/not?\n\tnext line 日本語 🙂 %20 &amp;"),
+    View(tab="positional"),
+    View(tab="attention", ckpt="reverse", text="x" * MAX_PROMPT_CHARS),
+])
+def test_a_view_comes_back_from_its_link_unchanged(view):
+    query = to_query(view, VOCAB)
+    assert query.startswith("?")
+    assert opened(query) == (view, [])
+
+
+def test_the_link_is_readable_and_has_no_server_path():
+    """What a teacher sees in a slide: key=value in the page's order, spaces as %20, sections comma-separated."""
+    query = to_query(View(tab="attention", ckpt="reverse", text="to be", kind="cross", layer=1, head=2,
+                          sections=("lens", "qk")), VOCAB)
+    assert query == "?tab=attention&ckpt=reverse&text=to%20be&kind=cross&layer=1&head=2&open=qk,lens"
+    assert "/" not in query
+
+
+def test_a_model_trained_in_a_browser_has_no_link():
+    with pytest.raises(UserError, match="trained in this browser.*no other browser"):
+        to_query(View(tab="attention", ckpt="my reverse model #1", text="abc"), VOCAB)
+
+
+@pytest.mark.parametrize("view, says", [
+    (View(tab="attention", ckpt="reverse", text=""), "empty"),
+    (View(tab="attention", ckpt="reverse", text="x" * (MAX_PROMPT_CHARS + 1)), "limit here is 2,000"),
+    (View(tab="attention", ckpt="reverse", text="ok", target="\ud800"), "lone surrogate"),
+    (View(tab="Attention"), "tab must be one of"),
+    (View(tab="attention", ckpt="reverse", text="ok", kind="cross", layer=1), "layer and head together"),
+    (View(tab="attention", ckpt="reverse", text="ok", kind="cross", layer=-1, head=0), "whole numbers from 0"),
+    (View(tab="attention", ckpt="reverse", text="ok", score="beauty"), "score must be one of"),
+    (View(tab="attention", sections=("qk", "secret")), "sections must be among"),
+    (View(tab="attention", ckpt="reverse", text="é" * MAX_PROMPT_CHARS, target="ñ" * MAX_PROMPT_CHARS),
+     f"longer than {LINK_CHARS:,}"),
+])
+def test_a_view_a_link_cannot_carry_is_refused_in_words(view, says):
+    with pytest.raises(UserError, match=says):
+        to_query(view, VOCAB)
+
+
+BASE = "?tab=attention&ckpt=reverse&text=attention&kind=cross&layer=1&head=2&cells=weights&words=0&score=entropy"
+GOOD = opened(BASE)[0]
+
+
+@pytest.mark.parametrize("change, part, kept", [
+    ({"ckpt": "/etc/passwd"}, "checkpoint '/etc/passwd'", dict(ckpt=None, text=None, kind=None, layer=None, head=None)),
+    ({"ckpt": "my reverse model #1"}, "stays with the browser that trained it", dict(ckpt=None, text=None, kind=None,
+                                                                                   layer=None, head=None)),
+    ({"text": "x" * (MAX_PROMPT_CHARS + 1)}, "input", dict(text=None)),
+    ({"text": "ok", "target": "y" * (MAX_PROMPT_CHARS + 1)}, "target", dict(text="ok")),
+    ({"tab": "admin"}, "tab 'admin'", dict(tab=None)),
+    ({"kind": "self"}, "kind 'self'", dict(kind=None, layer=None, head=None)),
+    ({"layer": "1.5"}, "layer '1.5' and head '2'", dict(layer=None, head=None)),
+    ({"head": "٣"}, "whole numbers from 0", dict(layer=None, head=None)),
+    ({"head": "-1"}, "whole numbers from 0", dict(layer=None, head=None)),
+    ({"head": None}, "layer was ignored: a link opens a head by its layer and its head together",
+     dict(layer=None, head=None)),
+    ({"kind": None}, "with its kind of attention", dict(kind=None, layer=None, head=None)),
+    ({"cells": "probabilities"}, "cells 'probabilities'", dict(cells=None)),
+    ({"words": "yes"}, "words 'yes'", dict(words=None)),
+    ({"score": "<script>"}, "score '<script>'", dict(score=None)),
+    ({"open": "qk,../../etc"}, "section '../../etc'", dict(sections=("qk",))),
+])
+def test_each_bad_field_of_a_link_is_ignored_alone_and_said(change, part, kept):
+    """Oracle: the good link with one field spoiled: that field (and what belongs to it) is left out, one sentence
+    names it and says why, and every other field is the good link's."""
+    params = dict(parse_qsl(BASE[1:]))
+    for key, value in change.items():
+        if value is None:
+            params.pop(key)
+        else:
+            params[key] = value
+    view, ignored = from_query(params, VOCAB)
+    assert len(ignored) == 1 and part in ignored[0], ignored
+    assert ignored[0].endswith(".")
+    expected = {**GOOD.__dict__, **kept}
+    assert view.__dict__ == expected
+
+
+def test_a_page_opened_without_a_link_opens_as_usual():
+    """gradio's own `__theme` and a host's parameters are not a link's: nothing is opened, nothing said."""
+    assert from_query({"__theme": "dark", "logs": "container"}, VOCAB) == (View(), [])
+    assert from_query(None, VOCAB) == (View(), [])
+    assert View().is_empty and not GOOD.is_empty
+
+
+def test_a_value_that_is_not_text_is_refused():
+    view, ignored = from_query({"tab": "attention", "ckpt": ["reverse"]}, VOCAB)
+    assert view == View(tab="attention") and ignored == ["The link's ckpt was ignored: it must be text."]
+
+
+REVERSE = {"encoder self": (2, 4), "decoder self": (2, 4), "cross": (2, 4)}
+
+
+@pytest.mark.parametrize("view, shapes, kept, says", [
+    (GOOD, REVERSE, GOOD, None),
+    (View(tab="attention", kind="cross", layer=2, head=0), REVERSE, View(tab="attention", kind="cross"),
+     "head cross 2.0 was ignored: this model's cross attention has 2 layers of 4 heads"),
+    (View(tab="attention", kind="cross", layer=0, head=4), REVERSE, View(tab="attention", kind="cross"),
+     "head cross 0.4 was ignored"),
+    (View(tab="attention", kind="cross", layer=0, head=0), {"decoder self": (1, 1)}, View(tab="attention"),
+     "kind 'cross' was ignored: this model has decoder self attention only"),
+    (View(tab="attention", kind="decoder self", layer=0, head=0), {"decoder self": (1, 1)},
+     View(tab="attention", kind="decoder self", layer=0, head=0), None),
+])
+def test_the_head_is_checked_against_the_model(view, shapes, kept, says):
+    """Oracle: the model's own counts of layers and heads per kind; a stale link (a head the model does not have)
+    keeps its kind, a kind the model does not have goes with its head."""
+    fitted, ignored = fit_to_model(view, shapes)
+    assert fitted == kept
+    assert (ignored == []) if says is None else (len(ignored) == 1 and says in ignored[0]), ignored
