@@ -28,6 +28,7 @@ from server.guard import protect  # noqa: E402
 from store.catalogue import NOTICES, SHIPPED, fixed_choices, load_at_start, pretrained  # noqa: E402
 from store.memory import arrow_on_malloc  # noqa: E402
 from store.sessions import KEY_COOKIE  # noqa: E402
+from tabs.about import about_line  # noqa: E402
 from tabs.attention.link import wire_link  # noqa: E402
 from tabs.attention.page import build_attention_tab  # noqa: E402
 from tabs.demos import demo_buttons, wire_demos  # noqa: E402
@@ -72,7 +73,8 @@ def build_demo() -> gr.Blocks:
         with gr.Row(elem_id="header", equal_height=True):
             gr.Markdown("# Attention Lab\nA Transformer from *Attention Is All You Need*, written from scratch: "
                         "generate with it, look inside its attention, and train one yourself.", elem_id="title")
-            ckpt = Dropdown(fixed_choices(), value=default, label="Checkpoint (used by every tab)", elem_id="ckpt")
+            ckpt = Dropdown(fixed_choices(), value=default, label="Checkpoint (every tab)", elem_id="ckpt")
+            about_line(ckpt, "ckpt-about")  # what it was trained on and what input it expects, beside the list
         buttons, explain = demo_buttons()
         # what part of the link the page was opened with was ignored (hidden, taking no room, when nothing was)
         link_note = gr.Markdown(elem_id="link-note", visible=False)
@@ -134,6 +136,11 @@ body.asking .tabs > .tabitem {visibility: hidden !important}
   #demo-ask > * {width: 100% !important}
 }
 #title h1 {margin: 0 0 var(--size-1) 0}
+/* What the checkpoint was trained on and expects: small, under the list and beside the Attention tab's input */
+.ckpt-about p {font-size: 13px !important; line-height: 1.35 !important; margin: 0 !important}
+#header > #title {flex: 44 1 0 !important; min-width: 0 !important}
+#header > .form:has(#ckpt) {flex: 22 1 0 !important; min-width: 260px !important}
+#header > #ckpt-about {flex: 36 1 0 !important; min-width: 0 !important; align-self: center}
 #title p {margin: 0}
 /* "Demos:" stays one word; on a phone the demo buttons scroll sideways in one line instead of taking 5 lines */
 #demo-label {flex: 0 0 auto !important; width: auto !important; min-width: 0 !important}
@@ -148,6 +155,7 @@ body.asking .tabs > .tabitem {visibility: hidden !important}
 @media (max-width: PHONE_WIDTHpx) {
   #header {flex-direction: column !important}
   #header > * {width: 100% !important; min-width: 100% !important}
+  #header > #ckpt-about {display: none}  /* on a phone beside the input of the Attention tab, and in Generate */
   /* The demo row in two lines that scroll sideways together, and says so: in one line a phone showed 1.5 of the 11
      buttons and no hint of the rest (in rows that wrap they took 9 lines, 258 px). "Demos" spans both lines with
      "swipe →" under it, and the right edge fades where buttons go on. The subtitle and a demo's explanation in a

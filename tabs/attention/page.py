@@ -17,6 +17,7 @@ from limits import ATTENTION_CONCURRENCY, EXPORT_CONCURRENCY, FIGURES_KEPT, MAX_
 from store.exports import EXPORTS
 from store.record_cache import RecordCache
 from store.sessions import browser_key
+from tabs.about import about_line
 from tabs.attention.inside import build_inside, selected_pattern
 from tabs.attention.lens import build_lens
 from tabs.attention.link import link_row
@@ -238,6 +239,7 @@ def build_attention_tab(demo, ckpt):
                                       elem_id="att-text")
                     show = gr.Button("Show attention", variant="primary", scale=1, min_width=100,
                                      elem_id="att-show")
+                about_line(ckpt, "att-about")  # what the model was trained on and what input it expects
                 target = gr.Textbox(label="Target (seq2seq; empty = model output)", max_length=MAX_PROMPT_CHARS,
                                     elem_id="att-target")
                 notice = gr.Markdown(elem_id="att-notice")

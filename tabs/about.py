@@ -1,0 +1,23 @@
+"""What the selected checkpoint was trained on and what input it expects (store.about's text, through
+store.catalogue.description), shown where a checkpoint is chosen and where its input is typed: beside the checkpoint
+list and beside the Attention tab's input (the Generate tab shows it under its intro). Issue 29, item 5: a student
+typed "Hello, how are you?" into `reverse` and a modern sentence into the Bible-trained translator, with no hint."""
+from __future__ import annotations
+
+import gradio as gr
+
+from store import sessions
+from store.catalogue import description
+from widgets.ui import separately
+
+
+def about(ckpt, request: gr.Request = None) -> str:
+    """The text for checkpoint `ckpt` as this browser can use it (its own trained models too); "" for another."""
+    return description(ckpt, sessions.browser_key(request)) if isinstance(ckpt, str) else ""
+
+
+def about_line(ckpt, elem_id: str) -> gr.Markdown:
+    """A small line under `ckpt`'s choice that follows it (a demo's change of checkpoint too)."""
+    line = gr.Markdown(description(ckpt.value, ""), elem_id=elem_id, elem_classes="ckpt-about")
+    separately(ckpt.change)(about, ckpt, line, queue=False, show_progress="hidden", api_visibility="private")
+    return line
