@@ -26,6 +26,17 @@ torch.set_num_threads(1)
 CHECKPOINTS = Path(__file__).resolve().parent.parent / "checkpoints"  # the shipped models, from any working directory
 
 
+@pytest.fixture(scope="session")
+def shipped():
+    """shipped(name) -> (model, tokenizer, info): the shipped checkpoint checkpoints/<name> on the CPU, loaded once
+    per test session and shared by every test that asks for it (issue 26, item 7): tests read it, never change it."""
+    import functools
+
+    from transformer import load_checkpoint
+
+    return functools.lru_cache(maxsize=None)(lambda name: load_checkpoint(CHECKPOINTS / name, device="cpu"))
+
+
 def page_call(key: str, session: str = "s0page", host: str = "127.0.0.1"):
     """A request from a page of the browser whose key is `key`, as a handler sees it (gr.Request): the key in the
     cookie the page sets at its load (store.sessions.KEY_COOKIE), its session and its address."""

@@ -4,8 +4,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from tests.conftest import CHECKPOINTS, seeded_model, tiny_config
-from transformer import HeadMask, load_checkpoint
+from tests.conftest import seeded_model, tiny_config
+from transformer import HeadMask
 from transformer.interpretability.ablation import evaluate, head_importance, heads_off, task_eval_set
 from transformer.data import TASKS
 from transformer.generate import generate
@@ -67,8 +67,8 @@ def test_unknown_heads_are_refused():
 
 
 @pytest.fixture(scope="module")
-def reverse():
-    return load_checkpoint(CHECKPOINTS / "reverse", device="cpu")
+def reverse(shipped):
+    return shipped("reverse")
 
 
 def test_reverse_breaks_without_its_anti_diagonal_cross_heads(reverse):
@@ -101,8 +101,8 @@ def test_head_importance_is_the_drop_of_one_head_at_a_time(reverse):
 
 
 @pytest.fixture(scope="module")
-def translator():
-    return load_checkpoint(CHECKPOINTS / "translate-en-es", device="cpu")
+def translator(shipped):
+    return shipped("translate-en-es")
 
 
 def _held_out_record(translator):

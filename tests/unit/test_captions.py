@@ -5,18 +5,16 @@ from __future__ import annotations
 import pytest
 import torch
 
-from transformer import load_checkpoint
 from transformer.attention import causal_mask
 from transformer.interpretability.captions import ROLE_THRESHOLD, describe_head, evenness
 from transformer.interpretability.probe import AttentionPattern, record_attention
-from tests.conftest import CHECKPOINTS
 
 REPEATED = "Xq7LbR2mKdZ9wPf" * 2  # 15 distinct characters, then the same again
 
 
 @pytest.fixture(scope="module")
-def induction_pattern():
-    model, tok, _ = load_checkpoint(CHECKPOINTS / "induction", device="cpu")
+def induction_pattern(shipped):
+    model, tok, _ = shipped("induction")
     return record_attention(model, tok, REPEATED).patterns["decoder self"]
 
 
@@ -36,10 +34,10 @@ def test_induction_head_of_the_induction_model(induction_pattern):
     assert caption.score == pytest.approx(float(induction_pattern.scores()["induction"][1, 0]))
 
 
-def test_anti_diagonal_cross_head_of_the_reverse_model():
+def test_anti_diagonal_cross_head_of_the_reverse_model(shipped):
     """Known role: the reverse model reads its source backwards: its most anti-diagonal cross head (the card's
     measure) is captioned anti-diagonal, with that score."""
-    model, tok, _ = load_checkpoint(CHECKPOINTS / "reverse", device="cpu")
+    model, tok, _ = shipped("reverse")
     pattern = record_attention(model, tok, "attention").patterns["cross"]
     anti = pattern.scores()["anti-diagonal"]
     layer, head = divmod(int(anti.argmax()), anti.size(1))

@@ -24,7 +24,7 @@ def test_steepest_drop_by_hand():
         steepest_drop([0], [1.0])
 
 
-def test_the_run_is_the_shipped_recipe():
+def test_the_run_is_the_shipped_recipe(shipped):
     """Oracle: the shipped `induction` checkpoint as load_checkpoint reads it: the run's model config equals its config
     in every field (the tokenizer's alphabet included: vocab_size) but two: d_ff (an attention-only model has no
     feed-forward network to size; the shipped one has no FFN weights) and attention_bias (the checkpoint predates
@@ -34,12 +34,11 @@ def test_the_run_is_the_shipped_recipe():
     import json
     from dataclasses import asdict, replace
 
-    from transformer import load_checkpoint
-
     model, _, _, cfg = induction_run(steps=10, eval_every=5)
-    shipped, _, info = load_checkpoint(CHECKPOINTS / "induction", device="cpu")
-    assert shipped.config.attention_only and not any(".ffn." in name for name, _ in shipped.named_parameters())
-    assert model.config == replace(shipped.config, d_ff=model.config.d_ff, attention_bias=False)
+    shipped_model, _, info = shipped("induction")
+    assert shipped_model.config.attention_only and not any(".ffn." in name for name, _ in
+                                                           shipped_model.named_parameters())
+    assert model.config == replace(shipped_model.config, d_ff=model.config.d_ff, attention_bias=False)
     cut = ("steps", "eval_every", "eval_examples", "max_seconds")
     card = json.loads((CHECKPOINTS / "induction" / "config.json").read_text())["training"]["train_config"]
     assert replace(cfg, **{k: card[k] for k in cut}) == replace(cfg, **{k: v for k, v in card.items() if k in asdict(cfg)})

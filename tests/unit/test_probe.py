@@ -6,8 +6,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from tests.conftest import CHECKPOINTS, seeded_model, tiny_config
-from transformer import load_checkpoint
+from tests.conftest import seeded_model, tiny_config
 from transformer.interpretability.analysis import anti_diagonal
 from transformer.generate import context_start, generate
 from transformer.interpretability.probe import encode_input, record_attention, record_ids, record_step, step_context
@@ -141,10 +140,10 @@ def test_a_perfect_reversal_scores_one_and_eos_takes_no_part():
     assert pattern.scores()["anti-diagonal"].item() == 1.0
 
 
-def test_shipped_reverse_model_opens_on_an_anti_diagonal_head():
+def test_shipped_reverse_model_opens_on_an_anti_diagonal_head(shipped):
     """The class demo: with the default input, the reverse model's best anti-diagonal head scores >= 0.9 under
     the one definition the overview, the card and the Train tab use."""
-    model, tok, _ = load_checkpoint(CHECKPOINTS / "reverse", device="cpu")
+    model, tok, _ = shipped("reverse")
     scores = record_attention(model, tok, "attention").patterns["cross"].scores()["anti-diagonal"]
     assert scores.max() >= 0.9
 

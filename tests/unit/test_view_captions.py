@@ -1,34 +1,30 @@
 """Head captions that mean something for the kind and the view they are shown in (issue 29, items 8 and 12), on the
-shipped checkpoints (loaded by a path relative to this file) and on hand-made patterns."""
+shipped checkpoints (tests.conftest's `shipped`: loaded once per session) and on hand-made patterns."""
 from __future__ import annotations
-
-from pathlib import Path
 
 import pytest
 import torch
 
-from transformer import load_checkpoint
 from transformer.interpretability.analysis import diagonal
 from transformer.interpretability.captions import CROSS_SCORES, describe_head
 from transformer.interpretability.probe import AttentionPattern, record_attention
 from transformer.interpretability.value_norms import value_weighted_norms
 from transformer.interpretability.views import AGREE_BELOW, describe_view, displayed_pattern, moved_share
 
-CHECKPOINTS = Path(__file__).resolve().parents[2] / "checkpoints"
 ACTS_13_52 = ("The disciples were filled with joy and with the Holy Spirit.",
               "Y los discípulos estaban llenos de gozo, y del Espíritu Santo.")
 HAMLET = "To be, or not to be, that is the question"  # the causal-mask demo's input
 
 
 @pytest.fixture(scope="module")
-def translation():
-    model, tok, _ = load_checkpoint(CHECKPOINTS / "translate-en-es", device="cpu")
+def translation(shipped):
+    model, tok, _ = shipped("translate-en-es")
     return model, record_attention(model, tok, *ACTS_13_52)
 
 
 @pytest.fixture(scope="module")
-def shakespeare():
-    model, tok, _ = load_checkpoint(CHECKPOINTS / "shakespeare-char", device="cpu")
+def shakespeare(shipped):
+    model, tok, _ = shipped("shakespeare-char")
     return model, tok
 
 
