@@ -70,7 +70,8 @@ SHIPPED_RECORDS = 64  # attention records of the shipped checkpoints, shared by 
 FIGURES_KEPT = 512  # drawn attention figures (tabs.attention.page)
 LENSES_KEPT = 32  # logit-lens readings (tabs.attention.lens)
 PATCHINGS_KEPT = 32  # patching grids and a head's partners (tabs.attention.patching)
-NORMS_KEPT = 32  # value-weighted norms (tabs.attention.views); the default of store.record_cache.RecordCache
+VIEWS_KEPT = 128  # what the heatmaps' views compute from a record (tabs.attention.views: each kind's value-weighted
+#                   norms, each view's pattern, a verse's gold links); the default of store.record_cache.RecordCache
 DISK_BYTES = 1 << 30  # the app's folder (gradio's cache: uploads, served files, exports); ATTENTION_LAB_DISK_BYTES
 DISK_SWEEP_SECONDS = 30  # how often that budget is checked (and after every upload and download)
 DELETE_CACHE = (600, 1800)  # gradio's own cache (files it serves): every 10 minutes, anything older than 30 minutes

@@ -1,11 +1,12 @@
 """What the app computes from an attention record, kept for the next request: the one cache of the Attention tab's
-figures (tabs.attention.page), value-weighted norms (tabs.attention.views) and logit lenses (tabs.attention.lens)."""
+figures (tabs.attention.page), the views they draw (tabs.attention.views: value-weighted norms, patterns merged into
+words, a verse's gold links), logit lenses (tabs.attention.lens) and patchings (tabs.attention.patching)."""
 from __future__ import annotations
 
 import threading
 from collections import OrderedDict
 
-from limits import NORMS_KEPT
+from limits import VIEWS_KEPT
 
 
 class RecordCache:
@@ -15,7 +16,7 @@ class RecordCache:
     after they are made); a record that merely has a cached record's old id is not a hit.
     """
 
-    def __init__(self, size: int = NORMS_KEPT):
+    def __init__(self, size: int = VIEWS_KEPT):
         self.size, self._entries, self._lock = size, OrderedDict(), threading.Lock()
 
     def get(self, record, key, compute):

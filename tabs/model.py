@@ -97,7 +97,7 @@ def _cache_row(label: str, per_token: int | None, max_len: int, own: bool) -> di
 
 
 def build_model_tab(demo, ckpt):
-    with gr.Tab("Model", id="model"):
+    with gr.Tab("Model", id="model", elem_id="model-tab") as tab:
         summary = gr.Markdown(elem_id="model-summary")
         with gr.Row():
             table = gr.Dataframe(label="Parameters per component")
@@ -105,6 +105,9 @@ def build_model_tab(demo, ckpt):
         kv = gr.Dataframe(label="Cache size per generated token (fp32): keys and values for MHA / GQA / MQA, the "
                                 "latent (and rotary key) for MLA", elem_id="model-cache")
     outputs = [summary, table, plot, kv]
-    separately(ckpt.change)(describe_model, ckpt, outputs, api_name="model", concurrency_limit=DRAW_CONCURRENCY,
-                            concurrency_id="draw")
+    # drawn only on screen: a new checkpoint (a demo's) redraws nothing in a hidden tab; shown again, it redraws
+    separately(ckpt.change, only_shown="model-tab")(describe_model, ckpt, outputs, api_name="model",
+                                                    concurrency_limit=DRAW_CONCURRENCY, concurrency_id="draw")
+    tab.select(describe_model, ckpt, outputs, api_visibility="private", concurrency_limit=DRAW_CONCURRENCY,
+               concurrency_id="draw")
     demo.load(describe_model, ckpt, outputs, api_visibility="private")

@@ -198,8 +198,10 @@ def build_positional_tab(demo, ckpt):
     for event in (demo.load, ckpt.change):
         separately(event)(checkpoint_sizes, ckpt, [d_k, n_heads, rope_note, alibi_note],
                           api_visibility="private", **FAST)
-    gr.on([rope_section.expand, d_k.change, rope_length.change], draw_rope, [d_k, rope_length],
-          [rope_plot, distance_plot], api_name="rope", **FAST)
-    gr.on([alibi_section.expand, n_heads.change, alibi_length.change, causal.change], draw_alibi,
-          [n_heads, alibi_length, causal], alibi_plot, api_name="alibi", **FAST)
+    # only while their section is open: a new checkpoint's sizes redraw nothing hidden (widgets.ui.separately)
+    separately(rope_section.expand, d_k.change, rope_length.change, only_open="pe-rope-section")(
+        draw_rope, [d_k, rope_length], [rope_plot, distance_plot], api_name="rope", **FAST)
+    separately(alibi_section.expand, n_heads.change, alibi_length.change, causal.change,
+               only_open="pe-alibi-section")(draw_alibi, [n_heads, alibi_length, causal], alibi_plot,
+                                             api_name="alibi", **FAST)
     return dict(d_model=d_model, length=length, dims=dims, d_k=d_k, n_heads=n_heads)

@@ -12,7 +12,15 @@ FAST = dict(trigger_mode="always_last", show_progress="hidden", concurrency_limi
             concurrency_id="draw")
 
 
-def separately(*triggers):
+# JS: stop here, in the page, unless the accordion whose elem_id is {0} is open (gradio 6 marks its header
+# `.label-wrap.open`); a step that throws is not followed by its `.then` (the page runs those only after a success)
+_ONLY_OPEN = "() => {{ if (!document.querySelector('#{0} > .label-wrap.open')) throw new Error('{0} is closed'); }}"
+# JS: stop here unless the element whose elem_id is {0} (a tab) is on screen
+_ONLY_SHOWN = ("() => {{ const e = document.getElementById('{0}'); "
+               "if (!e || !e.checkVisibility({{visibilityProperty: true}})) throw new Error('{0} is hidden'); }}")
+
+
+def separately(*triggers, only_open: str | None = None, only_shown: str | None = None):
     """An event for one listener of `triggers` among several, called as a trigger is: `separately(a.change)(fn,
     inputs, outputs, **kwargs)`. The listener follows (`.then`) a listener that does nothing, in the page, at once;
     its trigger_mode is "always_last" (a `.change` listener's, and FAST's) unless it says otherwise.
@@ -22,6 +30,13 @@ def separately(*triggers):
     same when they end. Two such listeners of one control re-ran each other for as long as the page stayed open:
     after two quick Layer and Head changes, the heatmap, its caption and the two-input view were redrawn about
     twice a second until a reload (tests/browser/test_classroom.py). A listener that follows another is put off,
-    and fired again, alone. tests/app/test_listeners.py checks the whole app."""
-    then = gr.on(list(triggers), None, None, None, trigger_mode="multiple", api_visibility="private").then
+    and fired again, alone. tests/app/test_listeners.py checks the whole app.
+
+    With `only_open` (an accordion's elem_id), the page calls the listener only while that section is open: a
+    closed section costs no server call (issue 26, item 5; tests/browser/test_translation_demo.py counts them). Give the
+    section's `.expand` among the triggers, so that it draws what changed while it was closed. API clients call
+    the listener directly and always get it. With `only_shown` (a tab's elem_id), likewise only while that tab is
+    on screen: give the tab's `.select` a listener of its own, so that it draws what changed while it was hidden."""
+    js = _ONLY_OPEN.format(only_open) if only_open else _ONLY_SHOWN.format(only_shown) if only_shown else None
+    then = gr.on(list(triggers), None, None, None, js=js, trigger_mode="multiple", api_visibility="private").then
     return functools.partial(then, trigger_mode="always_last")

@@ -173,9 +173,10 @@ def build_inside(demo, record, made_by, kind, layer, head):
     for section, shown in ((qk_section, qk_shown), (rollout_section, rollout_shown)):
         section.expand(lambda: True, None, shown, queue=False, api_visibility="private")
         section.collapse(lambda: False, None, shown, queue=False, api_visibility="private")
-    separately(qk_section.expand, record.change, kind.change, layer.change, head.change, query.change)(
+    separately(qk_section.expand, record.change, kind.change, layer.change, head.change, query.change,
+               only_open="att-qk-section")(
         draw_qk, [made_by, record, kind, layer, head, query, qk_shown], qk_plot, api_name="draw_qk", **FAST)
-    separately(rollout_section.expand, record.change, kind.change)(
+    separately(rollout_section.expand, record.change, kind.change, only_open="att-rollout-section")(
         draw_rollout, [record, kind, rollout_shown], rollout_plot, api_name="draw_rollout", **FAST)
     run.click(run_ablation, [made_by, record, kind, heads], ablation, api_name="ablate",
               concurrency_limit=ABLATION_CONCURRENCY)

@@ -73,11 +73,12 @@ def build_lens(demo, record, made_by, page_width):
     demo.load(lambda: False, None, shown, queue=False, api_visibility="private")
     section.expand(lambda: True, None, shown, queue=False, api_visibility="private")
     section.collapse(lambda: False, None, shown, queue=False, api_visibility="private")
-    separately(section.expand, record.change, position.change)(
+    separately(section.expand, record.change, position.change, only_open="att-lens-section")(
         draw_lens, [made_by, record, position, shown, page_width], [grid, curve, note], api_name="logit_lens",
         **FAST)
-    separately(record.change)(lambda r: gr.update() if r is None else index_slider(_positions(r)), record, position,
-                              queue=False, api_visibility="private")
+    separately(section.expand, record.change, only_open="att-lens-section")(
+        lambda r: gr.update() if r is None else index_slider(_positions(r)), record, position, queue=False,
+        api_visibility="private")
 
 
 def _positions(record) -> int:

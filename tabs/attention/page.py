@@ -18,7 +18,7 @@ from store.exports import EXPORTS
 from store.record_cache import RecordCache
 from store.sessions import browser_key
 from tabs.about import about_line
-from tabs.attention.inside import build_inside, selected_pattern
+from tabs.attention.inside import build_inside
 from tabs.attention.lens import build_lens
 from tabs.attention.link import link_row
 from tabs.attention.patching import build_patching
@@ -45,7 +45,7 @@ def focus_head(record, focus) -> tuple[str, int, int]:
     if len(at) == 2 and None not in at:
         L, H = pattern.shape
         return kind, check_index(at[0], "layer", L), check_index(at[1], "head", H)
-    gold = gold_scores(pattern) if score == GOLD_SCORE else {}
+    gold = gold_scores(record, kind) if score == GOLD_SCORE else {}
     if gold:  # the head that aligns this verse's words best (lowest AER against its gold links)
         return (kind,) + top_head(-gold[GOLD_SCORE])  # the lowest AER
     layer, head = pattern.top_head(score) if score in pattern.scores() else pattern.sharpest_head()
@@ -76,7 +76,8 @@ def fit_sliders(record, kind, layer, head):
 @handler
 def compute_attention(ckpt, text, target, focus=None, request: gr.Request = None):
     """Run the model once on the input and keep every attention pattern for the controls to browse; the input and
-    target it read are kept beside it (the link to the view is made of them, tabs.attention.link)."""
+    target it read are kept beside it (the link to the view is made of them, tabs.attention.link); the second
+    input's record (tabs.attention.two_inputs), read by the previous input's model and target, is let go."""
     record = attention_record(ckpt, text, target, browser_key(request))
     kind, layer, head = focus_head(record, focus[1:] if isinstance(focus, tuple) and focus[0] == ckpt else None)
     H = record.patterns[kind].shape[1]
@@ -85,8 +86,8 @@ def compute_attention(ckpt, text, target, focus=None, request: gr.Request = None
               for head in range(H)]
     notice, layer_slider, head_slider = fit_sliders(record, kind, layer, head)
     return (notice, gr.update(choices=labels, value=[]), gr.update(choices=record.kinds, value=kind),
-            layer_slider, head_slider, index_slider(T, min(T - 1, 1)), ckpt, (text, target or ""), (kind, layer, head),
-            record)
+            layer_slider, head_slider, index_slider(T, min(T - 1, 1)), None, ckpt, (text, target or ""),
+            (kind, layer, head), record)
 
 
 def _selected(record, kind, layer, head, view=(SHOW[0], False, None, None)):
@@ -112,8 +113,7 @@ def draw_figures(record, kind, layer, head, score, parts=("one", "grid", "overvi
     kind = pattern.kind
     score = check_choice(score, "overview colour", SCORES)
     mask = pattern.drawn_mask
-    tokens = selected_pattern(record, kind)  # the weights over tokens, whatever the view shows
-    scores = {**pattern.scores(), **gold_scores(tokens)}
+    scores = {**pattern.scores(), **gold_scores(record, kind)}
     shown = score if score in scores else "entropy"
     why = ("needs a held-out verse and its reference Spanish (translate-en-es)" if score == GOLD_SCORE
            else "is a self-attention score on tokens")
@@ -124,7 +124,7 @@ def draw_figures(record, kind, layer, head, score, parts=("one", "grid", "overvi
         "one": lambda: with_gold(viz.head_heatmap(pattern.weights[layer, head], pattern.query_tokens,
                                                   pattern.key_tokens, title=f"{what}, layer {layer}, head {head}",
                                                   mask=mask, narrow=viz.narrow_page(width)),
-                                 tokens, layer, head, bool(view[1])),
+                                 record, kind, layer, head, bool(view[1])),
         "grid": lambda: viz.layer_grid(pattern.weights[layer], pattern.query_tokens, pattern.key_tokens,
                                        title=f"{what}, all heads of layer {layer}", mask=mask,
                                        cols=viz.grid_columns(width), scale=not viz.narrow_page(width)),
@@ -175,15 +175,13 @@ draw_attention = handler(draw_cached)
 
 
 def draw_view(record, view, score, *shown, request: gr.Request = None):
-    """The figures of the head a computation chose to open on (`view` = (kind, layer, head)), as `shown` =
-    (cells, words, made_by, page width) asks."""
-    return draw_attention(record, *view, score, *shown, request=request) if record is not None and view \
-        else (None,) * 4
-
-
-def caption_view(record, view, *shown, request: gr.Request = None):
-    """The caption of the head a computation chose to open on."""
-    return draw_caption(record, *view, *shown, request=request) if record is not None and view else ""
+    """The figures and the caption of the head a computation chose to open on (`view` = (kind, layer, head)), as
+    `shown` = (cells, words, made_by, page width) asks, in one call (each call costs the page a round of
+    status updates: tests/browser/test_translation_demo.py)."""
+    if record is None or not view:
+        return (None,) * 4 + ("",)
+    return (*draw_attention(record, *view, score, *shown, request=request),
+            draw_caption(record, *view, *shown[:-1], request=request))
 
 
 def adopt_page_width(width) -> float | None:
@@ -268,7 +266,8 @@ def build_attention_tab(demo, ckpt):
     # 4: redraws keep their share of the GIL (bench/RESULTS.md, Load); the progress shows on the heatmap (which a
     # demo click or Show attention has just cleared) until the new head is drawn
     compute = dict(fn=compute_attention, inputs=[ckpt, text, target, focus],
-                   outputs=[notice, ablate_heads, kind, layer, head, query, made_by, given, view, record],
+                   outputs=[notice, ablate_heads, kind, layer, head, query, two["record_b"], made_by, given, view,
+                            record],
                    concurrency_limit=ATTENTION_CONCURRENCY, concurrency_id="attention", show_progress_on=[one])
     figures = [one, grid, overview, table]
 
@@ -281,17 +280,18 @@ def build_attention_tab(demo, ckpt):
     def compute_after(trigger, **kwargs):
         """Compute the record after `trigger` (an event listener or `.then`), then draw the head it chose from that
         choice itself, never from the controls: while the page applies the new maxima and values to the sliders,
-        their values can still be the previous input's (tests/browser/test_demo_clicks.py). Its caption follows."""
-        return trigger(**compute, **kwargs).then(draw_view, [record, view, score] + shown + [page_width], figures,
-                                                 api_visibility="private", **FAST).then(
-            caption_view, [record, view] + shown, caption, api_visibility="private", **FAST)
+        their values can still be the previous input's (tests/browser/test_demo_clicks.py); its caption in the same
+        call."""
+        return trigger(**compute, **kwargs).then(draw_view, [record, view, score] + shown + [page_width],
+                                                 figures + [caption], api_visibility="private", **FAST)
 
     for trigger, api in ((show.click, "attention"), (text.submit, None), (target.submit, None)):
         # first clear, so that a refused input leaves no heatmap of the previous one on screen
         compute_after(trigger(clear_attention, None, [record, made_by, notice] + figures + [caption], queue=False,
                               api_visibility="private").then,
                       api_name=api, api_visibility="public" if api else "private")
-    compute_after(separately(ckpt.change), api_visibility="private")
+    # the user's choice of checkpoint (a demo that sets it computes its own input: .change would compute twice)
+    compute_after(separately(ckpt.input), api_visibility="private")
     # a heatmap from the first second: at the page's load, after its link is read (tabs.attention.link.wire_link)
     # The user's own changes (input, not change: a new record's values must not redraw with half-updated controls)
     # share one event, so replies come in order and never show a stale head.

@@ -246,7 +246,7 @@ def build_patching(demo, record, record_b, made_by, kind, layer, head, page_widt
     section.expand(lambda: True, None, shown, queue=False, api_visibility="private")
     section.collapse(lambda: False, None, shown, queue=False, api_visibility="private")
     separately(section.expand, record_b.change, kind.input, layer.input, head.input, run.click, answer.submit,
-               other.submit)(
+               other.submit, only_open="att-patch-section")(
         handler(draw_patching), [made_by, record, record_b, kind, layer, head, answer, other, position, shown,
                                  page_width],
         [note, residual, heads, dla, senders, receivers_, head_note], api_name="patching",

@@ -8,34 +8,46 @@ from transformer.heads import AttentionKind
 from transformer.translation.gold import (aer_per_head, cross_words, function_link, gold_links, head_alignment,
                                          verse_of)
 
+from tabs.attention.views import VIEWS, display
+
 GOLD_SCORE = "alignment error (gold)"  # lower is better: the overview colour and the demo's choice of head
 GOLD_NOTE = ("Circles: the gold links of this verse (an English and a Spanish word tagged with the same Strong's "
              "number); small ones join a function word (an article, a preposition, \"and\"), which takes the "
              "number of its whole phrase, so those links are loose.")
 
 
-def _gold(pattern):
-    verse = verse_of(pattern) if pattern is not None and pattern.kind == AttentionKind.CROSS else None
+def _gold(record, kind):
+    """(the cross-attention in words, the gold links, the (layers, heads) AER) when `kind` is the record's
+    cross-attention and it read a held-out verse and its reference Spanish, else None; once per record
+    (tabs.attention.views.VIEWS, with the words view the heatmaps draw)."""
+    pattern = record.patterns.get(AttentionKind.CROSS) if kind == AttentionKind.CROSS else None
+    return None if pattern is None else VIEWS.get(record, "gold", lambda: _verse_gold(record, pattern))
+
+
+def _verse_gold(record, pattern):
+    verse = verse_of(pattern)
     if verse is None:
-        return None, None
-    cross = cross_words(pattern)
-    return cross, gold_links(verse, len(cross.en_words), len(cross.es_words))
+        return None
+    cross = cross_words(pattern, in_words=lambda p: display(record)(p, None, True))
+    gold = gold_links(verse, len(cross.en_words), len(cross.es_words))
+    return (cross, gold, aer_per_head(cross, gold)) if gold else None
 
 
-def gold_scores(pattern) -> dict:
-    """{GOLD_SCORE: (layers, heads) AER on this verse} when the pattern reads a held-out verse and its reference,
-    else {}."""
-    cross, gold = _gold(pattern)
-    return {GOLD_SCORE: aer_per_head(cross, gold)} if gold else {}
+def gold_scores(record, kind) -> dict:
+    """{GOLD_SCORE: (layers, heads) AER on this verse} when the record's `kind` is cross-attention reading a held-out
+    verse and its reference, else {}."""
+    gold = _gold(record, kind)
+    return {GOLD_SCORE: gold[2]} if gold else {}
 
 
-def with_gold(fig, token_pattern, layer: int, head: int, words: bool):
+def with_gold(fig, record, kind, layer: int, head: int, words: bool):
     """The one-head heatmap of a gold verse gets the head's AER on this verse in its title and, in words, the gold
     links as circles (their word positions are the heatmap's: no <s> row, </s> last on both axes). Other figures
     are returned unchanged."""
-    cross, gold = _gold(token_pattern)
+    gold = _gold(record, kind)
     if not gold or fig is None:
         return fig
+    cross, gold, _ = gold
     _, s = head_alignment(cross.weights[layer, head], gold)
     title = fig.layout.title.text or ""
     fig.update_layout(title_text=f"{title} · AER {s.aer:.2f} vs gold links")

@@ -82,7 +82,7 @@ def build_two_inputs(record, made_by, kind, layer, head, page_width) -> dict:
     """The section, under the heatmaps of the Attention tab; returns its second input's record and text, and the
     arguments of the event that computes that record (the patching section and the demos reuse them)."""
     record_b = gr.State(None)
-    with gr.Accordion("Two inputs side by side", open=False, elem_id="att-two-section"):
+    with gr.Accordion("Two inputs side by side", open=False, elem_id="att-two-section") as section:
         gr.Markdown(TWO_INPUTS_EXPLAINED)
         with gr.Row(equal_height=True):
             text_b = gr.Textbox(label="Second input (B); the first (A) is the input above", scale=4,
@@ -98,8 +98,7 @@ def build_two_inputs(record, made_by, kind, layer, head, page_width) -> dict:
                          concurrency_limit=ATTENTION_CONCURRENCY, concurrency_id="attention")
     for trigger, api in ((compare.click, "compare_inputs"), (text_b.submit, None)):
         trigger(**compare_event, api_name=api, api_visibility="public" if api else "private")
-    separately(record.change)(lambda: None, None, record_b, queue=False, api_visibility="private")  # B: A's model
-    separately(record_b.change, kind.input, layer.input, head.input)(
+    separately(section.expand, record_b.change, kind.input, layer.input, head.input, only_open="att-two-section")(
         draw_two, [record, record_b, kind, layer, head, page_width], [plot_a, plot_b, grid, note],
         api_name="draw_two_inputs", **FAST)
     return dict(record_b=record_b, text_b=text_b, compare=compare_event)

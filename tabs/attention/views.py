@@ -9,7 +9,7 @@ from transformer.interpretability.value_norms import ValueNorms, value_weighted_
 from transformer.interpretability.views import SHOW, describe_view, displayed_pattern
 
 from checks import UserError, check_choice, check_index
-from limits import NORMS_KEPT
+from limits import VIEWS_KEPT
 from store.catalogue import ModelRef, model_ref
 from store.gpu import gpu
 from store.record_cache import RecordCache
@@ -35,7 +35,18 @@ def norms_on_gpu(source: ModelRef, record, kind: str) -> ValueNorms:
     return value_weighted_norms(model, record, kind)
 
 
-NORMS = RecordCache(NORMS_KEPT)
+VIEWS = RecordCache(VIEWS_KEPT)  # per record: each kind's norms, each view's pattern, its verse's gold links
+
+
+def display(record):
+    """transformer.interpretability.views.displayed_pattern for the patterns of `record` (with the norms VIEWS keeps
+    for it), each view, (kind, weights or norms, tokens or words), computed once per record: the heatmaps, the
+    overview, the table, the caption and the gold links of one click read the same objects, whose scores are
+    computed once on them (AttentionPattern.scores)."""
+    def shown(pattern, norms=None, words=False):
+        return VIEWS.get(record, ("view", pattern.kind, norms is not None, bool(words)),
+                         lambda: displayed_pattern(pattern, norms, words))
+    return shown
 
 
 def view_parts(record, kind, show, words, made_by, request=None):
@@ -47,13 +58,13 @@ def view_parts(record, kind, show, words, made_by, request=None):
     norms = None
     if show != SHOW[0]:
         source = model_ref(made_by, browser_key(request))
-        norms = NORMS.get(record, pattern.kind, lambda: norms_on_gpu(source, record, pattern.kind))
+        norms = VIEWS.get(record, ("norms", pattern.kind), lambda: norms_on_gpu(source, record, pattern.kind))
     return pattern, norms, bool(words)
 
 
 def view_pattern(record, kind, show, words, made_by, request=None):
     """The pattern of `kind` as the view switches ask: weights or value-weighted norms, tokens or words."""
-    return displayed_pattern(*view_parts(record, kind, show, words, made_by, request))
+    return display(record)(*view_parts(record, kind, show, words, made_by, request))
 
 
 def view_title(kind: str, show, words) -> str:
@@ -73,5 +84,5 @@ def draw_caption(record, kind, layer, head, show=SHOW[0], words=False, made_by=N
     L, H = pattern.shape
     layer = check_index(layer, "layer", L)
     head = check_index(head, "head", H)
-    caption = describe_view(pattern, layer, head, norms, words)  # scored in the view, said of its unit
+    caption = describe_view(pattern, layer, head, norms, words, display(record))  # scored in the view, said of its unit
     return f"**Layer {layer}, head {head}: {caption.sentence}.**"

@@ -1,9 +1,11 @@
 """The demo "Who reads whom: translation" in a real browser: one click opens the translation model's cross-attention
 in words on a held-out verse, on the head that aligns it best, with its AER in the title and the verse's gold links
-drawn as circles."""
+drawn as circles; and what that click costs the page (server calls, figures drawn)."""
 from __future__ import annotations
 
-from tests.browser import tour
+import pytest
+
+from tests.browser import click_cost, tour
 from tests.browser.conftest import MEASURED
 
 LABEL = "Who reads whom: translation"
@@ -35,3 +37,30 @@ def test_translation_demo_opens_the_best_aligning_head_with_the_gold_links(lab):
     box = page.locator("#att-one .nsewdrag").first.bounding_box()  # where it sits: tests/browser/test_layout.py
     assert page.locator("#att-words input").is_checked()
     MEASURED["translation demo"] = f"{title}; {circles} gold links drawn; heatmap top at y={box['y']:.0f}"
+
+
+# Listeners that draw only inside a section or a tab that is not on screen after a demo click (widgets.ui.separately)
+HIDDEN_DRAWS = {"draw_qk", "draw_rollout", "logit_lens", "draw_two_inputs", "patching", "rope", "alibi", "model"}
+
+
+@pytest.mark.parametrize("width", [390])  # the phone, where the issue measured the longest; the bench does both
+def test_a_demo_click_computes_once_and_draws_only_what_is_on_screen(open_at, width):
+    """Issue 26 item 5, issue 29 item 11: one click on the translation demo (after another demo, the Model tab seen
+    once, so a hidden tab holds a figure) calls the server once to compute the record and once to draw it, calls
+    nothing for the closed sections and the hidden tabs, and redraws exactly the three figures on screen, once each.
+    Before: 21 server calls (16 queued; the record computed twice, once for the checkpoint's change; 6 calls for
+    closed sections, each firing twice) and 5 figures drawn, 2 of them in hidden tabs. The long tasks of the main
+    thread are measured, not asserted (bench/demo_click_cost.py, bench/RESULTS.md)."""
+    page = open_at(width)
+    click_cost.watch(page)
+    names = click_cost.event_names(page.url)
+    for tab in ("model", "attention"):  # the Model tab's figure is then in a hidden tab
+        tour.visit(page, tab)
+    click_cost.measure(page, click_cost.drawn_after(page, lambda: tour.click_demo(page, "Reading backwards")), names,
+                       quiet_s=1.5)  # drawn, and quiet
+    cost = click_cost.measure(page, click_cost.drawn_after(page, lambda: tour.click_demo(page, LABEL)), names,
+                              quiet_s=1.5)
+    MEASURED[f"translation demo click at {width}"] = cost.describe()
+    assert cost.names["compute_attention"] == 1 and cost.names["draw_view"] == 1, cost.describe()
+    assert not HIDDEN_DRAWS & set(cost.names), f"calls for what is not on screen: {cost.describe()}"
+    assert cost.draws == {"att-one": 1, "att-grid": 1, "att-overview": 1}, cost.describe()

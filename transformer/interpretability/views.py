@@ -75,17 +75,18 @@ def _norms_clause(weights: AttentionPattern, shown: AttentionPattern, layer: int
 
 
 def describe_view(pattern: AttentionPattern, layer: int, head: int, norms: ValueNorms | None = None,
-                  words: bool = False) -> HeadCaption:
+                  words: bool = False, display=displayed_pattern) -> HeadCaption:
     """The caption of head (layer, head) as a view shows it (displayed_pattern): its role from the scores of the
     map on screen, said in words when it is merged into words, with the role it has in tokens beside it; with
-    `norms`, whether the norms agree with the weights on this head."""
-    shown = displayed_pattern(pattern, norms, words)
+    `norms`, whether the norms agree with the weights on this head. `display` is displayed_pattern, or a caller's
+    memo of it (the app computes each view of a record once)."""
+    shown = display(pattern, norms, words)
     caption = describe_head(shown, layer, head, unit="word" if words else "token")
     sentence = caption.sentence
     if words and caption.score_name:
-        in_tokens = describe_head(displayed_pattern(pattern, norms), layer, head)
+        in_tokens = describe_head(display(pattern, norms, False), layer, head)
         if in_tokens.role is not None and in_tokens.role != caption.role:
             sentence += f"; in tokens, {in_tokens.sentence}"
     if norms is not None and caption.score_name:
-        sentence += f"; {_norms_clause(displayed_pattern(pattern, None, words), shown, layer, head)}"
+        sentence += f"; {_norms_clause(display(pattern, None, words), shown, layer, head)}"
     return replace(caption, sentence=sentence)

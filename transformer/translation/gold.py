@@ -57,11 +57,12 @@ class WordCross:
     en_words: list[str]
 
 
-def cross_words(pattern) -> WordCross:
+def cross_words(pattern, in_words=pattern_in_words) -> WordCross:
     """The cross-attention pattern of a record in words, as the Attention tab's words view merges it
     (transformer.interpretability.views.pattern_in_words: summed over an English word's tokens, averaged over a
-    Spanish word's), keeping only the text words: `</s>` left out of both axes."""
-    words = pattern_in_words(pattern)  # (L, H, Wq, Wk), special tokens words of their own
+    Spanish word's), keeping only the text words: `</s>` left out of both axes. `in_words` is pattern_in_words, or a
+    caller's memo of it (the app merges each record into words once)."""
+    words = in_words(pattern)  # (L, H, Wq, Wk), special tokens words of their own
     rows, cols = words.query_text, words.key_text
     return WordCross(words.weights[:, :, rows][:, :, :, cols], [words.query_tokens[r] for r in rows],
                      [words.key_tokens[c] for c in cols])
