@@ -258,7 +258,7 @@ def build_attention_tab(demo, ckpt):
         table = gr.Dataframe(label="Per-head scores", max_height=300)
         query, ablate_heads = build_inside(demo, record, made_by, kind, layer, head)
         build_lens(demo, record, made_by, page_width)
-        two = build_two_inputs(record, made_by, kind, layer, head, page_width)
+        two = build_two_inputs(record, made_by, kind, layer, head, page_width, words)
         patch = build_patching(demo, record, two["record_b"], made_by, kind, layer, head, page_width)
         with gr.Row():
             export = gr.Button("Download the weights (CSV, JSON)", elem_id="att-export", scale=1)

@@ -15,6 +15,7 @@ from tabs.attention.inside import selected_pattern
 from store.catalogue import resolve
 from store.sessions import browser_key
 from tabs.attention.record import attention_record
+from tabs.attention.views import SHOW, view_pattern
 from tabs.figure_export import figure
 from widgets.errors import handler
 from widgets.ui import FAST, separately
@@ -52,22 +53,25 @@ def target_of(made_by, key: str, record) -> str:
 
 
 @handler
-def draw_two(record, record_b, kind, layer, head, width=None):
+def draw_two(record, record_b, kind, layer, head, width=None, words=False, made_by=None,
+             request: gr.Request = None):
     """Heatmaps of the selected head on both inputs and the per-head divergence (nothing before a comparison),
-    their cells readable on a page `width` px wide: side by side, or one under the other on a phone."""
+    their cells readable on a page `width` px wide: side by side, or one under the other on a phone. With the
+    main map in words both maps are in words (tabs.attention.views); the divergence is measured on the tokens."""
     if record is None or record_b is None:
         return None, None, None, ""
     a, b = selected_pattern(record, kind), selected_pattern(record_b, kind)
+    shown_a, shown_b = ((view_pattern(r, kind, SHOW[0], True, made_by, request) for r in (record, record_b))
+                        if words else (a, b))
     L, H = a.shape
     layer = check_index(layer, "layer", L)
     head = check_index(head, "head", H)
-    mask_a, mask_b = a.drawn_mask, b.drawn_mask
     narrow = viz.narrow_page(width) if width else None  # None: an API client, whose width is not known
     box = box_width(width, in_section=True, columns=1 if narrow else 2) if width else None
-    fig_a = viz.head_heatmap(a.weights[layer, head], a.query_tokens, a.key_tokens,
-                             title=f"input A, layer {layer}, head {head}", mask=mask_a, narrow=narrow, box_px=box)
-    fig_b = viz.head_heatmap(b.weights[layer, head], b.query_tokens, b.key_tokens,
-                             title=f"input B, layer {layer}, head {head}", mask=mask_b, narrow=narrow, box_px=box)
+    unit = " in words" if words else ""
+    fig_a, fig_b = (viz.head_heatmap(p.weights[layer, head], p.query_tokens, p.key_tokens,
+                                     title=f"input {name}{unit}, layer {layer}, head {head}", mask=p.drawn_mask,
+                                     narrow=narrow, box_px=box) for name, p in (("A", shown_a), ("B", shown_b)))
     divergence = head_divergence(a, b)
     grid = viz.overview(divergence, "change in bits", title=f"Change per head ({a.kind})")
     changed = differing_positions(a.key_tokens, b.key_tokens)
@@ -78,7 +82,7 @@ def draw_two(record, record_b, kind, layer, head, width=None):
     return fig_a, fig_b, grid, note
 
 
-def build_two_inputs(record, made_by, kind, layer, head, page_width) -> dict:
+def build_two_inputs(record, made_by, kind, layer, head, page_width, words) -> dict:
     """The section, under the heatmaps of the Attention tab; returns its second input's record and text, and the
     arguments of the event that computes that record (the patching section and the demos reuse them)."""
     record_b = gr.State(None)
@@ -98,7 +102,8 @@ def build_two_inputs(record, made_by, kind, layer, head, page_width) -> dict:
                          concurrency_limit=ATTENTION_CONCURRENCY, concurrency_id="attention")
     for trigger, api in ((compare.click, "compare_inputs"), (text_b.submit, None)):
         trigger(**compare_event, api_name=api, api_visibility="public" if api else "private")
-    separately(section.expand, record_b.change, kind.input, layer.input, head.input, only_open="att-two-section")(
-        draw_two, [record, record_b, kind, layer, head, page_width], [plot_a, plot_b, grid, note],
+    separately(section.expand, record_b.change, kind.input, layer.input, head.input, words.input,
+               only_open="att-two-section")(
+        draw_two, [record, record_b, kind, layer, head, page_width, words, made_by], [plot_a, plot_b, grid, note],
         api_name="draw_two_inputs", **FAST)
     return dict(record_b=record_b, text_b=text_b, compare=compare_event)

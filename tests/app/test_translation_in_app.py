@@ -148,3 +148,21 @@ def test_two_inputs_read_the_same_spanish_on_both_sides(client, library):
     assert np.allclose(np.array(drawn, dtype=float), expected.numpy(), atol=1e-3)
     assert b.query_tokens == a.query_tokens
     assert plot_json(fig_b)["data"][0]["y"] == plot_json(fig_a)["data"][0]["y"]  # the same Spanish rows
+
+
+def test_two_inputs_in_words_when_the_main_map_is(client):
+    """Regression (issue 29, item 6): with the main map in words the two maps of "Two inputs side by side" stayed in
+    subword tokens. Now both are in words, each word named once. Oracle: the words of the texts as
+    typed (the words view merges a word's subword tokens, punctuation included) and the end marker."""
+    import html
+
+    text_b = VERSE.en.replace("joy", "fear")
+    client.predict(CKPT, VERSE.en, VERSE.es, api_name="/attention")
+    client.predict(text_b, api_name="/compare_inputs")
+    fig_a, fig_b, _, _ = client.predict("cross", 2, 0, True, api_name="/draw_two_inputs")
+    for figure, english in ((fig_a, VERSE.en), (fig_b, text_b)):
+        layout = plot_json(figure)["layout"]
+        labels = {axis: [html.unescape(t) for _, t in sorted(layout[axis]["labelalias"].items(), key=lambda i: int(i[0]))]
+                  for axis in ("xaxis", "yaxis")}
+        assert labels == {"xaxis": english.split() + ["</s>"], "yaxis": VERSE.es.split() + ["</s>"]}
+        assert "in words" in layout["title"]["text"]
