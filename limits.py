@@ -40,6 +40,7 @@ DRAW_CONCURRENCY = 8  # redraws of a heatmap or figure at once (widgets.ui.FAST)
 ABLATION_CONCURRENCY = 4  # ablations of the Attention tab at once
 IMPORTANCE_CONCURRENCY = 2  # head-importance sweeps at once (each evaluates the model once per head)
 EXPORT_CONCURRENCY = 2  # exports of an attention record or a trained model at once
+BESIDE_CONCURRENCY = 2  # the translation demo's comparison with Marian at once (two beam searches and a record)
 
 # What a run may allocate or take
 TRAINING_BYTES = 3 << 30  # the estimated peak of one training run (transformer.memory); more is refused. The
@@ -67,6 +68,7 @@ SESSIONS = 256  # sessions whose state gradio keeps (~0.4 MB each: its copy of t
 #                used out first; gradio's default, 10,000, let invented session ids hold about 4 GB
 EXPORTS_KEPT = 32  # exported checkpoints kept on disk, the oldest removed first
 SHIPPED_RECORDS = 64  # attention records of the shipped checkpoints, shared by everyone
+BESIDE_KEPT = 16  # translations (ours and Marian's, with Marian's record) beside the translation model's heatmap
 FIGURES_KEPT = 512  # drawn attention figures (tabs.attention.page)
 LENSES_KEPT = 32  # logit-lens readings (tabs.attention.lens)
 PATCHINGS_KEPT = 32  # patching grids and a head's partners (tabs.attention.patching)

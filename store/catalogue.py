@@ -11,6 +11,7 @@ from pathlib import Path
 
 from transformer.checkpoint import load_checkpoint
 from transformer.pretrained import cached_arch, cached_pretrained_models, load_pretrained
+from transformer.pretrained.marian import marian_languages
 
 from checks import UserError
 from limits import MODELS_PER_BROWSER, STORED_MODELS
@@ -50,6 +51,14 @@ def pretrained_model(name: str):
 def pretrained_of_arch(arch: str) -> list[str]:
     """The cached pretrained models of one arch ("encoder-only": the BERTs), by name, without loading any."""
     return sorted(name for name, directory in pretrained().items() if cached_arch(directory) == arch)
+
+
+def pretrained_translator(source: str = "en", target: str = "es") -> str | None:
+    """The list name of a cached Marian translating `source` -> `target` (opus-mt-en-es's, when several are), or
+    None when the cache has none; nothing is loaded."""
+    names = [name for name in pretrained_of_arch("encoder-decoder")
+             if marian_languages(pretrained()[name], name) == (source, target)]
+    return min(names, key=lambda name: (not name.startswith(f"opus-mt-{source}-{target}"), name), default=None)
 
 
 def fixed_choices() -> list[str]:

@@ -62,6 +62,11 @@ def _step_table(tokenizer, steps) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["step", "token", "probability", "alternatives"])
 
 
+# The Generate tab's controls as they open (for a translation model, beam search: decoding_for); the translation
+# demo shows what the Generate tab writes with exactly these (translate_as_generate)
+OPENING = {"temperature": 1.0, "top_k": 0, "top_p": 1.0, "num_beams": 4, "max_new_tokens": 120, "seed": 0}
+
+
 def decoding_settings(strategy, temperature, top_k, top_p, num_beams, max_new_tokens, seed) -> dict:
     """The Generate tab's decoding controls, each checked; an error names the control."""
     seed = check_number(seed, "Seed", *GENERATE["seed"], integer=True)
@@ -88,6 +93,15 @@ def run_generate(ckpt, prompt, strategy, temperature, top_k, top_p, num_beams, m
         if state is not None and decoding["strategy"] != "sample" and repeats_itself(state["output"]):
             notice = (notice.removesuffix("Done.") + REPEAT_NOTE).strip()
         yield text, table, state, picker, notice
+
+
+def translate_as_generate(ckpt: str, key: str, text: str) -> str:
+    """What the Generate tab writes for `text` on checkpoint `ckpt` when a translation model opens it (beam search,
+    the OPENING settings): the same function, the text of its last update."""
+    decoding = decoding_settings("beam", *(OPENING[k] for k in ("temperature", "top_k", "top_p", "num_beams",
+                                                                 "max_new_tokens", "seed")))
+    *_, (output, *_) = generate_on_gpu(model_ref(ckpt, key), ckpt, key, check_text(text, "prompt"), decoding)
+    return output
 
 
 REPEAT_NOTE = ("The output repeats itself: greedy and beam decoding always take the likeliest continuation, and a "
@@ -215,13 +229,15 @@ def build_generate_tab(ckpt):
                 go = gr.Button("Generate", variant="primary", elem_id="gen-go")
         with gr.Row():
             strategy = gr.Radio(list(STRATEGIES), value="greedy", label="Decoding")
-            temperature = Slider(*GENERATE["temperature"], value=1.0, step=0.05, label="Temperature (sample)")
-            top_k = Slider(*GENERATE["top_k"], value=0, step=1, label="Top-k (0 = off)")
-            top_p = Slider(*GENERATE["top_p"], value=1.0, step=0.05, label="Top-p (1 = off)")
+            temperature = Slider(*GENERATE["temperature"], value=OPENING["temperature"], step=0.05,
+                                 label="Temperature (sample)")
+            top_k = Slider(*GENERATE["top_k"], value=OPENING["top_k"], step=1, label="Top-k (0 = off)")
+            top_p = Slider(*GENERATE["top_p"], value=OPENING["top_p"], step=0.05, label="Top-p (1 = off)")
         with gr.Row():
-            num_beams = Slider(*GENERATE["num_beams"], value=4, step=1, label="Beams (beam)")
-            max_new = Slider(*GENERATE["max_new_tokens"], value=120, step=1, label="Max new tokens")
-            seed = Number(value=0, precision=0, label="Seed (-1 = random)")
+            num_beams = Slider(*GENERATE["num_beams"], value=OPENING["num_beams"], step=1, label="Beams (beam)")
+            max_new = Slider(*GENERATE["max_new_tokens"], value=OPENING["max_new_tokens"], step=1,
+                             label="Max new tokens")
+            seed = Number(value=OPENING["seed"], precision=0, label="Seed (-1 = random)")
         notice = gr.Markdown(elem_id="gen-notice")
         output = gr.Textbox(label="Output", lines=6, elem_id="gen-output", buttons=["copy"])
         table = gr.Dataframe(label="Each step: the token, its probability, the alternatives", max_height=300)

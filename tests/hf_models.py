@@ -80,16 +80,20 @@ def build_tiny_bert(directory: Path, seed: int = 0, **config) -> Path:
     return directory
 
 
-HUB_FILES = ("config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json", "vocab.txt")
+HUB_FILES = ("config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json", "vocab.txt",
+             "generation_config.json", "source.spm", "target.spm", "vocab.json")  # what `python -m transformer.pretrained` fetches
 
 
 def families_hub_cache(root: Path) -> Path:
-    """A Hugging Face hub cache under `root` holding a tiny Llama (someone/tiny-llama) and a tiny BERT
-    (someone/tiny-bert), laid out as `python -m transformer.pretrained` leaves them; returns the cache directory."""
+    """A Hugging Face hub cache under `root` holding a tiny Llama (someone/tiny-llama), a tiny BERT
+    (someone/tiny-bert) and a tiny Marian English -> Spanish (someone/tiny-marian), laid out as
+    `python -m transformer.pretrained` leaves them; returns the cache directory."""
     from tests.conftest import add_to_hub_cache
+    from tests.tiny_marian import build_tiny_marian
 
     cache = root / "hub"
-    for repo, build in (("someone/tiny-llama", build_tiny_llama), ("someone/tiny-bert", build_tiny_bert)):
+    for repo, build in (("someone/tiny-llama", build_tiny_llama), ("someone/tiny-bert", build_tiny_bert),
+                        ("someone/tiny-marian", build_tiny_marian)):
         directory = build(root / repo.split("/")[1])
         add_to_hub_cache(cache, repo, {n: directory / n for n in HUB_FILES if (directory / n).exists()})
     return cache

@@ -18,6 +18,7 @@ from store.exports import EXPORTS
 from store.record_cache import RecordCache
 from store.sessions import browser_key
 from tabs.about import about_line
+from tabs.attention.beside import build_beside
 from tabs.attention.inside import build_inside
 from tabs.attention.lens import build_lens
 from tabs.attention.link import link_row
@@ -250,6 +251,7 @@ def build_attention_tab(demo, ckpt):
                     head = index_control(4, label="Head", elem_id="att-head")
                 score = gr.Dropdown(SCORES, value="anti-diagonal", label="Overview colour", elem_id="att-score")
                 overview = figure("Layers x heads", "att-overview")
+        beside = build_beside(record, made_by, text, target, page_width, draw=draw_figures, focus=focus_head)
         gr.Markdown("Each row is a token looking at the tokens of the columns; a row's weights sum to 1. Grey "
                     "cells are masked: that token may not look there. For a seq2seq model, leave the target empty "
                     "to use the model's own output.")
@@ -281,9 +283,11 @@ def build_attention_tab(demo, ckpt):
         """Compute the record after `trigger` (an event listener or `.then`), then draw the head it chose from that
         choice itself, never from the controls: while the page applies the new maxima and values to the sliders,
         their values can still be the previous input's (tests/browser/test_demo_clicks.py); its caption in the same
-        call."""
-        return trigger(**compute, **kwargs).then(draw_view, [record, view, score] + shown + [page_width],
-                                                 figures + [caption], api_visibility="private", **FAST)
+        call. Beside it, for a translation model, Marian's map (tabs.attention.beside)."""
+        drawn = trigger(**compute, **kwargs).then(draw_view, [record, view, score] + shown + [page_width],
+                                                  figures + [caption], api_visibility="private", **FAST)
+        beside["fill_after"](drawn.then, api_visibility="private")  # a translation model: beside Marian
+        return drawn
 
     for trigger, api in ((show.click, "attention"), (text.submit, None), (target.submit, None)):
         # first clear, so that a refused input leaves no heatmap of the previous one on screen

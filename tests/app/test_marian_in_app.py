@@ -70,3 +70,29 @@ def test_attention_tab_reads_the_spanish_target_through_target_spm(client):
     assert cross.shape[-2:] == (len(tok.encode_target(SPANISH)) + 1, len(tok.encode(ENGLISH)) + 1)
     assert tok.encode_target(SPANISH) != tok.encode(SPANISH)  # the two SentencePiece models cut it differently
     assert kind["value"] == "cross" and query["maximum"] + 1 == cross.shape[-2]
+
+
+def test_the_translation_demo_shows_what_the_generate_tab_writes_for_both_models(client):
+    """Oracle: the Generate tab through the API, with the settings it opens with for a translation model (beam, 4
+    beams, 120 new tokens: tabs.generate.OPENING): the translations shown beside the demo's heatmap are the ones it
+    writes for the verse, ours and the cached Marian's; Marian's map is the library's record of the same verse
+    read with the same reference Spanish (cut by target.spm)."""
+    from limits import ATTENTION_CAP
+    from tabs.attention.beside import section_texts, translations
+    from tabs.demos import DEMOS
+    from tabs.generate import OPENING
+
+    demo = next(d for d in DEMOS if d.label == "Who reads whom: translation")
+    settings = [OPENING[k] for k in ("temperature", "top_k", "top_p", "num_beams", "max_new_tokens", "seed")]
+    ours, *_ = client.predict(demo.ckpt, demo.text, "beam", *settings, api_name="/generate")
+    marian, *_ = client.predict(MARIAN, demo.text, "beam", *settings, api_name="/generate")
+    shown = translations(demo.ckpt, demo.text, demo.target, "")
+    assert (shown.ours, shown.marian, shown.marian_text) == (ours, MARIAN, marian)
+    _, ours_line, marian_line = section_texts(demo.ckpt, shown, demo.target)
+    assert f"“{ours}”" in ours_line and f"“{marian}”" in marian_line
+    from transformer.interpretability.probe import record_attention
+
+    model, tok, _ = library()
+    expected = record_attention(model, tok, demo.text, demo.target, max_tokens=ATTENTION_CAP)
+    assert shown.marian_record.target_ids == tok.encode_target(demo.target)
+    assert shown.marian_record.patterns["cross"].weights.equal(expected.patterns["cross"].weights)

@@ -1,7 +1,7 @@
-"""A Llama and a BERT in the local Hugging Face cache, in a real browser: both are in the checkpoint list, the Llama
-generates what the library generates, the BERT opens its bidirectional heads in the Attention tab and fills the mask
-in the Generate tab, and fill the mask on another model names the BERT (small random models saved with
-`transformers` in the Hub-cache layout; no network)."""
+"""A Llama, a BERT and a Marian in the local Hugging Face cache, in a real browser: all are in the checkpoint list,
+the Llama generates what the library generates, the BERT opens its bidirectional heads in the Attention tab and fills
+the mask in the Generate tab, fill the mask on another model names the BERT, and the translation demo shows the
+Marian beside our model (small random models saved with `transformers` in the Hub-cache layout; no network)."""
 from __future__ import annotations
 
 import pytest
@@ -9,7 +9,7 @@ import pytest
 from tests.browser import tour
 from tests.hf_models import families_hub_cache
 
-LLAMA, BERT = "tiny-llama (pretrained)", "tiny-bert (pretrained)"
+LLAMA, BERT, MARIAN = "tiny-llama (pretrained)", "tiny-bert (pretrained)", "tiny-marian (pretrained)"
 
 
 @pytest.fixture(scope="module")
@@ -43,7 +43,7 @@ def test_both_models_are_listed_and_the_llama_generates_as_the_library_does(lab)
     from transformer.generate import generate
 
     page = lab.page
-    assert {LLAMA, BERT} <= set(tour.checkpoint_choices(page))
+    assert {LLAMA, BERT, MARIAN} <= set(tour.checkpoint_choices(page))
     tour.select_checkpoint(page, LLAMA)
     shown = tour.tour_generate(page, "Hello world")
     model, tok, _ = library(LLAMA)
@@ -69,4 +69,33 @@ def test_bert_shows_its_encoder_heads_and_fills_the_mask_as_the_library_does(lab
     model, tok, _ = library(BERT)
     [guess] = fill_mask(model, tok, "The capital of [MASK] is Paris.", 5)
     assert tokens == [t for t, _, _ in guess.candidates]
+    assert not lab.guard.blocked
+
+
+def test_the_translation_demo_shows_a_cached_marian_beside_our_model(lab):
+    """Oracle: the Generate tab's function (tabs.generate.translate_as_generate: beam search, 4 beams, as the tab
+    opens for a translation model) on the same verse, and the Attention tab's own choice of head (focus_head: the
+    lowest AER against the verse's gold links) on each model's record. After one demo click, beside our heatmap:
+    both translations, and both cross-attention maps in words on those heads."""
+    from tabs.attention.page import focus_head
+    from tabs.attention.record import attention_record
+    from tabs.attention.translation_view import gold_scores
+    from tabs.demos import DEMOS
+    from tabs.generate import translate_as_generate
+
+    demo = next(d for d in DEMOS if d.label == "Who reads whom: translation")
+    page = lab.page
+    tour.click_demo(page, demo.label)
+    page.locator("#att-beside-marian-text", has_text="writes").wait_for(timeout=60_000)
+    for name, prefix, model in (("ours", "translate-en-es", demo.ckpt), ("marian", "tiny-marian", MARIAN)):
+        words = translate_as_generate(model, "", demo.text)
+        assert page.locator(f"#att-beside-{name}-text").text_content().strip().startswith(prefix)
+        assert f"“{words}”" in page.locator(f"#att-beside-{name}-text").text_content()
+        record = attention_record(model, demo.text, demo.target, "")
+        _, layer, head = focus_head(record, ("cross", demo.score))
+        title = f"cross attention in words, layer {layer}, head {head}"  # + its AER where the words are the verse's
+        title += " · AER" if gold_scores(record.patterns["cross"]) else ""  # (the tiny Marian's are not all known)
+        page.wait_for_function("([id, t]) => ((document.querySelector(id + ' .gtitle') || {}).textContent || '')"
+                               ".startsWith(t)", arg=[f"#att-beside-{name}", title])
+    assert demo.target in page.locator("#att-beside-reference").text_content()
     assert not lab.guard.blocked

@@ -63,4 +63,29 @@ def test_a_demo_click_computes_once_and_draws_only_what_is_on_screen(open_at, wi
     MEASURED[f"translation demo click at {width}"] = cost.describe()
     assert cost.names["compute_attention"] == 1 and cost.names["draw_view"] == 1, cost.describe()
     assert not HIDDEN_DRAWS & set(cost.names), f"calls for what is not on screen: {cost.describe()}"
-    assert cost.draws == {"att-one": 1, "att-grid": 1, "att-overview": 1}, cost.describe()
+    # and under them, our model's map beside Marian's (tabs.attention.beside; no Marian cached here: no second map)
+    assert cost.draws == {"att-one": 1, "att-grid": 1, "att-overview": 1, "att-beside-ours": 1}, cost.describe()
+
+
+def test_without_a_cached_marian_the_demo_says_how_to_get_one(lab):
+    """Beside the heatmap the demo opened (the test above): our model's translation and the reference, and, with no
+    Marian English -> Spanish in the cache (as on CI), the command that downloads opus-mt-en-es, instead of a map."""
+    from store.catalogue import pretrained_translator
+    from tabs.attention.beside import GET_MARIAN
+    from tabs.demos import available_demos
+    from tabs.generate import translate_as_generate
+
+    if pretrained_translator() is not None:
+        pytest.skip("a Marian en-es is cached here: tests/browser/test_pretrained_families.py shows it")
+    demo = next(d for d in available_demos() if d.label == LABEL)
+    page = lab.page
+    marian = page.locator("#att-beside-marian-text", has_text="python -m transformer.pretrained")
+    marian.wait_for(timeout=30_000)
+    assert "`python -m transformer.pretrained Helsinki-NLP/opus-mt-en-es`" in GET_MARIAN
+    assert "python -m transformer.pretrained Helsinki-NLP/opus-mt-en-es downloads opus-mt-en-es" in \
+        " ".join(marian.text_content().split())
+    ours = translate_as_generate(demo.ckpt, "", demo.text)
+    assert f"“{ours}”" in page.locator("#att-beside-ours-text").text_content()
+    page.wait_for_function("() => ((document.querySelector('#att-beside-ours .gtitle') || {}).textContent || '')"
+                           ".startsWith('cross attention in words')")
+    assert page.locator("#att-beside-marian .main-svg").count() == 0  # no map without the weights

@@ -13,6 +13,7 @@ where ours uses `dropout`: the same model at inference, not in training.
 """
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import torch
@@ -211,6 +212,23 @@ def build_marian(directory: Path, hf: dict) -> tuple[Transformer, MarianTokenize
         raise CheckpointError(f"{directory}: vocab.json's <pad> and </s> are {tokenizer.pad_id} and "
                               f"{tokenizer.eos_id}, config.json says {config.pad_id} and {config.eos_id}")
     return model, tokenizer
+
+
+OPUS_MT_NAME = re.compile(r"opus-mt-([a-z]+)-([a-z]+)(?:\s|$)")  # Helsinki-NLP/opus-mt-{source}-{target}
+
+
+def marian_languages(directory: str | Path, repo_name: str = "") -> tuple[str, str] | None:
+    """(source, target) language codes of a cached Marian: tokenizer_config.json's source_lang and target_lang
+    (as transformers writes them), else the opus-mt-{source}-{target} of its name (the repo's, or the list's);
+    None when neither says
+    (a multilingual model's target is chosen per sentence)."""
+    config = Path(directory) / "tokenizer_config.json"
+    hf = read_json(config) if config.is_file() else {}
+    source, target = hf.get("source_lang"), hf.get("target_lang")
+    if isinstance(source, str) and isinstance(target, str):
+        return source, target
+    named = OPUS_MT_NAME.search(repo_name)
+    return named.groups() if named else None
 
 
 MARIAN = register(Family("marian", "Marian", check_marian_config, build_marian, marian_tokenizer_files,
