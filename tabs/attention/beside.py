@@ -128,7 +128,7 @@ def build_beside(record, made_by, text, target, page_width, draw, focus):
         """One head of the record's cross-attention in words, as the tab draws it, on the head `focus` picks."""
         _, layer, head = focus(rec, (AttentionKind.CROSS, GOLD_SCORE))
         fig, = draw(rec, AttentionKind.CROSS, layer, head, GOLD_SCORE, parts=("one",),
-                    view=(SHOW[0], True, None, None, None), width=width)
+                    view=(SHOW[0], True, None, None), width=width)
         return fig
 
     @handler
