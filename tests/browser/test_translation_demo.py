@@ -63,8 +63,11 @@ def test_a_demo_click_computes_once_and_draws_only_what_is_on_screen(open_at, wi
     MEASURED[f"translation demo click at {width}"] = cost.describe()
     assert cost.names["compute_attention"] == 1 and cost.names["draw_view"] == 1, cost.describe()
     assert not HIDDEN_DRAWS & set(cost.names), f"calls for what is not on screen: {cost.describe()}"
-    # and under them, our model's map beside Marian's (tabs.attention.beside; no Marian cached here: no second map)
-    assert cost.draws == {"att-one": 1, "att-grid": 1, "att-overview": 1, "att-beside-ours": 1}, cost.describe()
+    on_top = {name: n for name, n in cost.draws.items() if not name.startswith("att-beside")}
+    assert on_top == {"att-one": 1, "att-grid": 1, "att-overview": 1}, cost.describe()
+    # under them, once the translations are made (maybe after this window), our model's map beside Marian's
+    # (tabs.attention.beside; no Marian cached here, so no second map)
+    assert cost.draws.keys() - on_top.keys() <= {"att-beside-ours"} and cost.draws["att-beside-ours"] <= 1
 
 
 def test_without_a_cached_marian_the_demo_says_how_to_get_one(lab):
