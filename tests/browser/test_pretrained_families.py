@@ -94,7 +94,7 @@ def test_the_translation_demo_shows_a_cached_marian_beside_our_model(lab):
         record = attention_record(model, demo.text, demo.target, "")
         _, layer, head = focus_head(record, ("cross", demo.score))
         title = f"cross attention in words, layer {layer}, head {head}"  # + its AER where the words are the verse's
-        title += " · AER" if gold_scores(record.patterns["cross"]) else ""  # (the tiny Marian's are not all known)
+        title += " · AER" if gold_scores(record, "cross") else ""  # (the tiny Marian's are not all known)
         page.wait_for_function("([id, t]) => ((document.querySelector(id + ' .gtitle') || {}).textContent || '')"
                                ".startsWith(t)", arg=[f"#att-beside-{name}", title])
     assert demo.target in page.locator("#att-beside-reference").text_content()
