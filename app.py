@@ -200,7 +200,11 @@ def launch(**overrides):
     settings = dict(server_name=os.environ.get("GRADIO_SERVER_NAME", "127.0.0.1"),
                     server_port=int(os.environ.get("GRADIO_SERVER_PORT", 7860)), ssr_mode=False, theme=THEME,
                     css=CSS, footer_links=["gradio", "settings"], **protect(demo))
-    return demo, demo.launch(**{**settings, **overrides})
+    try:
+        return demo, demo.launch(**{**settings, **overrides})
+    except Exception:
+        demo.close()  # a launch that failed after its server started (gradio's reachability check) leaves none running
+        raise
 
 
 if __name__ == "__main__":

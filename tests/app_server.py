@@ -4,12 +4,29 @@ from __future__ import annotations
 import contextlib
 
 
+UNREACHED = "localhost is not accessible"  # gradio's launch: the new server did not answer its one check in time
+
+
+def launch_local(tries: int = 3):
+    """(demo, url) of the app started on 127.0.0.1 on a free port. gradio's launch asks the new server for its page
+    once, with a 3 s timeout, and gives up when a loaded machine (the suite runs in two processes) answers later: the
+    app (closed by app.launch) is then started again, up to `tries` times."""
+    import app
+
+    for attempt in range(tries):
+        try:
+            demo, (_, url, _) = app.launch(server_name="127.0.0.1", server_port=None, prevent_thread_lock=True,
+                                           quiet=True)
+            return demo, url
+        except ValueError as e:
+            if UNREACHED not in str(e) or attempt == tries - 1:
+                raise
+
+
 @contextlib.contextmanager
 def serve_app():
     """Yield the local URL of a running app; close it afterwards."""
-    import app
-
-    demo, (_, url, _) = app.launch(server_name="127.0.0.1", server_port=None, prevent_thread_lock=True, quiet=True)
+    demo, url = launch_local()
     try:
         yield url
     finally:

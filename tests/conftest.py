@@ -10,6 +10,13 @@ from pathlib import Path
 # No test reaches outside the machine: the Hub is "offline", gradio sends no analytics.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+# pytest.ini runs the suite in worker processes (pytest-xdist: "gw0", "gw1", ...). The apps the workers start must
+# not share gradio's cache folder (each app's disk guard would count, and clean, the other's files) nor race for the
+# same ports: each worker gets a folder of its own and ports of its own (gradio reads both when it is imported).
+WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")
+if WORKER.startswith("gw"):
+    os.environ["GRADIO_TEMP_DIR"] = os.path.join(__import__("tempfile").gettempdir(), f"attention-lab-{WORKER}")
+    os.environ["GRADIO_SERVER_PORT"] = str(7860 + 100 * int(WORKER[2:]))
 
 import pytest  # noqa: E402  (after the environment is set)
 import torch

@@ -56,9 +56,9 @@ def test_no_test_or_validation_verse_is_trained_on(corpus):
     tokenizer = BPETokenizer.train([p.en for p in train[:2000]] + [p.es for p in train[:2000]], 500)
     data = TranslationData(train, valid, tokenizer, tiny_config(vocab_size=tokenizer.vocab_size, max_len=512),
                            seed=0, n_val=10)
-    trained = {tuple(s) for s, _ in data.train}
-    assert not trained & {tuple(tokenizer.encode(p.en)) for p in test + valid if p.en not in
-                          {q.en for q in train}}  # a verse repeated word for word elsewhere is not held out
+    trained, train_texts = {tuple(s) for s, _ in data.train}, {q.en for q in train}
+    assert not trained & {tuple(tokenizer.encode(p.en)) for p in test + valid
+                          if p.en not in train_texts}  # a verse repeated word for word elsewhere is not held out
 
 
 def test_batches_group_similar_lengths_and_use_the_one_encoding_rule():

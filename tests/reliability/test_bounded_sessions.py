@@ -13,14 +13,14 @@ import uuid
 import httpx
 import pytest
 
+from tests.app_server import launch_local
+
 from limits import SESSIONS
 
 
 @pytest.fixture(scope="module")
 def served():
-    import app
-
-    demo, (_, url, _) = app.launch(server_name="127.0.0.1", server_port=None, prevent_thread_lock=True, quiet=True)
+    demo, url = launch_local()
     try:
         yield demo, url
     finally:

@@ -19,6 +19,8 @@ import uuid
 import httpx
 import pytest
 
+from tests.app_server import launch_local
+
 from limits import ADDRESS_WAITING, BROWSER_WAITING, DEFAULT_BROWSER_WAITING, QUEUE_WAITING
 from server.lines import client_of
 
@@ -28,9 +30,7 @@ BAD_TRAINING = ["task", "reverse", "", None, "", 1, 3, 32, 3e-3, 10, 8, "mha", "
 
 @pytest.fixture(scope="module")
 def served():
-    import app
-
-    demo, (_, url, _) = app.launch(server_name="127.0.0.1", server_port=None, prevent_thread_lock=True, quiet=True)
+    demo, url = launch_local()
     try:
         yield demo, url, httpx.get(url + "config", timeout=30).json()
     finally:
