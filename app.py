@@ -156,6 +156,9 @@ body.asking .tabs > .tabitem {visibility: hidden !important}
   #header {flex-direction: column !important}
   #header > * {width: 100% !important; min-width: 100% !important}
   #header > #ckpt-about {display: none}  /* on a phone beside the input of the Attention tab, and in Generate */
+  /* in a column the columns' flex-basis 0 would be their height: the title and the list collapsed to 0 px and
+     the list lay under the demo row, unclickable */
+  #header > #title, #header > .form:has(#ckpt) {flex: 0 0 auto !important}
   /* The demo row in two lines that scroll sideways together, and says so: in one line a phone showed 1.5 of the 11
      buttons and no hint of the rest (in rows that wrap they took 9 lines, 258 px). "Demos" spans both lines with
      "swipe →" under it, and the right edge fades where buttons go on. The subtitle and a demo's explanation in a
