@@ -181,7 +181,13 @@ def _cells(page, sel: str) -> dict:
     page.locator(sel).scroll_into_view_if_needed()
     tour.plots_drawn(page)
     page.wait_for_timeout(300)  # plotly's automargin may redraw once more
-    return page.evaluate(_CELLS, sel)
+    cells = page.evaluate(_CELLS, sel)
+    for _ in range(50):  # caught between a figure's removal and its redraw (seen once in CI): read it again
+        if cells is not None:
+            break
+        page.wait_for_timeout(200)
+        cells = page.evaluate(_CELLS, sel)
+    return cells
 
 
 def _readable(cells: dict, what: str) -> None:
