@@ -133,11 +133,7 @@ DEMOS = [
          "**induction heads** (layers 5-7 in the literature: 5.1, 5.5, 6.9, 7.2, 7.10) look at the token after the "
          "earlier copy of the current one: a stripe just right of the repeat's diagonal.", ckpt="gpt2 (pretrained)",
          text="The quick brown fox jumps over the lazy dog near the river bank. The quick brown fox jumps over the "
-              "lazy dog near the river bank.", kind=AttentionKind.DECODER_SELF.value, score="induction",
-         question=Question("The sentence comes twice. In the second copy, which token will *fox* look at most?",
-                           "***jumps***, the token after the first *fox*: an induction head looks up what followed "
-                           "the earlier copy and predicts it comes next.",
-                           lambda cells: cells.columns[cells.argmax(cells.row("␣fox", 2))], "␣jumps")),
+              "lazy dog near the river bank.", kind=AttentionKind.DECODER_SELF.value, score="induction"),
     Demo("Who reads whom: translation", "attention",
          "**Cross-attention in words** of the translation model (trained on Bible verses) on a verse it never saw "
          "(Acts 13:52), on the head "
