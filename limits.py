@@ -32,6 +32,20 @@ ADDRESS_WAITING = {TRAINING_GROUP: 8}  # waiting requests of one address per gro
 DEFAULT_ADDRESS_WAITING = 32
 BROWSER_WAITING = {TRAINING_GROUP: 1}  # a browser's trainings (waiting or running); others: DEFAULT_BROWSER_WAITING
 DEFAULT_BROWSER_WAITING = 4  # waiting requests of one browser per group
+# Running, not only waiting: a line starts a request only if its browser runs fewer than its BROWSER_RUNNING of the
+# line and its address fewer than all of the line's places but ADDRESS_SPARE (server.fair_line.held_back; the rest
+# wait, in their turn, and start when one of their client's ends). A page runs one call of a line at a time (each
+# event runs once at a time; Show attention, then Compare on its record), but a change of head redraws together
+# the heatmaps, the caption and each open section's figures: a browser runs 1 request of a line, 4 of the redraws
+# (half their places). So a flooding page keeps at most 1 of Show attention's 4 places busy, and an
+# honest page's request starts at once in the other 3 (before: it waited for one of the flooder's 4 to end, each a
+# 2,000-character translation: issue 30's p95 of 6.9 s). An address (a school's NAT on a Space, an IPv6 /64) leaves
+# one place of a line of 3 or more to the other addresses (a class behind it runs 3 of 4 Show attentions, 7 of 8
+# redraws; a line of 2 places, as trainings, is not split: a class would run one at a time). Loopback ("") is every
+# local page's address: only the browser bound applies there.
+BROWSER_RUNNING = {"draw": 4}  # requests of one browser running at once per group; others: DEFAULT_BROWSER_RUNNING
+DEFAULT_BROWSER_RUNNING = 1
+ADDRESS_SPARE = 1  # places of a line of 3 or more that one address leaves to others (not loopback)
 QUEUE_SIZE = 2048  # gradio's own cap on every waiting request together (each group's line is above)
 DEFAULT_CONCURRENCY = 4  # events of a group running at once, unless the group says otherwise
 ATTENTION_CONCURRENCY = 4  # Show attention and the two-inputs record at once

@@ -11,6 +11,11 @@ ordered by that rank, the browsers of one address make the address's sequence; a
 address's running requests orders the line. So a flooder's many requests wait behind everyone else's one, and a
 client with requests running waits behind one with none.
 
+A line starts a request only when its client has room (held_back): its browser runs fewer than a bound of the
+line's requests and its address fewer than another (none for loopback, every local page's address). The rest wait
+in their turn and start when one of their client's ends, so a free place goes to another client, and a flooder's
+running requests are as bounded as its waiting ones.
+
 A full line takes a newcomer's request only when it is fairer so: when the newcomer's address holds at least two
 fewer waiting requests than the address holding the most, the latter's request served last makes room (and is told
 why); else, within the newcomer's address, the same between browsers. An address that invents browsers thus keeps
@@ -20,6 +25,8 @@ from __future__ import annotations
 
 from collections import Counter
 from typing import Callable, Hashable, Sequence, TypeVar
+
+from limits import ADDRESS_SPARE, BROWSER_RUNNING, DEFAULT_BROWSER_RUNNING
 
 Event = TypeVar("Event")
 ClientOf = Callable[[object], "tuple[str, str]"]  # event -> (address, browser)
@@ -43,6 +50,30 @@ def fair_order(waiting: Sequence[Event], running: Sequence, client_of: ClientOf)
         ranked += [(ran_address[address] + j, a_pos, j, event) for j, (*_, event) in enumerate(inner)]
     ranked.sort(key=lambda t: t[:3])
     return [t[-1] for t in ranked]
+
+
+def held_back(waiting: Sequence[Event], running: Sequence, client_of: ClientOf, browser_running: int,
+              address_running: int | None) -> list[Event]:
+    """The waiting requests that may not start now: their browser runs `browser_running` requests of the line
+    already, or their address `address_running` (None: no address bound; loopback, address "", never has one)."""
+    ran = Counter(client_of(e) for e in running)
+    ran_address = Counter(address for address, _ in ran.elements())
+
+    def full(client):
+        address = client[0]
+        return ran[client] >= browser_running or (
+            address_running is not None and address != "" and ran_address[address] >= address_running)
+    return [e for e in waiting if full(client_of(e))]
+
+
+def running_bounds(group: str, places: int | None) -> tuple[int, int | None]:
+    """(requests of one browser, of one address) that may run at once in `group`'s line of `places` (None: no
+    limit): limits.BROWSER_RUNNING, and all places but ADDRESS_SPARE for a line of 3 or more (else no address
+    bound: a line of 2 is not split)."""
+    browser = BROWSER_RUNNING.get(group, DEFAULT_BROWSER_RUNNING)
+    if places is None or places < 3:
+        return browser, None
+    return browser, max(1, places - ADDRESS_SPARE)
 
 
 def held(waiting: Sequence, running: Sequence, client_of: ClientOf, client: tuple[str, str]) -> tuple[int, int]:

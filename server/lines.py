@@ -5,6 +5,10 @@ line here is kept in server.fair_line's order (round robin by address, then by b
 as turns taken), reordered when a request joins and again just before gradio picks one. Each request's place is
 then sent (gradio's estimation message), so a waiting student sees where it stands.
 
+Starting, per line (limits: BROWSER_RUNNING, ADDRESS_SPARE): when gradio picks a line's next request, the requests
+whose browser (or address, not loopback) already runs its bound of the line are held back (fair_line.held_back), so
+the place goes to another client's; they start when one of their client's ends (gradio polls its lines again).
+
 Admission, per line (limits: QUEUE_WAITING, ADDRESS_WAITING, BROWSER_WAITING; trainings: one per browser,
 waiting or running):
 - a browser holding its bound is refused ("you already have ...");
@@ -24,7 +28,7 @@ from limits import (ADDRESS_WAITING, BROWSER_WAITING, DEFAULT_ADDRESS_WAITING, D
                     DEFAULT_WAITING, QUEUE_WAITING, TRAINING_GROUP)
 from store.clients import client_address
 
-from .fair_line import fair_order, held, make_room
+from .fair_line import fair_order, held, held_back, make_room, running_bounds
 
 MADE_ROOM = ("your request made room in a full line for a client with fewer requests waiting (yours had the most): "
              "send it again in a minute")
@@ -100,15 +104,35 @@ def settle(queue, group: str, victim=None) -> None:
 
 
 def install(queue) -> None:
-    """Reorder every line that can start a request just before gradio picks its first (gradio's get_events runs
-    under the queue's delete_lock; the order is the one fair_order gives with the requests running now)."""
+    """Just before gradio picks a line's first request (gradio's get_events, under the queue's delete_lock): put
+    every line that can start one in fair_order with the requests running now, and hide from gradio the requests
+    whose client runs its bound of the line (fair_line.held_back); they are back in their place, in order, as soon
+    as gradio has picked. When every waiting request is held, gradio picks none and polls again."""
     pick = queue.get_events
+    seen = {}  # group -> (its line and running count, its fair order, what of it is shown to gradio)
 
     def fair_pick():
+        shown = {}  # group -> (its fair order, what of it gradio may pick from) for lines with requests held back
         for group, line in queue.event_queue_per_concurrency_id.items():
-            if len(line.queue) > 1 and (line.concurrency_limit is None
-                                        or line.current_concurrency < line.concurrency_limit):
-                line.queue[:] = fair_order(line.queue, running(queue, group), client_of)
-        return pick()
+            if line.queue and (line.concurrency_limit is None or line.current_concurrency < line.concurrency_limit):
+                now = (tuple(map(id, line.queue)), line.current_concurrency)
+                if seen.get(group, (None,))[0] != now:  # gradio polls every millisecond while all are held back
+                    ran = running(queue, group)
+                    order = fair_order(line.queue, ran, client_of)
+                    held = {id(e) for e in held_back(order, ran, client_of,
+                                                     *running_bounds(group, line.concurrency_limit))}
+                    seen[group] = (tuple(map(id, order)), line.current_concurrency), order, [
+                        e for e in order if id(e) not in held]
+                _, order, free = seen[group]
+                line.queue[:] = free
+                if len(free) < len(order):
+                    shown[group] = order, free
+        try:
+            return pick()
+        finally:
+            for group, (order, free) in shown.items():
+                line = queue.event_queue_per_concurrency_id[group]
+                picked = {id(e) for e in free} - {id(e) for e in line.queue}
+                line.queue[:] = [e for e in order if id(e) not in picked]
 
     queue.get_events = fair_pick

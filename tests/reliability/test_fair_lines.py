@@ -6,6 +6,9 @@ the 64 Show-attention places full had the honest client refused 24 times of 25; 
 1 training queued and 4 refused (a client was its session or its address); new session ids from 10 addresses held
 every training place and an honest student was refused 89 times of 89.
 
+A line also bounds what a client runs (issue 30, what was left: the honest request was first in line but waited for
+one of the flooder's 4 running 2,000-character translations to end, p95 6.9 s).
+
 Deterministic, not timed: the line under test is paused (its running count raised by a million, so gradio starts
 nothing from it) while requests join it, and its order is read from gradio's queue; the joined trainings are invalid (3
 heads of d_model 32), so the line empties at once when it is resumed. Loopback only (X-Forwarded-For values are
@@ -13,6 +16,8 @@ addresses only with ATTENTION_LAB_TRUST_FORWARDED=1)."""
 from __future__ import annotations
 
 import contextlib
+import functools
+import threading
 import time
 import uuid
 
@@ -21,7 +26,8 @@ import pytest
 
 from tests.app_server import launch_local
 
-from limits import ADDRESS_WAITING, BROWSER_WAITING, DEFAULT_BROWSER_WAITING, QUEUE_WAITING
+from limits import ADDRESS_WAITING, ATTENTION_CONCURRENCY, BROWSER_WAITING, DEFAULT_BROWSER_WAITING, QUEUE_WAITING
+from server.fair_line import running_bounds
 from server.lines import client_of
 
 PAUSE = 10**6
@@ -151,3 +157,62 @@ def test_a_full_line_tells_the_request_that_made_room_why(served):
         assert newcomer in sessions_in(line) and len(line.queue) == QUEUE_WAITING["train"]
         with pytest.raises(Exception, match="made room"):
             job.result(timeout=60)
+
+
+@contextlib.contextmanager
+def gated(demo, index: int):
+    """The Show-attention handler, made to wait at a gate while its input starts with "flood" (the flooder's slow
+    requests, running as long as the test wants); yields (the gate, the inputs of the calls started, in order)."""
+    fn, gate, started = demo.fns[index], threading.Event(), []
+    original = fn.fn
+
+    @functools.wraps(original)  # gradio reads the handler's parameters (its gr.Request) through __wrapped__
+    def waiting(ckpt, text, *args, **kwargs):
+        started.append(text)
+        if text.startswith("flood"):
+            gate.wait(300)
+        return original(ckpt, text, *args, **kwargs)
+
+    fn.fn = waiting
+    try:
+        yield gate, started
+    finally:
+        gate.set()
+        fn.fn = original
+        line = demo._queue.event_queue_per_concurrency_id.get("attention")
+        deadline = time.monotonic() + 120
+        while line is not None and (line.queue or line.current_concurrency) and time.monotonic() < deadline:
+            time.sleep(0.1)  # the flood's requests run (on `reverse`, short inputs: quickly) and the line is empty
+
+
+def wait_for(condition, seconds: float = 60) -> bool:
+    deadline = time.monotonic() + seconds
+    while not condition() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return condition()
+
+
+@pytest.mark.parametrize("flooder", ["one browser", "an address inventing browsers"])
+def test_an_honest_request_starts_while_the_flooders_run(served, flooder):
+    """A flooder has Show-attention requests running (held at a gate) and waiting: an honest client's request starts
+    while they still run, in a place the flooder could not take; the flooder runs no more than its browser's bound
+    (one browser, on loopback: every local page's address, which has no address bound) or its address's (browsers
+    invented behind one address). Before: the flooder's requests took all 4 places and the honest one waited for
+    one of them to end (here: it never started while the gate was shut)."""
+    demo, url, config = served
+    index, honest = fn_index(config, "attention"), new_session()
+    browser_bound, address_bound = running_bounds("attention", ATTENTION_CONCURRENCY)
+    if flooder == "one browser":
+        session, bound = new_session(), browser_bound
+        joins = [(session, None)] * (browser_bound + 3)
+    else:
+        bound = address_bound
+        joins = [(new_session(), "198.51.100.23") for _ in range(address_bound + 2)]
+    with gated(demo, index) as (gate, started):
+        for i, (session, address) in enumerate(joins):
+            assert join(url, index, attention_data(f"flood {i}"), session, address).status_code == 200
+        assert wait_for(lambda: len(started) >= bound), started
+        assert join(url, index, attention_data("honest"), honest).status_code == 200  # loopback: another address
+        assert wait_for(lambda: "honest" in started), f"the honest request did not start; started: {started}"
+        assert not gate.is_set()
+        assert sum(text.startswith("flood") for text in started) == bound, started

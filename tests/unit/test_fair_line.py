@@ -2,10 +2,11 @@
 
 Oracle: round robin written out by hand for small lines (each client's k-th request in round k, addresses in turn,
 then browsers within an address), and the invariants it implies: a flooder's requests wait behind everyone else's
-one; the order of a fair order is itself; a full line gives a place to a newcomer only from one holding two more."""
+one; the order of a fair order is itself; a full line gives a place to a newcomer only from one holding two more;
+a client running its bound of a line has its waiting requests held back, and nobody else's."""
 from __future__ import annotations
 
-from server.fair_line import fair_order, held, make_room
+from server.fair_line import fair_order, held, held_back, make_room, running_bounds
 
 
 def names(events):
@@ -66,3 +67,35 @@ def test_within_an_address_the_browser_holding_the_most_gives_way():
     waiting = line("a/f/f1", "a/f/f2", "a/f/f3", "a/s/s1")
     assert make_room(waiting, client, ("a", "t"))[2] == "f3"
     assert make_room(line("a/f/f1", "a/s/s1"), client, ("a", "t")) is None
+
+
+def test_a_browser_running_its_bound_is_held_back_and_the_next_client_starts():
+    """Regression (issue 30): a flooder running a request of the line waits for it to end before its next starts,
+    and the place goes to the honest client behind it (before: nothing was held, the flooder's next started)."""
+    running = line("a/f/f1")
+    order = fair_order(line("a/f/f2", "a/f/f3", "a/h/h1"), running, client)
+    held = held_back(order, running, client, browser_running=1, address_running=None)
+    assert names(held) == ["f2", "f3"]
+    assert names([e for e in order if e not in held])[0] == "h1"  # what gradio picks first
+    assert held_back(order, running, client, browser_running=2, address_running=None) == []
+
+
+def test_an_address_running_its_bound_is_held_back_but_loopback_never():
+    """Browsers behind one address share its running bound (an address inventing browsers gets no more); every
+    local page shares loopback's address "", which has none (only each browser's)."""
+    running = line("school/s1/s1", "school/s2/s2", "school/s3/s3")
+    waiting = line("school/s4/s4", "home/h/h1")
+    assert names(held_back(waiting, running, client, 1, address_running=3)) == ["s4"]
+    assert held_back(waiting, running, client, 1, address_running=4) == []
+    local = [("", b, n) for _, b, n in running]
+    assert held_back([("", "s4", "s4")], local, client, 1, address_running=3) == []
+    assert names(held_back([("", "s1", "s1b")], local, client, 1, address_running=3)) == ["s1b"]
+
+
+def test_the_running_bounds_of_each_line():
+    """limits.BROWSER_RUNNING and ADDRESS_SPARE: Show attention's 4 places, 1 a browser and 3 an address; the
+    redraws' 8, 4 and 7; a line of 2 (trainings) is not split between addresses."""
+    assert running_bounds("attention", 4) == (1, 3)
+    assert running_bounds("draw", 8) == (4, 7)
+    assert running_bounds("train", 2) == (1, None)
+    assert running_bounds("export", None) == (1, None)
