@@ -125,7 +125,7 @@ def draw_figures(record, kind, layer, head, score, parts=("one", "grid", "overvi
         "one": lambda: with_gold(viz.head_heatmap(pattern.weights[layer, head], pattern.query_tokens,
                                                   pattern.key_tokens, title=f"{what}, layer {layer}, head {head}",
                                                   mask=mask, narrow=viz.narrow_page(width)),
-                                 record, kind, layer, head, bool(view[1])),
+                                 record, kind, layer, head, bool(view[1]), viz.narrow_page(width)),
         "grid": lambda: viz.layer_grid(pattern.weights[layer], pattern.query_tokens, pattern.key_tokens,
                                        title=f"{what}, all heads of layer {layer}", mask=mask,
                                        cols=viz.grid_columns(width), scale=not viz.narrow_page(width)),

@@ -40,10 +40,11 @@ def gold_scores(record, kind) -> dict:
     return {GOLD_SCORE: gold[2]} if gold else {}
 
 
-def with_gold(fig, record, kind, layer: int, head: int, words: bool):
+def with_gold(fig, record, kind, layer: int, head: int, words: bool, narrow: bool = False):
     """The one-head heatmap of a gold verse gets the head's AER on this verse in its title and, in words, the gold
-    links as circles (their word positions are the heatmap's: no <s> row, </s> last on both axes). Other figures
-    are returned unchanged."""
+    links as circles (their word positions are the heatmap's: no <s> row, </s> last on both axes), their legend
+    beside the title unless the page is `narrow` (a phone's: visualize.alignment). Other figures are returned
+    unchanged."""
     gold = _gold(record, kind)
     if not gold or fig is None:
         return fig
@@ -53,5 +54,5 @@ def with_gold(fig, record, kind, layer: int, head: int, words: bool):
     fig.update_layout(title_text=f"{title} · AER {s.aer:.2f} vs gold links")
     if words:  # links on a function word drawn apart (transformer.translation.gold.function_link)
         loose = {link for link in gold if function_link(link, cross.en_words, cross.es_words)}
-        gold_link_marks(fig, sorted(gold - loose), sorted(loose))
+        gold_link_marks(fig, sorted(gold - loose), sorted(loose), wide=not narrow)
     return fig

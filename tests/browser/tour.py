@@ -141,11 +141,12 @@ def plot_titles(page) -> list[str]:
     return [t.strip() for t in visible_panel(page).locator(".js-plotly-plot .gtitle").all_text_contents()]
 
 
-def screenshot(page, path) -> Path:
+def screenshot(page, path, full_page: bool = True) -> Path:
+    """The whole page (or with `full_page` False, the screen: what a projector shows first) saved at `path`."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     page.mouse.move(0, 0)  # no hover highlight on the last button clicked
-    page.screenshot(path=str(path), full_page=True)
+    page.screenshot(path=str(path), full_page=full_page)
     return path
 
 
@@ -444,11 +445,12 @@ def plots_drawn(page, count: int | None = None) -> None:
     page.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
 
 
-def small_screenshot(page, path, colours: int = 256) -> Path:
-    """A full-page screenshot saved as a palette PNG (a quarter of the size of a full-colour one, same look)."""
+def small_screenshot(page, path, colours: int = 256, full_page: bool = True) -> Path:
+    """A full-page (or screen: `full_page` False) screenshot saved as a palette PNG (a quarter of the size of a
+    full-colour one, same look)."""
     from PIL import Image  # pillow comes with gradio
 
-    path = screenshot(page, path)
+    path = screenshot(page, path, full_page)
     with Image.open(path) as image:
         small = image.convert("RGB").quantize(colors=colours, method=Image.Quantize.MEDIANCUT)
     small.save(path, optimize=True)

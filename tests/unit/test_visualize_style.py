@@ -70,3 +70,27 @@ def test_gold_circles_stay_inside_their_cells_and_function_links_are_drawn_apart
         assert list(function.x) == [4] and function.marker.size < content.marker.size
         if narrow is not None:
             assert content.marker.size <= 0.8 * fig.layout.meta["cell_px"]
+
+
+def test_on_a_projector_the_gold_legend_sits_beside_the_title_and_costs_no_height():
+    """Regression (issue 29, item 14): under the plot, the gold legend's four lines pushed the heatmap's bottom to
+    y = 882 at 1280x800 after the translation demo (tests/browser/test_layout.py measures it drawn). Invariant: on a
+    wide page, in a figure as wide as its box, the legend lies flat at the top right of the figure (container
+    coordinates: no margin of the plot is taken for it), the top margin holds its lines, and the figure keeps its
+    height; it still says why the small circles are loose. A figure that scrolls sideways keeps it under the plot
+    (at its right end it would be out of sight)."""
+    from visualize.alignment import FUNCTION_LABEL_BESIDE, LEGEND_LINE_PX
+
+    tokens = [f"word{i}" for i in range(12)]
+    fig = head_heatmap(np.full((12, 12), 1 / 12), tokens, tokens, title="cross attention in words, layer 2, head 0",
+                       narrow=False)
+    height, top = fig.layout.height, fig.layout.margin.t
+    gold_link_marks(fig, [(0, 1), (2, 3)], [(4, 4)], wide=True)
+    legend = fig.layout.legend
+    assert (legend.orientation, legend.xref, legend.yref, legend.x, legend.y) == ("h", "container", "container", 1, 1)
+    assert fig.layout.height == height and fig.layout.margin.t >= max(top, 3 * LEGEND_LINE_PX)
+    assert fig.data[-1].name == FUNCTION_LABEL_BESIDE and "phrase" in FUNCTION_LABEL_BESIDE
+    wide = head_heatmap(np.full((12, 80), 1 / 80), tokens, [f"w{i}" for i in range(80)], narrow=False)
+    assert wide.layout.width  # wider than its box: it scrolls
+    gold_link_marks(wide, [(0, 1)], [(4, 4)], wide=True)
+    assert wide.layout.legend.yanchor == "bottom" and wide.layout.legend.y == 0
