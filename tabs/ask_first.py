@@ -51,13 +51,23 @@ def sign_changes(values) -> int:
 # In the page, at a demo's click: ask its question (ASK: whether it has one) when the switch is on, else show as
 # before. The body's class does the hiding (app.py's CSS): "asking" hides the explanation and the open tab's
 # panel (kept laid out, invisibly, so its figures are drawn at their width meanwhile) and shows the question;
-# "revealed" shows all of it, the answer in the question's place.
+# "revealed" shows all of it, the answer in the question's place. The body keeps the id of the figure asked about
+# (FIGURE: Question.figure).
 ASK_JS = """(ask) => {
     document.body.classList.remove('asking', 'revealed');
     if (ask && ASK) document.body.classList.add('asking');
+    document.body.dataset.askedFigure = FIGURE;
     return [QUESTION, ANSWER];
 }"""
-REVEAL_JS = "() => { document.body.classList.replace('asking', 'revealed'); }"
+# Reveal: show it all, then bring the figure the class was asked about into view. The answer and the explanation
+# shown again push it down: after "Reading backwards" at 1280x800 the heatmap's lower half was under the fold.
+# "nearest" scrolls only as far as needed (not at all when it is in view), to its top when it is taller than the
+# screen.
+REVEAL_JS = """() => {
+    document.body.classList.replace('asking', 'revealed');
+    const figure = document.getElementById(document.body.dataset.askedFigure || '');
+    if (figure) figure.scrollIntoView({block: 'nearest'});
+}"""
 SWITCHED_OFF_JS = "(ask) => { if (!ask) document.body.classList.remove('asking', 'revealed'); }"
 
 
@@ -75,6 +85,7 @@ def ask_first_row(buttons, questions: list, labels: list[str], ask_first: gr.Che
         reveal = gr.Button("Reveal", variant="primary", elem_id="demo-reveal", scale=0, min_width=120)
     for button, asked, label in zip(buttons, questions, labels):  # a demo that cannot run here asks nothing
         js = ASK_JS.replace("ASK", json.dumps(asked is not None)).replace(
+            "FIGURE", json.dumps(asked.figure if asked else "")).replace(  # before the texts, which may hold it
             "QUESTION", json.dumps(f"**{label}: a question first.** {asked.ask}" if asked else "")).replace(
             "ANSWER", json.dumps(f"**Answer.** {asked.answer}" if asked else ""))
         button.click(None, ask_first, [question, answer], js=js)

@@ -14,6 +14,9 @@ _QUESTION = """() => {
             font: parseFloat(getComputedStyle(box.querySelector('p')).fontSize),
             cut: box.scrollWidth > box.clientWidth + 1};
 }"""
+# Where the figure asked about is drawn, in the viewport: its SVG's top and bottom
+_FIGURE = """(id) => { const r = document.querySelector(`#${id} .main-svg`).getBoundingClientRect();
+    return {top: r.top, bottom: r.bottom}; }"""
 READABLE_PX = 16  # the smallest text a class reads off a projector (and a phone held in the hand)
 
 
@@ -21,7 +24,9 @@ READABLE_PX = 16  # the smallest text a class reads off a projector (and a phone
 def test_a_demo_asks_first_and_one_click_reveals_its_heatmap(open_at, width):
     """Behaviour: with Ask first on, "Reading backwards" shows its question, in the viewport, at least 16 px,
     uncut, with Reveal beside it, and no heatmap (the panel is hidden while the demo draws it); one click on
-    Reveal shows the heatmap and the answer. Switching Ask first off shows demos at once again."""
+    Reveal shows the heatmap and the answer, the whole heatmap in view (regression: the answer and the explanation
+    shown again pushed its lower half under the fold at 1280x800). Switching Ask first off shows demos at once
+    again."""
     page = open_at(width)
     size = tour.SIZES[width]
     page.locator("#demo-ask-first input").check()
@@ -42,6 +47,10 @@ def test_a_demo_asks_first_and_one_click_reveals_its_heatmap(open_at, width):
     reveal.click()
     page.locator("#att-one .main-svg").first.wait_for(state="visible")
     assert "7th" in page.locator("#demo-answer").inner_text() and page.locator("#demo-explain").is_visible()
+    tour.plots_drawn(page)
+    figure = page.evaluate(_FIGURE, "att-one")  # the answer and the explanation shown again pushed it down
+    assert 0 <= figure["top"] and figure["bottom"] <= size["height"] + 1, f"after Reveal the heatmap is at {figure}"
+    # (1 px: the page scrolls by whole pixels, the figure's edges lie between them)
 
     page.locator("#demo-ask-first input").uncheck()
     tour.click_demo(page, "Reading backwards")
