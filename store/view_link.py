@@ -1,13 +1,16 @@
 """A link that opens exactly this view: the one mapping between a view of the app and the query string of its link
-(`?tab=attention&ckpt=reverse&text=attention&kind=cross&layer=1&head=2&cells=weights&words=0&score=entropy`).
+(`?tab=attention&ckpt=reverse&text=attention&kind=cross&layer=1&head=2&cells=weights&words=0&score=entropy`), with
+the second input of "Two inputs side by side" and "What a head does" (`text_b`), the Q·K section's query row
+(`query`) and the logit lens's position (`lens_position`) when the view has them.
 
 A link is read by whoever opens it, so its query is untrusted input, checked field by field as typed input is:
 - the checkpoint only by name, from the list every browser sees (`Vocabulary.checkpoints`: the shipped and the
   cached pretrained ones). A model trained in the Train tab lives with the browser that trained it: no other
   browser can open it, so a view of one has no link, and a link naming one is ignored, said in words;
-- the input and the target through `checks.check_text` (the limits of a typed input); the whole query at most
-  `limits.LINK_CHARS`;
-- the kind, layer and head against the model (`fit_to_model`, given the model's own counts), the other switches
+- the input, the target and the second input through `checks.check_text` (the limits of a typed input); the
+  whole query at most `limits.LINK_CHARS`;
+- the kind, layer and head against the model (`fit_to_model`, given the model's own counts), the query row and
+  the lens's position against the input's own counts once it is computed (`fit_to_input`), the other switches
   against their owners' choices.
 A field that fails is left out of the view, with one sentence saying which part of the link was ignored and why;
 the app then opens as it would without it. A link never names a server path: only names from these lists, text,
@@ -54,12 +57,15 @@ class View:
     ckpt: str | None = None
     text: str | None = None
     target: str = ""  # seq2seq: the target the decoder reads ("": the model's own output)
+    text_b: str | None = None  # the second input, compared with the first (two inputs, patching)
     kind: str | None = None
     layer: int | None = None  # with `head`: the head opened (both or neither)
     head: int | None = None
     cells: str | None = None  # what the cells show: weights or value-weighted norms
     words: bool | None = None  # subword tokens merged into words
     score: str | None = None  # the overview's colour
+    query: int | None = None  # the Q·K section's query (a row of the heatmap)
+    lens_position: int | None = None  # the logit lens's position (a column of its grid) for its curve
     sections: tuple[str, ...] = ()  # the sections open, in the page's order
 
     @property
@@ -67,8 +73,10 @@ class View:
         return self == View()
 
 
-KEYS = {"tab": "tab", "ckpt": "ckpt", "text": "text", "target": "target", "kind": "kind", "layer": "layer",
-        "head": "head", "cells": "cells", "words": "words", "score": "score", "sections": "open"}  # field -> key
+KEYS = {"tab": "tab", "ckpt": "ckpt", "text": "text", "target": "target", "text_b": "text_b", "kind": "kind",
+        "layer": "layer", "head": "head", "cells": "cells", "words": "words", "score": "score", "query": "query",
+        "lens_position": "lens_position", "sections": "open"}  # field -> key, in the link's order
+ROWS = {"query": "query row", "lens_position": "lens position"}  # the positions in the input a link may name
 
 
 def to_query(view: View, vocab: Vocabulary) -> str:
@@ -85,13 +93,17 @@ def to_query(view: View, vocab: Vocabulary) -> str:
             raise UserError(f"the link's {KEYS[name]} must be one of {', '.join(choices)}; got {str(value)[:40]!r}")
     if set(view.sections) - set(vocab.sections):
         raise UserError(f"the link's sections must be among {', '.join(vocab.sections)}")
-    if (view.layer is None) != (view.head is None) or any(
-            i is not None and (not isinstance(i, int) or isinstance(i, bool) or i < 0) for i in (view.layer, view.head)):
+    if (view.layer is None) != (view.head is None) or not all(map(_index, (view.layer, view.head))):
         raise UserError("a link opens a head by its layer and head together, whole numbers from 0")
+    for name, what in ROWS.items():
+        if not _index(getattr(view, name)):
+            raise UserError(f"the link's {what} must be a whole number from 0")
     if view.text is not None:
         check_text(view.text)
     if view.target:
         check_text(view.target, "target")
+    if view.text_b is not None:
+        check_text(view.text_b, "second input")
     values = {"words": None if view.words is None else str(int(view.words)),
               "sections": ",".join(s for s in vocab.sections if s in view.sections) or None}
     pairs = [(KEYS[f.name], values.get(f.name, getattr(view, f.name))) for f in fields(View)]
@@ -100,6 +112,11 @@ def to_query(view: View, vocab: Vocabulary) -> str:
         raise UserError(f"the link to this view would be {len(query):,} characters long; links longer than "
                         f"{LINK_CHARS:,} are cut by proxies and chat apps: shorten the input")
     return query
+
+
+def _index(value) -> bool:
+    """Whether `value` is None or a whole number from 0 (a layer, a head, a row): not a bool, not a float."""
+    return value is None or (isinstance(value, int) and not isinstance(value, bool) and value >= 0)
 
 
 def _choices(vocab: Vocabulary) -> dict[str, tuple[str, ...]]:
@@ -132,13 +149,13 @@ def from_query(params, vocab: Vocabulary) -> tuple[View, list[str]]:
         ignore(f"checkpoint {got.pop('ckpt')[:80]!r}",
                "it is not in this app's list (a model trained in the Train tab stays with the browser that trained "
                "it; a pretrained one is listed only where its weights are cached), so its input and head were "
-               "ignored with it", "text", "target", "kind", "layer", "head")
-    for name, what in (("text", "input"), ("target", "target")):
+               "ignored with it", "text", "target", "text_b", "kind", "layer", "head", *ROWS)
+    for name, what in (("text", "input"), ("target", "target"), ("text_b", "second input")):
         if name in got and got[name] != "":
             try:
                 view[name] = check_text(got[name], what)
             except UserError as e:
-                ignore(what, str(e), *(("target",) if name == "text" else ()))
+                ignore(what, str(e), *(("target", "text_b", *ROWS) if name == "text" else ()))
     for name, choices in _choices(vocab).items():
         if name in got:
             if got[name] in choices:
@@ -161,6 +178,12 @@ def from_query(params, vocab: Vocabulary) -> tuple[View, list[str]]:
             ignore(f"layer {layer} and head {head}", "a link opens a head with its kind of attention (kind=...)")
         else:
             view["layer"], view["head"] = int(layer), int(head)
+    for name, what in ROWS.items():
+        if name in got:
+            if INDEX.fullmatch(got[name]):
+                view[name] = int(got[name])
+            else:
+                ignore(f"{what} {got[name][:8]!r}", "it is a whole number from 0")
     if "sections" in got:
         named = got["sections"].split(",")
         unknown = [s for s in named if s not in vocab.sections]
@@ -188,3 +211,16 @@ def fit_to_model(view: View, shapes: dict[str, tuple[int, int]]) -> tuple[View, 
             [f"The link's head {HeadId(view.kind, view.layer, view.head)} was ignored: this model's {view.kind} "
              f"attention has {layers} layer{'s' * (layers != 1)} of {heads} head{'s' * (heads != 1)}."])
 
+
+def fit_to_input(view: View, rows: int, positions: int) -> tuple[View, list[str]]:
+    """`view` with its query row and lens position checked against the input it opens, once computed: `rows` query
+    rows of the heatmap the Q·K section reads, `positions` columns of the logit lens. One past its count is ignored
+    (the section opens where it would) and said. Returns (the view, one sentence per part ignored)."""
+    view, ignored = view, []
+    for name, count, what in (("query", rows, "rows"), ("lens_position", positions, "positions")):
+        value = getattr(view, name)
+        if value is not None and value >= count:
+            view = replace(view, **{name: None})
+            ignored.append(f"The link's {ROWS[name]} {value} was ignored: this input has {count} {what} (0 to "
+                           f"{count - 1}).")
+    return view, ignored

@@ -61,7 +61,7 @@ def draw_lens(made_by, record, position, shown=None, width=None, request: gr.Req
 
 
 def build_lens(demo, record, made_by, page_width):
-    """The section, under the heatmaps of the Attention tab."""
+    """The section, under the heatmaps of the Attention tab; returns its position slider."""
     shown = gr.State(None)  # None for API clients: always draw
     with gr.Accordion("Logit lens: what each layer would predict", open=False,
                       elem_id="att-lens-section") as section:
@@ -77,11 +77,12 @@ def build_lens(demo, record, made_by, page_width):
         draw_lens, [made_by, record, position, shown, page_width], [grid, curve, note], api_name="logit_lens",
         **FAST)
     separately(section.expand, record.change, only_open="att-lens-section")(
-        lambda r: gr.update() if r is None else index_slider(_positions(r)), record, position, queue=False,
+        lambda r: gr.update() if r is None else index_slider(lens_positions(r)), record, position, queue=False,
         api_visibility="private")
+    return position
 
 
-def _positions(record) -> int:
+def lens_positions(record) -> int:
     """How many decoder positions the lens of `record` has (<s> + target for seq2seq, else the input)."""
     if record is None:
         return 1

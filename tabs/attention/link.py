@@ -4,16 +4,19 @@ it to the page.
 
 Opening: at the page's load `open_link` reads the link's query (gr.Request.query_params), checks it
 (store.view_link.from_query, then fit_to_model against the model's own counts), and puts what passed into the
-controls a visitor would use (checkpoint, input, target, switches, overview colour, tab) and the head into the
-tab's `focus`; the same computation as "Show attention" then runs (compute_attention, with that focus) and draws
-the head, and the page opens the link's sections by clicking them, as a visitor would. Whatever was ignored is
-said in one sentence per part above the tabs.
+controls a visitor would use (checkpoint, input, target, second input, switches, overview colour, tab) and the head
+into the tab's `focus`; the same computation as "Show attention" then runs (compute_attention, with that focus)
+and draws the head, then Compare's on the second input (`compare_linked`), then the query row and the lens's
+position are set, checked against the input now computed (`rows_linked`: store.view_link.fit_to_input), and the
+page opens the link's sections by clicking them, as a visitor would. Whatever was ignored is said in one sentence
+per part above the tabs.
 
 Copying: the link is made from what the server holds of the view on screen: the record's checkpoint and the input
 and target it was computed from (not what the text boxes say now: a teacher who edits the input after drawing, and
 copies before pressing Show attention again, wants the figure on the screen in the slides, not one nobody has
-seen), and the kind, layer, head, switches and colour the figure is drawn with. The sections open are read from
-the page. The base URL is the browser's own (window.location: origin + path), so the link works wherever the page
+seen), the second input Compare read (when there is a comparison), and the kind, layer, head, switches and colour
+the figure is drawn with, the Q·K section's query row and the lens's position when those sections are open. The
+sections open are read from the page. The base URL is the browser's own (window.location: origin + path), so the link works wherever the page
 is served, behind a Space's proxy or under a path prefix, and the server never guesses its public address.
 """
 from __future__ import annotations
@@ -28,7 +31,11 @@ from transformer.heads import AttentionKind
 
 from checks import UserError, check_choice, check_index
 from store.catalogue import fixed_choices, resolve
-from store.view_link import View, Vocabulary, fit_to_model, from_query, to_query
+from store.view_link import View, Vocabulary, fit_to_input, fit_to_model, from_query, to_query
+from tabs.attention.inside import selected_pattern
+from tabs.attention.lens import lens_positions
+from tabs.attention.two_inputs import compare_and_keep
+from widgets.controls import index_slider
 from widgets.errors import handler
 from widgets.ui import FAST
 
@@ -74,15 +81,17 @@ def model_shapes(ckpt: str) -> dict[str, tuple[int, int]]:
 
 
 def open_link(vocab: Vocabulary, ckpt, request=None):
-    """Updates for: tabs, checkpoint, input, target, cells, words, overview colour, focus, the note above the tabs
-    and the sections to open, from the link the page was opened with; a page opened without one keeps every
-    control as it is (and says nothing). Never raises: what cannot be opened is said in the note (the load event
-    is not queued, and gradio shows an error of such an event as a bare "Error")."""
+    """Updates for: tabs, checkpoint, input, target, cells, words, overview colour, focus, the note above the tabs,
+    the sections to open, the second input's box, and what is opened after the input is computed (`linked`: the
+    second input, the query row and the lens's position, or None), from the link the page was opened with; a page
+    opened without one keeps every control as it is (and says nothing). Never raises: what cannot be opened is
+    said in the note (the load event is not queued, and gradio shows an error of such an event as a bare
+    "Error")."""
     keep = gr.update()
     params = getattr(request, "query_params", None)
     view, ignored = from_query(dict(params) if params else {}, vocab)
     if view.is_empty:
-        return (keep,) * 8 + (said(ignored), "")
+        return (keep,) * 8 + (said(ignored), "", keep, None)
     model = view.ckpt or ckpt
     if view.kind is not None and isinstance(model, str) and model in fixed_choices():
         try:
@@ -96,7 +105,37 @@ def open_link(vocab: Vocabulary, ckpt, request=None):
     return (gr.Tabs(selected=view.tab) if view.tab else keep, view.ckpt or keep, text,
             keep if view.text is None else view.target, view.cells or keep,
             keep if view.words is None else view.words, view.score or keep, focus, said(ignored),
-            ",".join(view.sections))
+            ",".join(view.sections), keep if view.text_b is None else view.text_b, linked(view))
+
+
+def linked(view: View) -> dict | None:
+    """What of `view` is opened once its input is computed: the second input, the query row, the lens's position
+    (None when the link has none of them)."""
+    after = {"text_b": view.text_b, "query": view.query, "lens_position": view.lens_position}
+    return after if any(v is not None for v in after.values()) else None
+
+
+def compare_linked(made_by, record, after, request=None):
+    """(the second input's record, its text) when the link had one (Compare's own computation:
+    tabs.attention.two_inputs), else nothing changes."""
+    if not after or after.get("text_b") is None:
+        return gr.skip(), gr.skip()
+    return compare_and_keep(made_by, record, after["text_b"], request=request)
+
+
+def rows_linked(after, record, kind, note):
+    """Updates for: the Q·K section's query slider, the lens's position slider and the note, from the link's query
+    row and position checked against the input now computed (store.view_link.fit_to_input: one past its counts is
+    ignored and said, after what the note said already)."""
+    keep = gr.update()
+    if not after or record is None or kind not in record.patterns:
+        return keep, keep, keep
+    rows, positions = len(selected_pattern(record, kind).query_tokens), lens_positions(record)
+    view, ignored = fit_to_input(View(query=after.get("query"), lens_position=after.get("lens_position")), rows,
+                                 positions)
+    return (keep if view.query is None else index_slider(rows, view.query),
+            keep if view.lens_position is None else index_slider(positions, view.lens_position),
+            said(([note] if note else []) + ignored) if ignored else keep)
 
 
 def said(ignored: list[str]):
@@ -104,17 +143,22 @@ def said(ignored: list[str]):
     return gr.update(value=" ".join(ignored), visible=bool(ignored))
 
 
-def link_query(vocab: Vocabulary, made_by, given, record, kind, layer, head, cells, words, score, sections) -> str:
+def link_query(vocab: Vocabulary, made_by, given, record, kind, layer, head, cells, words, score, sections,
+               query=None, lens_position=None, given_b=None, record_b=None) -> str:
     """The query of the link to the view on screen (store.view_link.to_query): the record's checkpoint and the input
-    and target it was computed from, the kind, layer and head drawn, the switches, and the sections open (`sections`:
-    their link names, read from the page)."""
+    and target it was computed from, the second input of the comparison on screen (`given_b`, with its `record_b`),
+    the kind, layer and head drawn, the switches, the sections open (`sections`: their link names, read from the
+    page), the Q·K section's `query` row and the lens's position while those are open."""
     if record is None or given is None or made_by is None:
         raise UserError("press Show attention first: the link opens the view on the screen")
     kind = check_choice(kind, "attention", record.kinds)
     L, H = record.patterns[kind].shape
     names = tuple(s for s in SECTIONS if s in str(sections or "").split(","))
-    view = View("attention", made_by, given[0], given[1], kind, check_index(layer, "layer", L),
-                check_index(head, "head", H), cells, bool(words), score, names)
+    rows = len(selected_pattern(record, kind).query_tokens)
+    view = View("attention", made_by, given[0], given[1], given_b if record_b is not None else None, kind,
+                check_index(layer, "layer", L), check_index(head, "head", H), cells, bool(words), score,
+                check_index(query, "query", rows) if "qk" in names else None,
+                check_index(lens_position, "position", lens_positions(record)) if "lens" in names else None, names)
     return to_query(view, vocab)
 
 
@@ -142,14 +186,21 @@ def wire_link(demo, tabs, ckpt, attention: dict, note) -> None:
     def copied(*view):
         return link_query(vocabulary(tab_ids, attention["scores"]), *view)
 
+    after = gr.State(None)  # what the link opens once its input is computed (linked)
     opened = demo.load(opened_by_link, ckpt,
                        [tabs, ckpt, attention["text"], attention["target"], attention["cells"], attention["words"],
-                        attention["score"], attention["focus"], note, link["opens"]], api_visibility="private",
-                       show_progress="hidden", queue=False)
+                        attention["score"], attention["focus"], note, link["opens"], attention["text_b"], after],
+                       api_visibility="private", show_progress="hidden", queue=False)
+    compare = {k: v for k, v in attention["compare"].items() if k not in ("fn", "inputs")}  # its line and outputs
     attention["compute_after"](opened.then, api_visibility="private").then(
+        handler(compare_linked), [attention["made_by"], attention["record"], after], **compare,
+        api_visibility="private").then(
+        handler(rows_linked), [after, attention["record"], attention["kind"], note],
+        [attention["query"], attention["lens_position"], note], queue=False, api_visibility="private").then(
         None, link["opens"], None, js=CLICK_SECTIONS_JS, api_visibility="private")
     link["button"].click(None, None, link["sections"], js=OPEN_SECTIONS_JS, api_visibility="private").then(
         copied, [attention[name] for name in ("made_by", "given", "record", "kind", "layer", "head", "cells",
-                                              "words", "score")] + [link["sections"]],
+                                              "words", "score")] + [link["sections"]] +
+        [attention[name] for name in ("query", "lens_position", "given_b", "record_b")],
         link["box"], api_name="view_link", **FAST).success(
         None, link["box"], link["box"], js=COPY_JS, api_visibility="private")

@@ -259,7 +259,7 @@ def build_attention_tab(demo, ckpt):
         grid = figure("All heads of the layer", "att-grid")
         table = gr.Dataframe(label="Per-head scores", max_height=300)
         query, ablate_heads = build_inside(demo, record, made_by, kind, layer, head)
-        build_lens(demo, record, made_by, page_width)
+        lens_position = build_lens(demo, record, made_by, page_width)
         two = build_two_inputs(record, made_by, kind, layer, head, page_width, words)
         patch = build_patching(demo, record, two["record_b"], made_by, kind, layer, head, page_width)
         with gr.Row():
@@ -312,4 +312,5 @@ def build_attention_tab(demo, ckpt):
     return dict(text=text, target=target, record=record, focus=focus, kind=kind, layer=layer, head=head,
                 score=score, one=one, grid=grid, overview=overview, table=table, caption=caption, show=show,
                 words=words, compute_after=compute_after, text_b=two["text_b"], compare=two["compare"],
-                patch=patch, cells=cells, made_by=made_by, given=given, link=link, scores=SCORES)
+                patch=patch, cells=cells, made_by=made_by, given=given, link=link, scores=SCORES, query=query,
+                lens_position=lens_position, record_b=two["record_b"], given_b=two["given_b"])

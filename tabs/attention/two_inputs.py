@@ -43,6 +43,13 @@ def compare_inputs(made_by, record, text_b, request: gr.Request = None):
     return attention_record(made_by, text_b, target_of(made_by, key, record), key)
 
 
+def compare_and_keep(made_by, record, text_b, request: gr.Request = None):
+    """(compare_inputs, the second input it read): the page keeps the text beside the record, as it keeps the
+    first input's (the link to the view is made of them, tabs.attention.link)."""
+    record_b = compare_inputs(made_by, record, text_b, request=request)
+    return record_b, text_b
+
+
 def target_of(made_by, key: str, record) -> str:
     """The target input A's decoder read, as text (its reference, or the model's greedy output for A); "" for a
     model without one (decoder-only, encoder-only)."""
@@ -83,9 +90,10 @@ def draw_two(record, record_b, kind, layer, head, width=None, words=False, made_
 
 
 def build_two_inputs(record, made_by, kind, layer, head, page_width, words) -> dict:
-    """The section, under the heatmaps of the Attention tab; returns its second input's record and text, and the
-    arguments of the event that computes that record (the patching section and the demos reuse them)."""
-    record_b = gr.State(None)
+    """The section, under the heatmaps of the Attention tab; returns its second input's record, the text it was
+    computed from and the box, and the arguments of the event that computes that record (the patching section, the
+    demos and a link reuse them)."""
+    record_b, given_b = gr.State(None), gr.State(None)  # given_b: the second input record_b was computed from
     with gr.Accordion("Two inputs side by side", open=False, elem_id="att-two-section") as section:
         gr.Markdown(TWO_INPUTS_EXPLAINED)
         with gr.Row(equal_height=True):
@@ -98,7 +106,7 @@ def build_two_inputs(record, made_by, kind, layer, head, page_width, words) -> d
             plot_a = figure("Input A", "two-a")
             plot_b = figure("Input B", "two-b")
         grid = figure("Change per head", "two-grid")
-    compare_event = dict(fn=compare_inputs, inputs=[made_by, record, text_b], outputs=record_b,
+    compare_event = dict(fn=compare_and_keep, inputs=[made_by, record, text_b], outputs=[record_b, given_b],
                          concurrency_limit=ATTENTION_CONCURRENCY, concurrency_id="attention")
     for trigger, api in ((compare.click, "compare_inputs"), (text_b.submit, None)):
         trigger(**compare_event, api_name=api, api_visibility="public" if api else "private")
@@ -106,4 +114,4 @@ def build_two_inputs(record, made_by, kind, layer, head, page_width, words) -> d
                only_open="att-two-section")(
         draw_two, [record, record_b, kind, layer, head, page_width, words, made_by], [plot_a, plot_b, grid, note],
         api_name="draw_two_inputs", **FAST)
-    return dict(record_b=record_b, text_b=text_b, compare=compare_event)
+    return dict(record_b=record_b, given_b=given_b, text_b=text_b, compare=compare_event)

@@ -9,11 +9,13 @@ import json
 from types import SimpleNamespace
 from urllib.parse import parse_qsl
 
+import gradio as gr
 import pytest
 
 from store.catalogue import USER_MODELS, shipped_model
-from tabs.attention.link import SECTIONS, link_query, open_link, vocabulary
+from tabs.attention.link import SECTIONS, compare_linked, link_query, open_link, rows_linked, vocabulary
 from tabs.attention.page import SCORES, compute_attention, draw_cached, draw_view
+from tabs.attention.two_inputs import compare_and_keep, draw_two
 from tests.conftest import page_call
 
 KEY = "0123456789abcdef0123456789ab0029"  # a browser's key, in its page's cookie (store.sessions.browser_key)
@@ -39,36 +41,62 @@ def plots(figures) -> list:
     return [json.loads(f.plot) if hasattr(f, "plot") else f for f in figures[:3]]
 
 
-@pytest.mark.parametrize("ckpt, text, target, kind, layer, head, cells, words, score", [
-    ("reverse", "transformer", "", "cross", 1, 2, "value-weighted norms", False, "entropy"),
+@pytest.mark.parametrize("ckpt, text, target, text_b, kind, layer, head, cells, words, score, row, position", [
+    ("reverse", "transformer", "", "transformed", "cross", 1, 2, "value-weighted norms", False, "entropy", 4, 3),
     ("translate-en-es", "The disciples were filled with joy.", "Los discípulos estaban llenos de gozo.",
-     "decoder self", 3, 1, "weights", True, "previous token"),
+     "The disciples were filled with sorrow.", "decoder self", 3, 1, "weights", True, "previous token", 0, 5),
 ])
-def test_a_link_opens_the_same_record_and_figures_as_computing_directly(ckpt, text, target, kind, layer, head, cells,
-                                                                        words, score):
+def test_a_link_opens_the_same_record_and_figures_as_computing_directly(ckpt, text, target, text_b, kind, layer,
+                                                                        head, cells, words, score, row, position):
+    """The second input's record and its two maps too (oracle: Compare's own computation on the first browser's
+    record), the Q·K section's query row and the lens's position (the sliders' values)."""
     request = page_call(KEY)
     *_, made_by, given, _, record = compute_attention(ckpt, text, target, request=request)
     direct = draw_cached(record, kind, layer, head, score, cells, words, made_by, None, request=request)
-    query = link_query(VOCAB, made_by, given, record, kind, layer, head, cells, words, score, "lens,qk")
-    assert query.startswith("?tab=attention&") and "open=qk,lens" in query
+    record_b, given_b = compare_and_keep(made_by, record, text_b, request=request)
+    direct_two = draw_two(record, record_b, kind, layer, head, 1280, words, made_by, request=request)
+    query = link_query(VOCAB, made_by, given, record, kind, layer, head, cells, words, score, "lens,qk,two", row,
+                       position, given_b, record_b)
+    assert query.startswith("?tab=attention&") and query.endswith(f"&query={row}&lens_position={position}"
+                                                                  "&open=qk,lens,two")
 
     other = opening(query)  # another browser, opening the page with the link
-    tab, ckpt_, text_, target_, cells_, words_, score_, focus, note, opens = open_link(VOCAB, "reverse", other)
+    tab, ckpt_, text_, target_, cells_, words_, score_, focus, note, opens, _, after = open_link(VOCAB, "reverse",
+                                                                                               other)
     assert note == {"__type__": "update", "value": "", "visible": False}
-    assert opens == "qk,lens" and tab.selected == "attention"
+    assert opens == "qk,lens,two" and tab.selected == "attention"
     *_, made_by2, given2, view2, record2 = compute_attention(value(ckpt_, "reverse"), text_, target_, focus,
                                                              request=other)
     assert (made_by2, given2, view2) == (ckpt, (text, target), (kind, layer, head))
     assert record2.patterns[kind].weights.equal(record.patterns[kind].weights)
     shown = (value(cells_, None), value(words_, None), made_by2, None)
     assert plots(draw_view(record2, view2, value(score_, None), *shown, request=other)) == plots(direct)
+    assert after["text_b"] == text_b
+    record_b2, given_b2 = compare_linked(made_by2, record2, after, request=other)
+    assert given_b2 == text_b and record_b2.patterns[kind].weights.equal(record_b.patterns[kind].weights)
+    two = draw_two(record2, record_b2, view2[0], layer, head, 1280, value(words_, None), made_by2, request=other)
+    assert plots(two) == plots(direct_two)
+    query_row, lens_position, note = rows_linked(after, record2, view2[0], "")
+    assert (query_row["value"], lens_position["value"], note) == (row, position, {"__type__": "update"})
+
+
+def test_a_query_row_or_position_past_the_input_is_ignored_in_words():
+    """Oracle: the input's own counts ("attention" through reverse: 10 decoder rows with <s>); the slider is left
+    where the computation put it, and the note adds one sentence after what it said."""
+    *_, record = compute_attention("reverse", "attention", "", request=page_call(KEY))
+    rows = len(record.patterns["cross"].query_tokens)
+    query_row, lens_position, note = rows_linked({"query": rows, "lens_position": 0}, record, "cross", "Earlier.")
+    assert query_row == {"__type__": "update"} and lens_position["value"] == 0
+    assert note["visible"] and note["value"] == (f"Earlier. The link's query row {rows} was ignored: this input has "
+                                                 f"{rows} rows (0 to {rows - 1}).")
+    assert compare_linked("reverse", record, {"query": 1, "text_b": None}) == (gr.skip(), gr.skip())  # no B
 
 
 def test_a_stale_link_opens_the_model_and_says_what_it_ignored():
     """reverse has 2 layers of 4 heads: head 5.2 is ignored in words, the rest of the link opens (its input, its
     kind), and the tab opens that kind on the head it picks for a new input."""
     query = "?tab=attention&ckpt=reverse&text=stale&kind=decoder%20self&layer=5&head=2&words=maybe&open=qk,vault"
-    tab, ckpt, text, target, cells, words, score, focus, note, opens = open_link(VOCAB, "sort", opening(query))
+    tab, ckpt, text, target, cells, words, score, focus, note, opens, *_ = open_link(VOCAB, "sort", opening(query))
     assert note["visible"] is True
     note = note["value"]
     assert (ckpt, text, target, opens) == ("reverse", "stale", "", "qk")
@@ -83,7 +111,7 @@ def test_a_stale_link_opens_the_model_and_says_what_it_ignored():
 def test_a_page_without_a_link_is_left_as_it_is():
     updates = open_link(VOCAB, "reverse", opening("?__theme=dark"))
     assert all(u == {"__type__": "update"} for u in updates[:8])
-    assert updates[8:] == ({"__type__": "update", "value": "", "visible": False}, "")
+    assert updates[8:] == ({"__type__": "update", "value": "", "visible": False}, "", {"__type__": "update"}, None)
 
 
 def test_a_view_of_a_browsers_own_model_has_no_link():

@@ -18,13 +18,6 @@ from transformer.generate import cache_bytes_per_token
 CHECKPOINTS = Path(__file__).resolve().parents[2] / "checkpoints"
 
 # JS: the cells of every body row of a gr.Dataframe (gradio 6 draws them as div gridcells), as text.
-# JS: set a slider as a drag would (value, then input and change events).
-_SET_SLIDER = """([id, value]) => {
-    const input = document.querySelector(`#${id} input[type=range]`);
-    Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, 'value').set.call(input, String(value));
-    input.dispatchEvent(new Event('input', {bubbles: true}));
-    input.dispatchEvent(new Event('change', {bubbles: true}));
-}"""
 
 
 def shipped_config(name: str) -> TransformerConfig:
@@ -93,7 +86,7 @@ def test_the_controls_and_the_checkpoint_redraw_them(lab):
     """The Heads slider redraws ALiBi (8 heads: slopes 1/2 .. 1/256); choosing another checkpoint (induction: d_k
     16, 4 heads) sets both sections' controls to its sizes and redraws them."""
     page = lab.page
-    page.evaluate(_SET_SLIDER, ["pe-alibi-heads", 8])
+    tour.set_slider(page, "pe-alibi-heads", 8)
     wait_for_title(page, "pe-alibi", "ALiBi bias, 8 heads, 12 positions")
     assert alibi_heads(page) == [(h, f"1/{2 ** (h + 1)}") for h in range(8)]
     other = shipped_config("induction")

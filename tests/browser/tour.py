@@ -181,6 +181,20 @@ def _slider_max(page, elem_id: str) -> int:
     return int(float(page.locator(f"#{elem_id} input[type=range]").get_attribute("max")))
 
 
+# JS: set a slider as a drag would (value, then input and change events).
+_SET_SLIDER = """([id, value]) => {
+    const input = document.querySelector(`#${id} input[type=range]`);
+    Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, 'value').set.call(input, String(value));
+    input.dispatchEvent(new Event('input', {bubbles: true}));
+    input.dispatchEvent(new Event('change', {bubbles: true}));
+}"""
+
+
+def set_slider(page, elem_id: str, value: float) -> None:
+    """Set the slider `#elem_id` to `value` as a drag would (its input and change events fire)."""
+    page.evaluate(_SET_SLIDER, [elem_id, value])
+
+
 def _move_slider(page, elem_id: str, value: int, expected_title: str) -> float:
     """Set a slider as a drag would (value + input/change events) and wait, inside the page, until the one-head
     heatmap's title becomes `expected_title`. Returns the milliseconds from the input event to the new title."""

@@ -10,14 +10,16 @@ import pytest
 
 from checks import UserError
 from limits import LINK_CHARS, MAX_PROMPT_CHARS
-from store.view_link import View, Vocabulary, fit_to_model, from_query, to_query
+from store.view_link import View, Vocabulary, fit_to_input, fit_to_model, from_query, to_query
 
 VOCAB = Vocabulary(checkpoints=("reverse", "translate-en-es", "gpt2 (pretrained)"),
                    tabs=("generate", "attention", "positional", "train", "model"),
                    sections=("qk", "rollout", "lens", "two", "patch"), scores=("entropy", "anti-diagonal", "induction"))
 FULL = View(tab="attention", ckpt="translate-en-es", text="The disciples were filled with joy & the Holy Spirit?#",
-            target="Y los discípulos estaban llenos de gozo, y del Espíritu Santo.", kind="cross", layer=2, head=3,
-            cells="value-weighted norms", words=True, score="anti-diagonal", sections=("qk", "lens"))
+            target="Y los discípulos estaban llenos de gozo, y del Espíritu Santo.",
+            text_b="The disciples were filled with sorrow & the Holy Spirit?#", kind="cross", layer=2, head=3,
+            cells="value-weighted norms", words=True, score="anti-diagonal", query=7, lens_position=0,
+            sections=("qk", "lens", "two", "patch"))
 
 
 def opened(query: str) -> tuple[View, list[str]]:
@@ -32,6 +34,8 @@ def opened(query: str) -> tuple[View, list[str]]:
     View(tab="attention", ckpt="gpt2 (pretrained)", text="a+b=c; 100% sure/not?\n\tnext line 日本語 🙂 %20 &amp;"),
     View(tab="positional"),
     View(tab="attention", ckpt="reverse", text="x" * MAX_PROMPT_CHARS),
+    View(tab="attention", ckpt="reverse", text="attention", text_b="attentive\n日本語 🙂 %20&b=1", query=0,
+         lens_position=12, sections=("two",)),
 ])
 def test_a_view_comes_back_from_its_link_unchanged(view):
     query = to_query(view, VOCAB)
@@ -61,6 +65,12 @@ def test_a_model_trained_in_a_browser_has_no_link():
     (View(tab="attention", ckpt="reverse", text="ok", kind="cross", layer=-1, head=0), "whole numbers from 0"),
     (View(tab="attention", ckpt="reverse", text="ok", score="beauty"), "score must be one of"),
     (View(tab="attention", sections=("qk", "secret")), "sections must be among"),
+    (View(tab="attention", ckpt="reverse", text="ok", text_b=""), "second input.*empty"),
+    (View(tab="attention", ckpt="reverse", text="ok", query=-1), "query row must be a whole number"),
+    (View(tab="attention", ckpt="reverse", text="ok", lens_position=True), "lens position must be a whole number"),
+    (View(tab="attention", ckpt="reverse", text="ok", lens_position=1.0), "lens position must be a whole number"),
+    (View(tab="attention", ckpt="reverse", text="ok", text_b="é" * MAX_PROMPT_CHARS, target="ñ" * MAX_PROMPT_CHARS),
+     f"longer than {LINK_CHARS:,}"),
     (View(tab="attention", ckpt="reverse", text="é" * MAX_PROMPT_CHARS, target="ñ" * MAX_PROMPT_CHARS),
      f"longer than {LINK_CHARS:,}"),
 ])
@@ -69,15 +79,23 @@ def test_a_view_a_link_cannot_carry_is_refused_in_words(view, says):
         to_query(view, VOCAB)
 
 
-BASE = "?tab=attention&ckpt=reverse&text=attention&kind=cross&layer=1&head=2&cells=weights&words=0&score=entropy"
+BASE = ("?tab=attention&ckpt=reverse&text=attention&text_b=attentive&kind=cross&layer=1&head=2&cells=weights&words=0"
+        "&score=entropy&query=3&lens_position=4&open=two,lens")
 GOOD = opened(BASE)[0]
 
 
 @pytest.mark.parametrize("change, part, kept", [
-    ({"ckpt": "/etc/passwd"}, "checkpoint '/etc/passwd'", dict(ckpt=None, text=None, kind=None, layer=None, head=None)),
-    ({"ckpt": "my reverse model #1"}, "stays with the browser that trained it", dict(ckpt=None, text=None, kind=None,
-                                                                                   layer=None, head=None)),
-    ({"text": "x" * (MAX_PROMPT_CHARS + 1)}, "input", dict(text=None)),
+    ({"ckpt": "/etc/passwd"}, "checkpoint '/etc/passwd'", dict(ckpt=None, text=None, text_b=None, kind=None,
+                                                               layer=None, head=None, query=None, lens_position=None)),
+    ({"ckpt": "my reverse model #1"}, "stays with the browser that trained it",
+     dict(ckpt=None, text=None, text_b=None, kind=None, layer=None, head=None, query=None, lens_position=None)),
+    ({"text": "x" * (MAX_PROMPT_CHARS + 1)}, "input", dict(text=None, text_b=None, query=None, lens_position=None)),
+    ({"text_b": "x" * (MAX_PROMPT_CHARS + 1)}, "second input", dict(text_b=None)),
+    ({"text_b": "/etc/passwd"}, None, dict(text_b="/etc/passwd")),  # text, compared as typed: never a path read
+    ({"query": "3.0"}, "query row '3.0'", dict(query=None)),
+    ({"query": "٣"}, "query row", dict(query=None)),
+    ({"lens_position": "-1"}, "lens position '-1'", dict(lens_position=None)),
+    ({"lens_position": "12345"}, "lens position", dict(lens_position=None)),
     ({"text": "ok", "target": "y" * (MAX_PROMPT_CHARS + 1)}, "target", dict(text="ok")),
     ({"tab": "admin"}, "tab 'admin'", dict(tab=None)),
     ({"kind": "self"}, "kind 'self'", dict(kind=None, layer=None, head=None)),
@@ -102,8 +120,11 @@ def test_each_bad_field_of_a_link_is_ignored_alone_and_said(change, part, kept):
         else:
             params[key] = value
     view, ignored = from_query(params, VOCAB)
-    assert len(ignored) == 1 and part in ignored[0], ignored
-    assert ignored[0].endswith(".")
+    if part is None:
+        assert ignored == []
+    else:
+        assert len(ignored) == 1 and part in ignored[0], ignored
+        assert ignored[0].endswith(".")
     expected = {**GOOD.__dict__, **kept}
     assert view.__dict__ == expected
 
@@ -140,3 +161,16 @@ def test_the_head_is_checked_against_the_model(view, shapes, kept, says):
     fitted, ignored = fit_to_model(view, shapes)
     assert fitted == kept
     assert (ignored == []) if says is None else (len(ignored) == 1 and says in ignored[0]), ignored
+
+
+@pytest.mark.parametrize("rows, positions, kept, says", [
+    (4, 5, dict(query=3, lens_position=4), []),
+    (3, 5, dict(query=None, lens_position=4), ["query row 3 was ignored: this input has 3 rows (0 to 2)"]),
+    (9, 2, dict(query=3, lens_position=None), ["lens position 4 was ignored: this input has 2 positions (0 to 1)"]),
+])
+def test_the_query_row_and_lens_position_are_checked_against_the_input(rows, positions, kept, says):
+    """Oracle: the input's own counts (the heatmap's rows, the lens's columns), known once it is computed; a row
+    past them is left out (the section opens where it would) and said, the rest of the view kept."""
+    fitted, ignored = fit_to_input(GOOD, rows, positions)
+    assert fitted.__dict__ == {**GOOD.__dict__, **kept}
+    assert len(ignored) == len(says) and all(s in i for s, i in zip(says, ignored)), ignored
