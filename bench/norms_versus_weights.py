@@ -22,7 +22,7 @@ import torch  # noqa: E402
 from transformer import load_checkpoint  # noqa: E402
 from transformer.interpretability.probe import record_attention  # noqa: E402
 from transformer.interpretability.value_norms import value_weighted_norms  # noqa: E402
-from transformer.interpretability.views import displayed_pattern, moved_share  # noqa: E402
+from transformer.interpretability.views import displayed_pattern, most_moved_head, moved_share  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 ACTS_13_52 = ("The disciples were filled with joy and with the Holy Spirit.",
@@ -43,20 +43,24 @@ DEMO_HEADS = [("shakespeare-char", 0, "decoder self", 0, 0), ("induction", 0, "d
 
 
 def measure() -> list[dict]:
-    """One row per checkpoint, input, kind, layer and head."""
+    """One row per checkpoint, input, kind, layer and head; `picked` on the head of each input that
+    transformer.interpretability.views.most_moved_head picks (the largest moved share over its kinds)."""
     rows = []
     for name, inputs in INPUTS.items():
         model, tok, _ = load_checkpoint(ROOT / "checkpoints" / name, device="cpu")
         for i, (text, target) in enumerate(inputs):
             record = record_attention(model, tok, text, target or None)
+            by_kind = {kind: value_weighted_norms(model, record, kind) for kind in record.patterns}
+            picked = most_moved_head(record.patterns, by_kind)[:3]  # what a demo of the norms switch opens
             for kind, pattern in record.patterns.items():
-                norms = displayed_pattern(pattern, value_weighted_norms(model, record, kind))
+                norms = displayed_pattern(pattern, by_kind[kind])
                 moved = moved_share(pattern, norms)  # (L, H)
                 rows_ = torch.as_tensor(pattern.query_text, dtype=torch.long)
                 cell = (pattern.weights[:, :, rows_] - norms.weights[:, :, rows_]).abs().amax((-2, -1))  # (L, H)
                 L, H = moved.shape
                 rows += [dict(checkpoint=name, input=i, text=text, kind=kind, layer=layer, head=head,
-                              moved=float(moved[layer, head]), cell=float(cell[layer, head]))
+                              moved=float(moved[layer, head]), cell=float(cell[layer, head]),
+                              picked=(kind, layer, head) == picked)
                          for layer in range(L) for head in range(H)]
     return rows
 
@@ -79,6 +83,8 @@ def main() -> None:
     print(f"\nMost different per checkpoint:\n{header}")
     for name in INPUTS:
         print(_line(max((r for r in rows if r["checkpoint"] == name), key=lambda r: r["moved"])))
+    print(f"\nThe head the demo 'Weights or what moves' opens (most_moved_head of Acts 13:52):\n{header}")
+    print(_line(next(r for r in rows if r["checkpoint"] == "translate-en-es" and r["input"] == 0 and r["picked"])))
     print(f"\nThe heads the issue measured (its demo inputs):\n{header}")
     for name, i, kind, layer, head in DEMO_HEADS:
         print(_line(next(r for r in rows if (r["checkpoint"], r["input"], r["kind"], r["layer"], r["head"])

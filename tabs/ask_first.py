@@ -38,6 +38,12 @@ def top_cells(cells: Cells, n: int) -> tuple[str, ...]:
     return tuple(f"{cells.rows[i]}.{cells.columns[j]}" for i, j in zip(*np.unravel_index(order, cells.z.shape)))
 
 
+def column_mean(cells: Cells, label: str) -> float:
+    """The mean share of the column labelled `label` over the other tokens' rows (its own row left out)."""
+    column = cells.columns.index(label)
+    return float(np.nanmean(cells.z[[i for i, row in enumerate(cells.rows) if row != label], column]))
+
+
 def looks_ahead(cells: Cells) -> bool:
     """Whether any row of a self-attention map puts weight on a later column (right of the diagonal)."""
     return bool(np.any(np.triu(np.nan_to_num(cells.z), 1) > 0))

@@ -1,7 +1,8 @@
 """One-click demos for a class: each sets the checkpoint, the input and the view, and says what to look for.
 
-The head a demo opens is the one that scores best on the demo's score (tabs.attention.page.focus_head), never a
-hard-coded layer and head, so a retrained checkpoint still opens on the right head.
+The head a demo opens is the one that scores best on the demo's score (tabs.attention.page.focus_head), or for a
+demo of the value-weighted norms the one where they look most unlike the weights (demo_focus), never a hard-coded
+layer and head, so a retrained checkpoint still opens on the right head.
 """
 from __future__ import annotations
 
@@ -13,8 +14,10 @@ from transformer.heads import AttentionKind
 from transformer.interpretability.patching_demos import TRANSLATION_EXAMPLES, induction_texts
 
 from store.catalogue import fixed_choices
-from tabs.ask_first import Question, ask_first_row, looks_ahead, most_common_offset, sign_changes, top_cells
+from tabs.ask_first import (Question, ask_first_row, column_mean, looks_ahead, most_common_offset, sign_changes,
+                            top_cells)
 from tabs.attention.translation_view import GOLD_SCORE
+from tabs.attention.views import SHOW
 from tabs.train.request import HYPER_PARAMETERS
 
 
@@ -27,6 +30,7 @@ class Demo:
     text: str = ""
     target: str = ""  # seq2seq: the target the decoder reads ("" = the model's own output)
     words: bool = False  # open the heatmaps in words (subword tokens merged)
+    show: str = SHOW[0]  # what the heatmap's cells show ("Cells show"): the weights or the value-weighted norms
     kind: str | None = None  # attention kind to open
     score: str | None = None  # the overview colour, and the score that picks the head
     task: str | None = None  # Train tab: the task to train on
@@ -49,6 +53,8 @@ REVERSE_LIVE = {"layers": 1, "heads": 4, "d_model": 64, "lr": 1e-2, "steps": 300
 
 INDUCTION_CLEAN, INDUCTION_CORRUPTED = induction_texts()  # 20 random characters, then the same again
 _, VERSE, VERSE_CHANGED = next(e for e in TRANSLATION_EXAMPLES if e[0] == "Gen.24.26")
+ACTS_13_52 = ("The disciples were filled with joy and with the Holy Spirit.",  # held out of training, and its
+              "Y los discípulos estaban llenos de gozo, y del Espíritu Santo.")  # reference Spanish
 IOI_CLEAN = "When Mary and John went to the store, John gave a drink to"
 IOI_CORRUPTED = "When Mary and John went to the store, Mary gave a drink to"
 PATCHING_DEMOS = [
@@ -87,6 +93,24 @@ PATCHING_DEMOS = [
          missing="GPT-2's weights are not in this machine's Hugging Face cache. `python -m transformer.pretrained "
                  "gpt2` downloads GPT-2 small (124 M parameters, about 550 MB); restart the app and this demo runs."),
 ]
+
+# Last in the row: at 1280 px its two lines are full up to "IOI in GPT-2", and this one fits after it (a button
+# anywhere before would start a third line and push the heatmap below the fold: tests/browser/test_layout.py)
+NORMS_DEMO = Demo(
+    "Weights or what moves", "attention",
+    "The cells show the **value-weighted norms**, each key's share of what the head adds to the output, ‖α·f(x)‖ "
+    "(Kobayashi et al. 2020), on the head of this verse where they differ most from the weights: **decoder "
+    "self-attention, layer 2, head 2**. `<s>` holds 45% of each Spanish token's weight but adds only 28% of what the "
+    "head moves: the `<s>` column fades. Switch **Cells show** to compare; on most heads the two agree, and the "
+    "caption says so.",
+    ckpt="translate-en-es", text=ACTS_13_52[0], target=ACTS_13_52[1], kind=AttentionKind.DECODER_SELF.value,
+    score="entropy", show=SHOW[1],
+    question=Question("In the weights, this head puts 45% of each Spanish token's attention on `<s>`, the start "
+                      "token. Counted by what each key actually adds to the output (the value-weighted norms), will "
+                      "`<s>` keep about 45%, more, or less?",
+                      "**Less: 28%**, on average over the Spanish tokens. The head looks at `<s>`, but `<s>`'s value "
+                      "vector is small, so it moves little: its column fades.",
+                      lambda cells: round(column_mean(cells, "<s>"), 2), 0.28))
 
 DEMOS = [
     Demo("Reading backwards", "attention",
@@ -140,7 +164,8 @@ DEMOS = [
          "that aligns it best (AER in the title); circles are the gold links (same Strong's number). Word order: "
          "*Holy Spirit* becomes *Espíritu Santo*, so the weights cross, and *Spirit* is read by two Spanish words, "
          "*del Espíritu*.",
-         ckpt="translate-en-es", text='The disciples were filled with joy and with the Holy Spirit.', target='Y los discípulos estaban llenos de gozo, y del Espíritu Santo.', kind=AttentionKind.CROSS.value, score=GOLD_SCORE, words=True,
+         ckpt="translate-en-es", text=ACTS_13_52[0], target=ACTS_13_52[1], kind=AttentionKind.CROSS.value,
+         score=GOLD_SCORE, words=True,
          question=Question("The model writes the Spanish one word at a time, reading the English as it goes. "
                            "Which English word will the Spanish word *llenos* read most?",
                            "***filled***, almost all of its weight: *llenos* is its translation. Cross-attention "
@@ -165,7 +190,7 @@ DEMOS = [
          "A 2-layer model learns random letters that repeat, live (2-4 minutes on 2 CPU cores). The **loss** stays "
          "flat, then falls by half within a few hundred steps, exactly when the **induction score** below jumps (the "
          "shaded window): the previous-token and induction heads form together (Olsson et al. 2022).", watch=True),
-] + PATCHING_DEMOS
+] + PATCHING_DEMOS + [NORMS_DEMO]
 
 
 def available_demos() -> list[Demo]:
@@ -181,8 +206,9 @@ def runs(demo: Demo) -> bool:
 
 def apply_demo(label: str, ckpt: str):
     """Updates for: tabs, checkpoint, attention input, target, focus, score, explanation, Train source and task, the
-    words switch, the Attention tab's record and figures, the Train tab's hyper-parameters (HYPER_PARAMETERS) and
-    the patching section (PATCH_OUTPUTS); a demo whose checkpoint is not here only says how to get it.
+    words and "Cells show" switches, the Attention tab's record and figures, the Train tab's hyper-parameters
+    (HYPER_PARAMETERS) and the patching section (PATCH_OUTPUTS); a demo whose checkpoint is not here only says how to
+    get it.
     An attention demo clears the record and the figures in the same update that shows its explanation, so the
     previous input's heads are never seen under the new explanation (the Attention tab shows its progress on the
     empty heatmap until the demo's head is drawn).
@@ -192,16 +218,24 @@ def apply_demo(label: str, ckpt: str):
         raise gr.Error(f"unknown demo {str(label)[:40]!r}")
     if not runs(demo):
         return (gr.update(),) * 6 + (f"**{demo.label}.** {demo.missing}",) + (gr.update(),) * (
-            3 + len(FIGURE_OUTPUTS) + len(HYPER_PARAMETERS) + len(PATCH_OUTPUTS))
+            4 + len(FIGURE_OUTPUTS) + len(HYPER_PARAMETERS) + len(PATCH_OUTPUTS))
     ckpt = demo.ckpt or ckpt
-    focus = (ckpt, demo.kind, demo.score) if demo.kind else None
+    focus = demo_focus(demo) if demo.kind else None
     keep = gr.update()
     cleared = (None,) * len(FIGURE_OUTPUTS) if demo.kind else (keep,) * len(FIGURE_OUTPUTS)
     recipe = tuple(demo.recipe[k] for k in HYPER_PARAMETERS) if demo.recipe else (keep,) * len(HYPER_PARAMETERS)
     return (gr.Tabs(selected=demo.tab), ckpt, demo.text or keep, demo.target if demo.text else keep, focus,
             demo.score or keep, f"**{demo.label}.** {demo.explain}",
-            "task" if demo.task else keep, demo.task or keep, demo.words if demo.kind else keep) + cleared + recipe \
+            "task" if demo.task else keep, demo.task or keep, demo.words if demo.kind else keep,
+            demo.show if demo.kind else keep) + cleared + recipe \
         + patch_updates(demo)
+
+
+def demo_focus(demo: Demo) -> tuple:
+    """What the Attention tab opens an attention demo on (tabs.attention.page.compute_attention): (checkpoint, kind,
+    score), the head that scores best on it; a demo of the value-weighted norms adds the view, and opens the head of
+    its input where they look most unlike the weights (tabs.attention.views.norms_focus)."""
+    return (demo.ckpt, demo.kind, demo.score) + ((demo.show,) if demo.show != SHOW[0] else ())
 
 
 PATCH_OUTPUTS = ("text_b", "section", "shown", "answer", "other", "position")  # what a patching demo sets
@@ -232,8 +266,9 @@ def demo_buttons():
 def wire_demos(buttons, explain, tabs, ckpt, attention: dict, train: dict):
     """Each button sets the checkpoint, input and view of its demo; attention demos then compute the heatmap."""
     outputs = [tabs, ckpt, attention["text"], attention["target"], attention["focus"], attention["score"], explain,
-               train["source"], train["task"], attention["words"]] + [attention[name] for name in FIGURE_OUTPUTS] + \
-        train["hyper"] + [attention["text_b"]] + [attention["patch"][name] for name in PATCH_OUTPUTS[1:]]
+               train["source"], train["task"], attention["words"], attention["cells"]] + \
+        [attention[name] for name in FIGURE_OUTPUTS] + train["hyper"] + [attention["text_b"]] + \
+        [attention["patch"][name] for name in PATCH_OUTPUTS[1:]]
     for button, d in zip(buttons, available_demos()):
         event = button.click(apply_demo, [gr.State(d.label), ckpt], outputs, api_visibility="private",
                              queue=False)

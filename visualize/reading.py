@@ -7,6 +7,7 @@ cell is None (NaN here).
 from __future__ import annotations
 
 import base64
+import html
 import json
 from dataclasses import dataclass
 
@@ -41,11 +42,12 @@ def as_array(values) -> np.ndarray:
 
 
 def _labels(axis: dict, n: int) -> list[str]:
-    """The label of each of n positions 0..n-1 on an axis drawn at integer positions with tick text."""
+    """The label of each of n positions 0..n-1 on an axis drawn at integer positions with tick text, as it reads on
+    screen (`&lt;s&gt;` is `<s>`)."""
     values, text = axis.get("tickvals"), axis.get("ticktext")
     if values is None or text is None:
         return [str(i) for i in range(n)]
-    by_position = dict(zip(as_array([values])[0].astype(int).tolist(), text))
+    by_position = dict(zip(as_array([values])[0].astype(int).tolist(), map(html.unescape, text)))
     return [str(by_position.get(i, i)) for i in range(n)]
 
 

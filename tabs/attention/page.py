@@ -26,7 +26,7 @@ from tabs.attention.patching import build_patching
 from tabs.attention.record import attention_record
 from tabs.attention.translation_view import GOLD_SCORE, gold_scores, with_gold
 from tabs.attention.two_inputs import build_two_inputs
-from tabs.attention.views import NORMS_EXPLAINED, SHOW, draw_caption, view_pattern, view_title
+from tabs.attention.views import NORMS_EXPLAINED, SHOW, draw_caption, norms_focus, view_pattern, view_title
 from tabs.figure_export import figure
 from widgets.controls import Radio, index_control, index_slider, only_one
 from widgets.errors import handler
@@ -38,7 +38,8 @@ SCORES = ["entropy", "mean distance", "diagonal", "anti-diagonal", "previous tok
 
 def focus_head(record, focus) -> tuple[str, int, int]:
     """(kind, layer, head) to open on: with `focus` = (kind, score) from a demo, the head that scores best on it;
-    with (kind, score, layer, head) from a link (store.view_link, checked against the model), that head;
+    with (kind, score, layer, head) from a link (store.view_link, checked against the model) or a demo of the
+    value-weighted norms (tabs.attention.views.norms_focus), that head;
     otherwise cross-attention when there is one, on its sharpest (lowest-entropy) head."""
     kind, score, *at = focus if focus else (None, None)
     kind = kind if kind in record.patterns else (AttentionKind.CROSS if AttentionKind.CROSS in record.patterns else record.kinds[0])
@@ -80,7 +81,8 @@ def compute_attention(ckpt, text, target, focus=None, request: gr.Request = None
     target it read are kept beside it (the link to the view is made of them, tabs.attention.link); the second
     input's record (tabs.attention.two_inputs), read by the previous input's model and target, is let go."""
     record = attention_record(ckpt, text, target, browser_key(request))
-    kind, layer, head = focus_head(record, focus[1:] if isinstance(focus, tuple) and focus[0] == ckpt else None)
+    focus = norms_focus(record, focus[1:], ckpt, request) if isinstance(focus, tuple) and focus[0] == ckpt else None
+    kind, layer, head = focus_head(record, focus)
     H = record.patterns[kind].shape[1]
     T = len(record.patterns[kind].query_tokens)
     labels = [HeadId(kind, layer, head).label for layer in range(max(p.shape[0] for p in record.patterns.values()))

@@ -6,7 +6,7 @@ from __future__ import annotations
 import gradio as gr
 
 from transformer.interpretability.value_norms import ValueNorms, value_weighted_norms
-from transformer.interpretability.views import SHOW, describe_view, displayed_pattern
+from transformer.interpretability.views import SHOW, describe_view, displayed_pattern, most_moved_head
 
 from checks import UserError, check_choice, check_index
 from limits import VIEWS_KEPT
@@ -22,7 +22,7 @@ NORMS_EXPLAINED = ("**Weights or what moves.** A weight α says where a head loo
                    "shown as each key's share of its row. A head can put most of its weight on `<s>`, `</s>` or "
                    "\".\" and move almost nothing there: switch to the norms and that column fades. The caption "
                    "says how much the norms move, or that the two agree (they do on a head that looks at one key "
-                   "a row: try the translation demo's decoder self-attention, layer 2, head 2, where `<s>` fades). "
+                   "a row); the demo *Weights or what moves* opens the head where they differ most. "
                    "**Words** merges subword tokens into words (weights summed over a word's keys, averaged over "
                    "its queries).")
 
@@ -55,11 +55,31 @@ def view_parts(record, kind, show, words, made_by, request=None):
     show = check_choice(show if show is not None else SHOW[0], "show", SHOW)
     if words is not None and not isinstance(words, bool):
         raise UserError(f"words must be true or false, got {str(words)[:20]!r}")
-    norms = None
-    if show != SHOW[0]:
-        source = model_ref(made_by, browser_key(request))
-        norms = VIEWS.get(record, ("norms", pattern.kind), lambda: norms_on_gpu(source, record, pattern.kind))
+    norms = kind_norms(record, pattern.kind, made_by, request) if show != SHOW[0] else None
     return pattern, norms, bool(words)
+
+
+def kind_norms(record, kind: str, made_by, request=None) -> ValueNorms:
+    """The value-weighted norms of `kind` of the record (one forward pass of `made_by`'s model), kept in VIEWS."""
+    source = model_ref(made_by, browser_key(request))
+    return VIEWS.get(record, ("norms", kind), lambda: norms_on_gpu(source, record, kind))
+
+
+def most_moved(record, made_by, request=None) -> tuple[str, int, int]:
+    """(kind, layer, head) of the record where the value-weighted norms look most unlike the weights, over every
+    kind (transformer.interpretability.views.most_moved_head): the head a demo of the norms switch opens."""
+    norms = {kind: kind_norms(record, kind, made_by, request) for kind in record.patterns}
+    return most_moved_head(record.patterns, norms)[:3]
+
+
+def norms_focus(record, focus, made_by, request=None):
+    """A demo's `focus` (kind, score[, show]) as tabs.attention.page.focus_head takes it: a demo that opens in the
+    value-weighted norms (show) opens on the head where they look most unlike the weights (most_moved), as
+    (kind, score, layer, head); any other focus is returned as it is."""
+    if not focus or tuple(focus[2:]) != (SHOW[1],):
+        return focus
+    kind, layer, head = most_moved(record, made_by, request)
+    return kind, focus[1], layer, head
 
 
 def view_pattern(record, kind, show, words, made_by, request=None):

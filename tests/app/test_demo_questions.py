@@ -1,6 +1,7 @@
 """Predict, then reveal (issue 29, "what teachers ask"): every question a demo asks is true of the figure the class
 is then shown. Oracle: the figure itself, computed afresh as the page gets it (the same handlers, the demo's
-checkpoint, input, view and head) and read back as a viewer reads it (visualize.reading: its cells and labels)."""
+checkpoint, input, head and view: weights or value-weighted norms, tokens or words) and read back as a viewer reads
+it (visualize.reading: its cells and labels)."""
 from __future__ import annotations
 
 import json
@@ -11,7 +12,7 @@ from tabs.attention.page import compute_attention, draw_view
 from tabs.attention.patching import draw_patching
 from tabs.attention.two_inputs import compare_inputs
 from store.catalogue import SHIPPED
-from tabs.demos import DEMOS
+from tabs.demos import DEMOS, demo_focus
 from tabs.positional import draw_positional
 from tests.conftest import page_call
 from visualize.reading import heatmap_cells
@@ -25,12 +26,11 @@ def revealed_figure(demo) -> str:
     request = page_call("questions")
     if demo.question.figure == "pe-matrix":
         return draw_positional(*PE_DEFAULTS, "reverse", request=request)[0].to_json()
-    *_, view, record = compute_attention(demo.ckpt, demo.text, demo.target, (demo.ckpt, demo.kind, demo.score),
-                                         request=request)
+    *_, view, record = compute_attention(demo.ckpt, demo.text, demo.target, demo_focus(demo), request=request)
     if demo.question.figure == "patch-heads":  # the second input's record, then the patching section's grids
         record_b = compare_inputs(demo.ckpt, record, demo.text_b, request=request)
         return draw_patching(demo.ckpt, record, record_b, *view, *demo.answers, -1, request=request)[2].to_json()
-    one = draw_view(record, view, demo.score, "weights", demo.words, demo.ckpt, None, request=request)[0]
+    one = draw_view(record, view, demo.score, demo.show, demo.words, demo.ckpt, None, request=request)[0]
     return one.plot
 
 

@@ -93,7 +93,7 @@ def test_no_text_of_any_figure_overlaps(open_at, width):
 
 
 ATTENTION_DEMOS = ["Reading backwards", "The causal mask", "Previous-token head", "Induction head",
-                   "Who reads whom: translation"]
+                   "Who reads whom: translation", "Weights or what moves"]
 
 
 def _after_demo(page, label: str) -> dict:

@@ -94,3 +94,25 @@ def test_without_a_cached_marian_the_demo_says_how_to_get_one(lab, monkeypatch):
     page.wait_for_function("() => ((document.querySelector('#att-beside-ours .gtitle') || {}).textContent || '')"
                            ".startsWith('cross attention in words')")
     assert page.locator("#att-beside-marian .main-svg").count() == 0  # no map without the weights
+
+
+def test_the_norms_demo_shows_the_norms_of_the_head_where_they_differ_most(lab):
+    """Issue 29 item 12: one click on "Weights or what moves" switches "Cells show" to the value-weighted norms
+    and draws them on the head of its verse where they differ most from the weights (recomputed here:
+    tabs.attention.views.most_moved over every kind, the library's max of moved_share), with the caption saying how
+    much the norms move. Before, the norms switch had no demo (tests/app/test_norms_demo.py checks the cells)."""
+    from tabs.attention.record import _shipped_record
+    from tabs.attention.views import SHOW, most_moved
+    from tabs.demos import available_demos
+
+    demo = next(d for d in available_demos() if d.label == "Weights or what moves")
+    kind, layer, head = most_moved(_shipped_record(demo.ckpt, demo.text, demo.target), demo.ckpt)
+    page = lab.page
+    tour.click_demo(page, demo.label)
+    page.locator("#demo-explain", has_text=demo.label).wait_for()
+    expected = f"{kind} value-weighted norms, layer {layer}, head {head}"
+    page.wait_for_function("t => ((document.querySelector('#att-one .gtitle') || {}).textContent || '') === t",
+                           arg=expected, timeout=30_000)
+    assert page.locator("#att-cells input:checked").input_value() == SHOW[1]
+    page.locator("#att-caption", has_text=f"Layer {layer}, head {head}").wait_for()
+    assert "the norms move" in page.locator("#att-caption").text_content()

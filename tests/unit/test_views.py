@@ -8,7 +8,7 @@ import torch
 from transformer import Transformer, TransformerConfig
 from transformer.interpretability.probe import record_ids
 from transformer.interpretability.value_norms import value_weighted_norms
-from transformer.interpretability.views import displayed_pattern, pattern_in_words
+from transformer.interpretability.views import displayed_pattern, most_moved_head, moved_share, pattern_in_words
 from transformer.interpretability.words import merge_to_words, word_spans
 from transformer.tokenization import CharTokenizer
 
@@ -56,3 +56,17 @@ def test_norms_view_shows_the_shares(seq2seq):
                           pattern_in_words(shown).weights)
     with pytest.raises(ValueError, match="do not belong"):
         displayed_pattern(record.patterns["cross"], norms)
+
+
+def test_most_moved_head_is_the_maximum_of_moved_share_over_every_kind(seq2seq):
+    """Oracle: moved_share of the weights and the norms' shares, head by head, over the three kinds of a random
+    seq2seq model; no norms at all is refused."""
+    model, record = seq2seq
+    norms = {kind: value_weighted_norms(model, record, kind) for kind in record.patterns}
+    moved = {(kind, layer, head): float(m[layer, head]) for kind, p in record.patterns.items()
+             for m in [moved_share(p, displayed_pattern(p, norms[kind]))]
+             for layer in range(m.shape[0]) for head in range(m.shape[1])}
+    best = max(moved, key=moved.get)
+    assert most_moved_head(record.patterns, norms) == (*best, moved[best]) and len(moved) == 6
+    with pytest.raises(ValueError, match="no value norms"):
+        most_moved_head(record.patterns, {})

@@ -2,7 +2,8 @@
 
 `displayed_pattern` is the one place that turns a recorded AttentionPattern into the pattern a view draws and
 scores, so the heatmaps, the head captions and the overview of one view always agree; `describe_view` is the
-caption of a head in a view, `moved_share` how far the value-weighted norms are from the weights.
+caption of a head in a view, `moved_share` how far the value-weighted norms are from the weights, `most_moved_head`
+the head where they are farthest.
 """
 from __future__ import annotations
 
@@ -56,6 +57,22 @@ def moved_share(a: AttentionPattern, b: AttentionPattern) -> Tensor:
         return torch.zeros(a.weights.shape[:2])
     diff = (a.weights[:, :, rows].float() - b.weights[:, :, rows].float()).abs()  # (L, H, rows, S)
     return 0.5 * diff.sum(-1).mean(-1)  # (L, H)
+
+
+def most_moved_head(patterns: dict[str, AttentionPattern], norms: dict[str, ValueNorms]
+                    ) -> tuple[str, int, int, float]:
+    """(kind, layer, head, share): the head, over every kind in `norms` (each of the pattern of its kind in
+    `patterns`, from the same forward pass), whose value-weighted norms move the largest share of its rows'
+    attention away from its weights (moved_share, in tokens): where the norms look most unlike the weights."""
+    if not norms:
+        raise ValueError("no value norms to compare with the weights")
+    best = None
+    for kind, kind_norms in norms.items():
+        moved = moved_share(patterns[kind], displayed_pattern(patterns[kind], kind_norms))  # (L, H)
+        layer, head = divmod(int(moved.argmax()), moved.shape[1])
+        if best is None or float(moved[layer, head]) > best[3]:
+            best = (kind, layer, head, float(moved[layer, head]))
+    return best
 
 
 def _norms_clause(weights: AttentionPattern, shown: AttentionPattern, layer: int, head: int) -> str:
