@@ -94,3 +94,6 @@ def test_norms_caption_says_when_norms_and_weights_agree_and_where_they_differ(t
     assert moved > 3 * AGREE_BELOW
     differ = describe_view(pattern, 2, 2, norms).sentence
     assert f"the norms move {moved:.0%} of each row's attention: '<s>' gets" in differ and "agree" not in differ
+    # what the cells show is named: the role or strongest pattern is read on the norms, not called a weight
+    head_part = differ.split("; the norms move")[0]
+    assert head_part.startswith("read on the norms, ") and "weight" not in head_part, head_part

@@ -83,10 +83,12 @@ def _meaningful(pattern: AttentionPattern, layer: int, head: int) -> dict[str, f
     return {name: float(table[layer, head]) for name, table in pattern.scores().items() if name in names}
 
 
-def describe_head(pattern: AttentionPattern, layer: int, head: int, unit: str = "token") -> HeadCaption:
+def describe_head(pattern: AttentionPattern, layer: int, head: int, unit: str = "token",
+                  measure: str = "weight") -> HeadCaption:
     """The caption of head (layer, head) of `pattern`, from its scores on this input, which are of `unit`s
     ("token", or "word" for a pattern merged into words): only scores that mean something for the pattern's kind,
-    and none when the input has fewer than two text positions on either axis (nothing to compare)."""
+    and none when the input has fewer than two text positions on either axis (nothing to compare). `measure` names
+    what a cell of `pattern` is ("weight", or "share of the norms" for the value-weighted norms' view)."""
     L, H = pattern.shape
     if not (0 <= layer < L and 0 <= head < H):
         raise ValueError(f"layer {layer}, head {head}: this pattern has {L} layers and {H} heads")
@@ -115,6 +117,6 @@ def describe_head(pattern: AttentionPattern, layer: int, head: int, unit: str = 
     if even >= UNIFORM_THRESHOLD:
         return HeadCaption("uniform", "evenness", even, f"uniform head: its attention is spread almost evenly over "
                                                         f"the {unit}s each may see ({even:.0%} of the most entropy)")
-    label = f"weight on {where}, {token!r}" if name == "one key" else f"{name.replace('token', unit)} score"
+    label = f"{measure} on {where}, {token!r}" if name == "one key" else f"{name.replace('token', unit)} score"
     return HeadCaption(None, name, best, f"no clear role: its strongest pattern, the {label}, is {best:.0%}, "
                                          f"below the {ROLE_THRESHOLD:.0%} a role needs")

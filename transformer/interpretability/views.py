@@ -98,10 +98,11 @@ def describe_view(pattern: AttentionPattern, layer: int, head: int, norms: Value
     `norms`, whether the norms agree with the weights on this head. `display` is displayed_pattern, or a caller's
     memo of it (the app computes each view of a record once)."""
     shown = display(pattern, norms, words)
-    caption = describe_head(shown, layer, head, unit="word" if words else "token")
-    sentence = caption.sentence
+    measure = "weight" if norms is None else "share of the norms"
+    caption = describe_head(shown, layer, head, unit="word" if words else "token", measure=measure)
+    sentence = caption.sentence if norms is None else f"read on the norms, {caption.sentence}"
     if words and caption.score_name:
-        in_tokens = describe_head(display(pattern, norms, False), layer, head)
+        in_tokens = describe_head(display(pattern, norms, False), layer, head, measure=measure)
         if in_tokens.role is not None and in_tokens.role != caption.role:
             sentence += f"; in tokens, {in_tokens.sentence}"
     if norms is not None and caption.score_name:
