@@ -81,11 +81,19 @@ BROWSERS_REMEMBERED = 4096  # browsers remembered without any model (counters, e
 SESSIONS = 256  # sessions whose state gradio keeps (~0.4 MB each: its copy of the page's config), least recently
 #                used out first; gradio's default, 10,000, let invented session ids hold about 4 GB
 EXPORTS_KEPT = 32  # exported checkpoints kept on disk, the oldest removed first
-SHIPPED_RECORDS = 64  # attention records of the shipped checkpoints, shared by everyone
+SHIPPED_RECORDS = 64  # attention records of the shipped checkpoints, shared by everyone (a record is cut to 64
+#                       tokens: the largest, translate-en-es's, is 0.8 MiB, so 64 hold at most 51 MiB)
 BESIDE_KEPT = 16  # translations (ours and Marian's, with Marian's record) beside the translation model's heatmap
 FIGURES_KEPT = 512  # drawn attention figures (tabs.attention.page)
 LENSES_KEPT = 32  # logit-lens readings (tabs.attention.lens)
 PATCHINGS_KEPT = 32  # patching grids and a head's partners (tabs.attention.patching)
+RECORD_CACHE_BYTES = 32 << 20  # what each cache of things computed from a record (store.record_cache: views, lenses,
+#                            patchings) may hold in arrays and text, the records its entries keep alive included: a
+#                            count does not bound them (a 2,000-character translate-en-es record is 0.8 MiB, its
+#                            views 0.2 MiB each; a GPT-2 small record 7 MiB): 40 such records' views, hundreds of a
+#                            class's short inputs
+FIGURES_BYTES = 96 << 20  # the same for the drawn figures: one of a long translate-en-es input is 0.2-1 MiB of JSON
+#                           (a layer's grid the most), 27 of one record 18 MiB; a class's short inputs' ~20 KiB each
 VIEWS_KEPT = 128  # what the heatmaps' views compute from a record (tabs.attention.views: each kind's value-weighted
 #                   norms, each view's pattern, a verse's gold links); the default of store.record_cache.RecordCache
 DISK_BYTES = 1 << 30  # the app's folder (gradio's cache: uploads, served files, exports); ATTENTION_LAB_DISK_BYTES

@@ -1,23 +1,62 @@
 """What the app computes from an attention record, kept for the next request: the one cache of the Attention tab's
 figures (tabs.attention.page), the views they draw (tabs.attention.views: value-weighted norms, patterns merged into
-words, a verse's gold links), logit lenses (tabs.attention.lens) and patchings (tabs.attention.patching)."""
+words, a verse's gold links), logit lenses (tabs.attention.lens) and patchings (tabs.attention.patching).
+
+A count alone does not bound such a cache: an entry keeps its record alive, and a record's size is its model's
+(layers x heads x 64 x 64 weights per kind of attention: 0.8 MiB for translate-en-es, 7 MiB for GPT-2 small), so 512
+figures of 512 distinct records could hold gigabytes. Each cache also has a byte budget (limits.RECORD_CACHE_BYTES):
+what its values and the records they keep alive hold in arrays and text (`held_bytes`), each record counted once."""
 from __future__ import annotations
 
+import sys
 import threading
 from collections import OrderedDict
 
-from limits import VIEWS_KEPT
+from limits import RECORD_CACHE_BYTES, VIEWS_KEPT
+
+
+def held_bytes(value, _seen: set | None = None) -> int:
+    """The bytes `value` holds in arrays and text, what grows with a model's size and an input's length: tensors'
+    and numpy arrays' buffers, strings and bytes, and pandas frames, found through containers, dataclasses and
+    objects' attributes (each object counted once); Python's own small objects are left out."""
+    seen = set() if _seen is None else _seen
+    total, stack = 0, [value]
+    while stack:  # without recursion: a deep value cannot exhaust the stack
+        item = stack.pop()
+        if item is None or isinstance(item, (bool, int, float, type)) or id(item) in seen:
+            continue
+        seen.add(id(item))
+        if isinstance(item, (str, bytes, bytearray)):
+            total += sys.getsizeof(item)
+        elif hasattr(item, "untyped_storage"):  # a torch tensor (its storage: a view of a slice holds all of it)
+            total += item.untyped_storage().nbytes()
+        elif hasattr(item, "nbytes") and hasattr(item, "dtype"):  # a numpy array
+            total += int(item.nbytes)
+        elif hasattr(item, "memory_usage") and hasattr(item, "columns"):  # a pandas frame
+            total += int(item.memory_usage(deep=True).sum())
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, (list, tuple, set, frozenset)):
+            stack.extend(item)
+        elif hasattr(item, "__dict__"):
+            stack.extend(vars(item).values())
+    return total
 
 
 class RecordCache:
-    """Values computed from a record, keyed on (the record, `key`), least recently used out past `size` entries.
+    """Values computed from a record, keyed on (the record, `key`), least recently used out past `size` entries or
+    past `max_bytes` held (held_bytes of the values and of their records, each record once); a value larger than
+    the whole budget is returned but not kept.
 
     An entry holds its record, so the record's id is not reused while it is cached (records are never modified
     after they are made); a record that merely has a cached record's old id is not a hit.
     """
 
-    def __init__(self, size: int = VIEWS_KEPT):
-        self.size, self._entries, self._lock = size, OrderedDict(), threading.Lock()
+    def __init__(self, size: int = VIEWS_KEPT, max_bytes: int = RECORD_CACHE_BYTES):
+        self.size, self.max_bytes, self._entries, self._lock = size, max_bytes, OrderedDict(), threading.Lock()
+        self._records: dict[int, list] = {}  # id(record) -> [entries of it, its bytes]
+        self.bytes = 0  # what the entries hold now: their values' bytes and their records', each once
 
     def get(self, record, key, compute):
         """The value cached for (record, key), or compute() (called outside the lock), cached and returned."""
@@ -28,8 +67,27 @@ class RecordCache:
                 self._entries.move_to_end(key)
                 return hit[1]
         value = compute()
+        value_bytes = held_bytes(value)
         with self._lock:
-            self._entries[key] = (record, value)
-            while len(self._entries) > self.size:
-                self._entries.popitem(last=False)
+            known = self._records.get(id(record))  # an id counted here is this record's: an entry keeps it alive
+            record_bytes = known[1] if known is not None else held_bytes(record)
+            if value_bytes + record_bytes > self.max_bytes:
+                return value
+            if key in self._entries:
+                self._drop(key)
+            self._entries[key] = (record, value, value_bytes)
+            counted = self._records.setdefault(id(record), [0, record_bytes])
+            self.bytes += value_bytes + (record_bytes if counted[0] == 0 else 0)
+            counted[0] += 1
+            while len(self._entries) > self.size or self.bytes > self.max_bytes:
+                self._drop(next(iter(self._entries)))
         return value
+
+    def _drop(self, key) -> None:
+        record, _, value_bytes = self._entries.pop(key)
+        counted = self._records[id(record)]
+        counted[0] -= 1
+        self.bytes -= value_bytes
+        if counted[0] == 0:
+            self.bytes -= counted[1]
+            del self._records[id(record)]

@@ -13,7 +13,7 @@ from transformer.heads import AttentionKind, HeadId
 from transformer.interpretability.probe import KINDS
 
 from checks import UserError, check_choice, check_index
-from limits import ATTENTION_CONCURRENCY, EXPORT_CONCURRENCY, FIGURES_KEPT, MAX_PROMPT_CHARS
+from limits import ATTENTION_CONCURRENCY, EXPORT_CONCURRENCY, FIGURES_BYTES, FIGURES_KEPT, MAX_PROMPT_CHARS
 from store.exports import EXPORTS
 from store.record_cache import RecordCache
 from store.sessions import browser_key
@@ -142,8 +142,8 @@ class _FigureCache(RecordCache):
     through the same heads): a RecordCache whose values are build()'s tuples with each plotly figure as gr.Plot
     sends it."""
 
-    def __init__(self, size: int):
-        super().__init__(size)
+    def __init__(self, size: int, max_bytes: int):
+        super().__init__(size, max_bytes)
         self._plot = gr.Plot()
 
     def get(self, record, key: tuple, build):
@@ -151,7 +151,7 @@ class _FigureCache(RecordCache):
                                                       else v for v in build()))
 
 
-FIGURES = _FigureCache(FIGURES_KEPT)
+FIGURES = _FigureCache(FIGURES_KEPT, FIGURES_BYTES)
 
 
 def draw_cached(record, kind, layer, head, score, show=SHOW[0], words=False, made_by=None, width=None,

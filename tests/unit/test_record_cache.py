@@ -1,12 +1,21 @@
 """The cache of what the app computes from a record (store.record_cache.RecordCache, behind the Attention tab's
-figures, value norms and logit lens): a hit is the cached object itself, least recently used out past `size`, and a
-new record that happens to get a dropped record's id is not served the old record's values."""
+figures, value norms and logit lens): a hit is the cached object itself, least recently used out past `size` or past
+its byte budget, and a new record that happens to get a dropped record's id is not served the old record's values.
+
+Regression (issue 30, item 8, what was left): the caches were bounded by count only, and an entry keeps its record
+alive: 512 figures of long translate-en-es inputs hold about 300 MiB of JSON and records (a GPT-2 small record alone
+is 7 MiB). Oracle for the bytes: a tensor's numel x element size, summed by hand."""
 from __future__ import annotations
 
 import gc
 import weakref
 
-from store.record_cache import RecordCache
+import torch
+
+from store.record_cache import RecordCache, held_bytes
+
+TRANSLATE_MAPS = (4, 4, 65, 65)  # a 2,000-character translate-en-es record: each kind's (L, H, T, S), cut to 64 tokens
+MAP_BYTES = 4 * 4 * 65 * 65 * 4  # float32
 
 
 class Record:
@@ -70,3 +79,49 @@ def test_an_entry_keeps_its_record_alive():
     cache.get(Record(), "k", Counting())  # pushes the entry out (size 1)
     gc.collect()
     assert alive() is None
+
+
+class LongRecord:
+    """A stand-in for the record of a long translate-en-es input: its three kinds' weights, as the record holds them."""
+
+    def __init__(self):
+        self.patterns = {kind: torch.rand(TRANSLATE_MAPS) for kind in ("encoder self", "decoder self", "cross")}
+
+
+def test_held_bytes_counts_arrays_and_text_once():
+    record = LongRecord()
+    assert held_bytes(record) >= 3 * MAP_BYTES and held_bytes(record) < 3 * MAP_BYTES + 4096
+    tensor = record.patterns["cross"]
+    assert held_bytes((tensor, [tensor], {"again": tensor})) < MAP_BYTES + 200  # one tensor, found three times
+    assert held_bytes(tensor[0, 0]) == MAP_BYTES  # a view holds its whole storage
+    assert 1000 <= held_bytes("x" * 1000) < 1100
+
+
+def test_a_cache_filled_with_long_input_records_stays_under_its_byte_budget():
+    """Invariant: 40 long records with 3 figures' worth (0.25 MiB) each, into a cache of 512 places and 8 MiB: after
+    every insertion what it holds (its values and its records, each record once, summed again here) is within the
+    budget, and the count does not reach the places (the bytes bound it); the entries left are the last ones."""
+    budget, value_bytes = 8 << 20, 1 << 18
+    cache = RecordCache(512, max_bytes=budget)
+    records = [LongRecord() for _ in range(40)]
+    for record in records:
+        for key in range(3):
+            cache.get(record, key, lambda: torch.zeros(value_bytes // 4))
+            entries = list(cache._entries.values())
+            live = {id(r): r for r, _, _ in entries}
+            held = sum(held_bytes(r) for r in live.values()) + sum(held_bytes(v) for _, v, _ in entries)
+            assert held == cache.bytes and held <= budget
+    per_record = 3 * MAP_BYTES + 3 * value_bytes + 4096
+    assert 3 * (budget // per_record - 1) <= len(cache._entries) < 512
+    kept = {id(r) for r, _, _ in cache._entries.values()}
+    assert id(records[-1]) in kept and id(records[0]) not in kept
+
+
+def test_a_record_is_counted_once_and_a_value_over_the_budget_is_not_kept():
+    record, cache = LongRecord(), RecordCache(8, max_bytes=4 << 20)
+    cache.get(record, "a", lambda: "a" * 1000)
+    cache.get(record, "b", lambda: "b" * 1000)
+    assert cache.bytes == held_bytes(record) + held_bytes("a" * 1000) + held_bytes("b" * 1000)
+    huge, compute = torch.zeros(2 << 20), Counting()  # 8 MiB of float32: more than the whole budget
+    assert cache.get(record, "huge", lambda: huge) is huge
+    assert len(cache._entries) == 2 and cache.get(record, "a", compute) == "a" * 1000 and compute.calls == 0
