@@ -1,7 +1,7 @@
 """A classroom with hostile clients in it (issues 18 and 30): does one client hurt the others?
 
-    nice -n 10 python bench/hostile_load.py                 # 20 clients, the floods, 90 s
-    nice -n 10 python bench/hostile_load.py --seconds 45    # shorter
+    nice -n 10 python bench/hostile_load.py --peer          # 20 clients, the floods, 90 s; then the peer window
+    nice -n 10 python bench/hostile_load.py --seconds 45    # shorter, no peer
 
 Starts the app of this checkout in a subprocess on 127.0.0.1 (bench/load.py's driver), with gradio's cache in a
 fresh folder and ATTENTION_LAB_TRUST_FORWARDED=1 (so X-Forwarded-For names a client's address, as on a Space),
@@ -11,14 +11,19 @@ then, over loopback only:
    from new sessions (two at a time, as fast as the app runs them); then a flood of 50 first, a second class of
    3, and 18 more. Each student opens their model every 5 s meanwhile (a class uses its models).
 2. The window (`--seconds`): `--clients` (20) threads repeat "Show attention" then a heatmap redraw (bench/load.py's
-   classroom); a Stop prober presses Stop every 0.5 s from a session with nothing training; one client keeps 16
-   Show-attention requests of distinct 2,000-character translate-en-es inputs going (bench/flooders.py); raw
-   training joins from new session ids of one address, and from 10 addresses; after 5 s, a class of 5 behind one
-   address and 2 students of their own addresses start a short training each, and are timed to their start.
+   classroom; its 5 inputs are opened once before, so every window finds them cached); a Stop prober presses Stop
+   every 0.5 s from a session with nothing training; one client keeps 16 Show-attention requests of distinct
+   2,000-character translate-en-es inputs going (bench/flooders.py); raw training joins from new session ids of
+   one address, and from 10 addresses; after 5 s, a class of 5 behind one address and 2 students of their own
+   addresses start a short training each, and are timed to their start.
 3. A student downloads its model 100 times; the server's resident memory 5 s and 60 s after.
+4. With `--peer`: the peer, once the memory is read: the same window again (same length, clients, training floods
+   and students) without the attention flooder; honest Show attention's p95 with the flooder is reported as a
+   ratio to the peer's (the same machine, the same minute: what the flooder costs, apart from the load).
 Goals (issue 30, same run): honest Show attention p95 <= 1 s and 0 refusals; every student's training started,
 each within (its first place in line + 1) runs; 3/3 models kept in both eviction orders; RSS 60 s after within
-+300 MB of the warm start; 0 errors for honest clients. The machine may be shared: the load average is printed.
++300 MB of the warm start; 0 errors for honest clients. The machine may be shared: the load average is printed, and
+the goals table at the end says which goals were met.
 """
 from __future__ import annotations
 
@@ -156,19 +161,76 @@ def wait_idle(pid: int, limit_s: float = 600) -> float:
     return time.perf_counter() - t0
 
 
+def window(url: str, args, tally: Tally, counts: dict, flooder: bool) -> list:
+    """`args.seconds` of the classroom, the Stop prober, the training floods, the students (and, if `flooder`, the
+    attention flooder); every thread joined. The students, timed."""
+    end = time.perf_counter() + args.seconds
+    threads = [threading.Thread(target=classroom, args=(i, url, tally, end), daemon=True)
+               for i in range(args.clients)]
+    threads += [threading.Thread(target=stop_prober, args=(url, tally, end), daemon=True)]
+    threads += attention_flood(url, end, counts) if flooder else []
+    threads += [training_flood(url, end, counts, ["203.0.113.1"], "sessions flood"),
+                training_flood(url, end, counts, [f"203.0.113.{10 + i}" for i in range(10)], "10-address flood")]
+    for t in threads:
+        t.start()
+    time.sleep(5)  # the floods fill the training line first
+    students = [Student(url, "198.51.100.7") for _ in range(5)] + [Student(url, f"192.0.2.{i}") for i in (1, 2)]
+    for t in threads:
+        t.join(args.seconds + 180)
+    for s in students:
+        s.thread.join(600)
+    return students
+
+
+def latencies(tally: Tally, label: str = "") -> None:
+    for what in ("stop", "attention", "redraw", "student use", "download"):
+        ms = tally.ms.get(what, [])
+        if ms or what in ("stop", "attention", "redraw"):
+            print(f"{label}{what:>12}: n={len(ms):4d} p50={percentile(ms, 50):7.0f} ms p95={percentile(ms, 95):7.0f} "
+                  f"ms max={max(ms, default=float('nan')):7.0f} ms errors={len(tally.errors.get(what, []))}")
+
+
+def refusals(tally: Tally) -> int:
+    return sum("waiting" in e or "full" in e for e in tally.errors.get("attention", []))
+
+
+def started_in_turn(students: list, label: str = "") -> tuple[int, int]:
+    """Print each student's wait against (its first place + 1) runs; (started within that, started at all)."""
+    run_s = max((s.run_time for s in students if s.error is None), default=float("nan"))
+    within = 0
+    for s in students:
+        ahead = s.rank if s.rank is not None else 0
+        ok = s.started is not None and s.error is None and s.wait <= (ahead + 1) * run_s
+        within += ok
+        print(f"{label}student {s.address:>13}: told place {s.rank}, waited {s.wait:5.1f} s, ran {s.run_time:4.1f} s, "
+              f"within (place + 1) x longest run ({(ahead + 1) * run_s:5.1f} s): {ok} error={s.error}")
+    return within, sum(s.started is not None and s.error is None for s in students)
+
+
+def goals_table(rows: list[tuple[str, str, str, bool | None]]) -> str:
+    """The goals, one row each: (figure, value, goal, met: True, False, or None for a figure without a goal)."""
+    lines = ["| figure | value | goal | met |", "| --- | --- | --- | --- |"]
+    lines += [f"| {figure} | {value} | {goal} | {'' if met is None else ('yes' if met else '**no**')} |"
+              for figure, value, goal, met in rows]
+    return "\n".join(lines)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--clients", type=int, default=20)
     parser.add_argument("--seconds", type=float, default=90)
     parser.add_argument("--flood-models", type=int, default=66)
     parser.add_argument("--downloads", type=int, default=100)
+    parser.add_argument("--peer", action="store_true",
+                        help="then the same window without the attention flooder, for the ratio of the p95s")
     args = parser.parse_args()
     os.environ["ATTENTION_LAB_TRUST_FORWARDED"] = "1"  # the X-Forwarded-For addresses below (loopback only)
     server, cache = serve_in_fresh_cache("hostile-load-cache-")
-    tally, counts, using = Tally(), {}, threading.Event()
+    tally, counts, using, peer, peer_counts = Tally(), {}, threading.Event(), Tally(), {}
+    peer_students, peer_load = [], "n/a"
     try:
         url = server.wait_ready(600)  # a busy shared machine can take minutes to import torch and gradio
-        open_inputs(url, INPUTS[:1] + INPUTS[3:4] + [("translate-en-es", "The cat sat on the mat.")])
+        open_inputs(url, INPUTS + [("translate-en-es", "The cat sat on the mat.")])
         start_rss = rss_mb(server.proc.pid)
         class_first = students_with_models(url)  # eviction, the class first: then a flood of new sessions
         keep_using(class_first, tally, using)
@@ -177,21 +239,9 @@ def main():
         class_second = students_with_models(url)
         keep_using(class_second, tally, using)
         eviction_flood(url, 18, counts)
-        end = time.perf_counter() + args.seconds
-        threads = [threading.Thread(target=classroom, args=(i, url, tally, end), daemon=True)
-                   for i in range(args.clients)]
-        threads += [threading.Thread(target=stop_prober, args=(url, tally, end), daemon=True)]
-        threads += attention_flood(url, end, counts)
-        threads += [training_flood(url, end, counts, ["203.0.113.1"], "sessions flood"),
-                    training_flood(url, end, counts, [f"203.0.113.{10 + i}" for i in range(10)], "10-address flood")]
-        for t in threads:
-            t.start()
-        time.sleep(5)  # the floods fill the training line first
-        students = [Student(url, "198.51.100.7") for _ in range(5)] + [Student(url, f"192.0.2.{i}") for i in (1, 2)]
-        for t in threads:
-            t.join(args.seconds + 180)
-        for s in students:
-            s.thread.join(600)
+        window_load = loadavg()
+        students = window(url, args, tally, counts, flooder=True)
+        window_load = f"{window_load} -> {loadavg()}"
         drained = wait_idle(server.proc.pid)  # what the floods left queued has run: the load is over
         using.set()
         kept = [sum(open_model(tally, s) is not None for s in group) for group in (class_first, class_second)]
@@ -203,33 +253,54 @@ def main():
         soon_rss = rss_mb(server.proc.pid)
         time.sleep(55)  # 60 s after the load: past a sweep of the disk budget's thread, which returns freed memory
         peak_rss, end_rss = rss_mb(server.proc.pid, "VmHWM"), rss_mb(server.proc.pid)
+        if args.peer:  # the same window without the attention flooder, on the same server, right after
+            peer_load = loadavg()
+            peer_students = window(url, args, peer, peer_counts, flooder=False)
+            peer_load = f"{peer_load} -> {loadavg()}"
+            wait_idle(server.proc.pid)
     finally:
         server.stop()
-    print(f"load average after: {loadavg()}; the floods' queued trainings ran {drained:.0f} s after the window")
+    print(f"load average after: {loadavg()}; during the window {window_load}, the peer's {peer_load}; the floods' "
+          f"queued trainings ran {drained:.0f} s after the window")
     print(f"eviction flood: {flood_done} tiny trainings from new sessions in {flood_s:.0f} s; flood first: "
           f"{flood_first} before a class of 3, then 18 more")
-    for what in ("stop", "attention", "redraw", "student use", "download"):
-        ms = tally.ms.get(what, [])
-        print(f"{what:>12}: n={len(ms):4d} p50={percentile(ms, 50):7.0f} ms p95={percentile(ms, 95):7.0f} ms "
-              f"max={max(ms, default=float('nan')):7.0f} ms errors={len(tally.errors.get(what, []))}")
-    refused = sum("waiting" in e or "full" in e for e in tally.errors.get("attention", []))
-    print(f"honest Show attention refusals: {refused} (goal 0); p95 goal <= 1000 ms")
-    run_s = max((s.run_time for s in students if s.error is None), default=float("nan"))
-    for s in students:
-        ahead = s.rank if s.rank is not None else 0
-        print(f"student {s.address:>13}: told place {s.rank}, waited {s.wait:5.1f} s, ran {s.run_time:4.1f} s, "
-              f"within (place + 1) x longest run ({(ahead + 1) * run_s:5.1f} s): {s.wait <= (ahead + 1) * run_s} "
-              f"error={s.error}")
-    print(f"students' trainings started: {sum(s.started is not None and s.error is None for s in students)}/"
-          f"{len(students)}")
-    print(f"errors seen by honest clients: {sum(map(len, tally.errors.values()))} "
-          f"{ {k: v[:2] for k, v in tally.errors.items()} }")
+    latencies(tally)
+    print(f"honest Show attention refusals: {refusals(tally)} (goal 0); p95 goal <= 1000 ms")
+    within, started = started_in_turn(students)
+    print(f"students' trainings started: {started}/{len(students)}")
+    errors = sum(map(len, tally.errors.values()))
+    print(f"errors seen by honest clients: {errors} {({k: v[:2] for k, v in tally.errors.items()})}")
     print(f"students whose model is kept: class first {kept[0]}/3, flood first {kept[1]}/3")
     print(f"flooders' answers: {counts}")
     print(f"server RSS: warm start {start_rss:.0f} MB, peak {peak_rss:.0f} MB, 5 s after the load {soon_rss:.0f} MB, "
           f"60 s after {end_rss:.0f} MB (end - start {end_rss - start_rss:+.0f} MB; goal <= +300)")
     print(f"app folder: {disk_before:.0f} MB before {args.downloads} downloads, {disk_after:.0f} MB after "
           f"(goal <= 1024 MB)")
+    ms = tally.ms.get("attention", [])
+    p95 = percentile(ms, 95)
+    rows = [(f"honest Show attention p50 / p95 / max (n={len(ms)})",
+             f"{percentile(ms, 50):.0f} / {p95:.0f} / {max(ms, default=float('nan')):.0f} ms", "p95 <= 1000 ms",
+             p95 <= 1000),
+            ("honest Show attention refusals", str(refusals(tally)), "0", refusals(tally) == 0)]
+    if args.peer:
+        print("\nthe peer: the same window without the attention flooder")
+        latencies(peer, "peer ")
+        peer_within, peer_started = started_in_turn(peer_students, "peer ")
+        print(f"peer: refusals {refusals(peer)}, errors {sum(map(len, peer.errors.values()))}, students started "
+              f"{peer_started}/{len(peer_students)}, training floods' answers {peer_counts}")
+        bare = percentile(peer.ms.get("attention", []), 95)
+        rows += [("honest Show attention p95 without the flooder (the peer)", f"{bare:.0f} ms", "", None),
+                 ("p95 with the flooder / without", f"{p95 / bare:.2f}", "", None)]
+    rows += [("heatmap redraw p95 / Stop p95", f"{percentile(tally.ms.get('redraw', []), 95):.0f} / "
+              f"{percentile(tally.ms.get('stop', []), 95):.0f} ms", "", None),
+             ("students' trainings started, each within (place + 1) runs", f"{within}/{len(students)}", "all",
+              within == len(students)),
+             ("models kept: class first / flood first", f"{kept[0]}/3 / {kept[1]}/3", "3/3 both", kept == [3, 3]),
+             ("errors seen by honest clients", str(errors), "0", errors == 0),
+             ("server RSS: warm start, peak, 60 s after", f"{start_rss:.0f}, {peak_rss:.0f}, {end_rss:.0f} MB "
+              f"({end_rss - start_rss:+.0f})", "<= +300", end_rss - start_rss <= 300),
+             ("app folder after the downloads", f"{disk_after:.0f} MB", "<= 1024 MB", disk_after <= 1024)]
+    print(f"\ngoals (load average during the window {window_load}):\n{goals_table(rows)}")
 
 
 if __name__ == "__main__":
