@@ -79,7 +79,7 @@ def build_demo() -> gr.Blocks:
         # what part of the link the page was opened with was ignored (hidden, taking no room, when nothing was)
         link_note = gr.Markdown(elem_id="link-note", visible=False)
         with gr.Tabs(elem_id="tabs") as tabs:
-            build_generate_tab(ckpt)
+            generate = build_generate_tab(ckpt)
             attention = build_attention_tab(demo, ckpt)
             build_positional_tab(demo, ckpt)
             train = build_train_tab(ckpt, door=door(demo))
@@ -87,7 +87,7 @@ def build_demo() -> gr.Blocks:
         if not pretrained():
             gr.Markdown(PRETRAINED_NOTE, elem_id="pretrained-note")
         wire_demos(buttons, explain, tabs, ckpt, attention, train)
-        wire_link(demo, tabs, ckpt, attention, link_note)
+        wire_link(demo, tabs, ckpt, attention, generate, link_note)
         demo.load(restore_models, None, ckpt, js=BROWSER_KEY_JS, api_visibility="private", queue=False)
     # Every group of events waits in a line of its own, fair per client (server.lines: 64 each);
     # `max_size` only caps the sum. api_open=False: a queued event cannot be called directly, skipping its line and limits.

@@ -1,14 +1,17 @@
 """A link that opens exactly this view: the one mapping between a view of the app and the query string of its link
 (`?tab=attention&ckpt=reverse&text=attention&kind=cross&layer=1&head=2&cells=weights&words=0&score=entropy`), with
 the second input of "Two inputs side by side" and "What a head does" (`text_b`), the Q·K section's query row
-(`query`) and the logit lens's position (`lens_position`) when the view has them.
+(`query`) and the logit lens's position (`lens_position`) when the view has them; a view of the Generate tab
+(`?tab=generate&ckpt=reverse&prompt=attention&decoding=sample&temperature=0.8&top_k=0&top_p=1&num_beams=4&
+max_new_tokens=120&seed=7`) carries its prompt and decoding controls.
 
 A link is read by whoever opens it, so its query is untrusted input, checked field by field as typed input is:
 - the checkpoint only by name, from the list every browser sees (`Vocabulary.checkpoints`: the shipped and the
   cached pretrained ones). A model trained in the Train tab lives with the browser that trained it: no other
   browser can open it, so a view of one has no link, and a link naming one is ignored, said in words;
-- the input, the target and the second input through `checks.check_text` (the limits of a typed input); the
-  whole query at most `limits.LINK_CHARS`;
+- the input, the target, the second input and the prompt through `checks.check_text` (the limits of a typed
+  input); the decoding numbers through `checks.check_number` within the Generate tab's own limits
+  (`limits.GENERATE`); the whole query at most `limits.LINK_CHARS`;
 - the kind, layer and head against the model (`fit_to_model`, given the model's own counts), the query row and
   the lens's position against the input's own counts once it is computed (`fit_to_input`), the other switches
   against their owners' choices.
@@ -24,22 +27,26 @@ import re
 from dataclasses import dataclass, fields, replace
 from urllib.parse import quote, urlencode
 
+from transformer.generate import STRATEGIES
 from transformer.heads import HeadId
 from transformer.interpretability.probe import KINDS
 from transformer.interpretability.views import SHOW
 
-from checks import UserError, check_text
-from limits import LINK_CHARS
+from checks import UserError, check_number, check_text
+from limits import GENERATE, LINK_CHARS
 
 INDEX = re.compile(r"[0-9]{1,4}")  # a layer or head: ASCII digits only (int() would also read "٣", " 3", "+3")
 WORDS = {"0": False, "1": True}
+NUMBER = re.compile(r"-?[0-9]{1,10}(\.[0-9]{1,6})?")  # a decoding control: ASCII, no exponent, no "+", no spaces
+DECODING = {"temperature": False, "top_k": True, "top_p": False, "num_beams": True, "max_new_tokens": True,
+            "seed": True}  # the Generate tab's number controls (limits.GENERATE) -> whether whole
 
 
 @dataclass(frozen=True)
 class Vocabulary:
     """What a link may name, each list from its owner: the checkpoints every browser sees
     (store.catalogue.fixed_choices), the page's tab ids, its sections' link names, the overview's scores, the
-    kinds of attention and what the cells show."""
+    kinds of attention, what the cells show and the decoding strategies."""
 
     checkpoints: tuple[str, ...]
     tabs: tuple[str, ...]
@@ -47,6 +54,7 @@ class Vocabulary:
     scores: tuple[str, ...] = ()
     kinds: tuple[str, ...] = KINDS
     cells: tuple[str, ...] = SHOW
+    strategies: tuple[str, ...] = STRATEGIES
 
 
 @dataclass(frozen=True)
@@ -67,6 +75,14 @@ class View:
     query: int | None = None  # the Q·K section's query (a row of the heatmap)
     lens_position: int | None = None  # the logit lens's position (a column of its grid) for its curve
     sections: tuple[str, ...] = ()  # the sections open, in the page's order
+    prompt: str | None = None  # the Generate tab: its prompt and decoding controls
+    decoding: str | None = None  # greedy, sample or beam
+    temperature: float | None = None
+    top_k: int | None = None
+    top_p: float | None = None
+    num_beams: int | None = None
+    max_new_tokens: int | None = None
+    seed: int | None = None
 
     @property
     def is_empty(self) -> bool:
@@ -75,7 +91,8 @@ class View:
 
 KEYS = {"tab": "tab", "ckpt": "ckpt", "text": "text", "target": "target", "text_b": "text_b", "kind": "kind",
         "layer": "layer", "head": "head", "cells": "cells", "words": "words", "score": "score", "query": "query",
-        "lens_position": "lens_position", "sections": "open"}  # field -> key, in the link's order
+        "lens_position": "lens_position", "sections": "open", "prompt": "prompt", "decoding": "decoding",
+        **{name: name for name in DECODING}}  # field -> key
 ROWS = {"query": "query row", "lens_position": "lens position"}  # the positions in the input a link may name
 
 
@@ -104,7 +121,14 @@ def to_query(view: View, vocab: Vocabulary) -> str:
         check_text(view.target, "target")
     if view.text_b is not None:
         check_text(view.text_b, "second input")
-    values = {"words": None if view.words is None else str(int(view.words)),
+    if view.prompt is not None:
+        check_text(view.prompt, "prompt")
+    for name, whole in DECODING.items():
+        if getattr(view, name) is not None:
+            check_number(getattr(view, name), f"the link's {name}", *GENERATE[name], integer=whole)
+    values = {name: str(int(value)) if DECODING[name] else f"{round(value, 4):g}"  # a slider's 0.8500000000000001
+              for name, value in ((n, getattr(view, n)) for n in DECODING) if value is not None}  # is 0.85
+    values |= {"words": None if view.words is None else str(int(view.words)),
               "sections": ",".join(s for s in vocab.sections if s in view.sections) or None}
     pairs = [(KEYS[f.name], values.get(f.name, getattr(view, f.name))) for f in fields(View)]
     query = "?" + urlencode([(k, str(v)) for k, v in pairs if v is not None and v != ""], quote_via=quote, safe=",")
@@ -122,7 +146,7 @@ def _index(value) -> bool:
 def _choices(vocab: Vocabulary) -> dict[str, tuple[str, ...]]:
     """The fields a link names from a list: field -> its choices."""
     return {"tab": vocab.tabs, "ckpt": vocab.checkpoints, "kind": vocab.kinds, "cells": vocab.cells,
-            "score": vocab.scores}
+            "score": vocab.scores, "decoding": vocab.strategies}
 
 
 def from_query(params, vocab: Vocabulary) -> tuple[View, list[str]]:
@@ -149,8 +173,8 @@ def from_query(params, vocab: Vocabulary) -> tuple[View, list[str]]:
         ignore(f"checkpoint {got.pop('ckpt')[:80]!r}",
                "it is not in this app's list (a model trained in the Train tab stays with the browser that trained "
                "it; a pretrained one is listed only where its weights are cached), so its input and head were "
-               "ignored with it", "text", "target", "text_b", "kind", "layer", "head", *ROWS)
-    for name, what in (("text", "input"), ("target", "target"), ("text_b", "second input")):
+               "ignored with it", "text", "target", "text_b", "kind", "layer", "head", *ROWS, "prompt")
+    for name, what in (("text", "input"), ("target", "target"), ("text_b", "second input"), ("prompt", "prompt")):
         if name in got and got[name] != "":
             try:
                 view[name] = check_text(got[name], what)
@@ -178,6 +202,16 @@ def from_query(params, vocab: Vocabulary) -> tuple[View, list[str]]:
             ignore(f"layer {layer} and head {head}", "a link opens a head with its kind of attention (kind=...)")
         else:
             view["layer"], view["head"] = int(layer), int(head)
+    for name, whole in DECODING.items():
+        if name in got:
+            try:
+                if not NUMBER.fullmatch(got[name]):
+                    raise UserError("it is a number written in digits")
+                number = float(got[name])
+                view[name] = check_number(int(number) if number.is_integer() else number, name, *GENERATE[name],
+                                          integer=whole)
+            except UserError as e:
+                ignore(f"{name} {got[name][:12]!r}", str(e))
     for name, what in ROWS.items():
         if name in got:
             if INDEX.fullmatch(got[name]):

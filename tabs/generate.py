@@ -27,6 +27,7 @@ from store.sessions import browser_key
 from tabs.figure_export import figure
 from widgets.controls import Number, Slider, index_control, index_slider
 from widgets.errors import handler
+from widgets.link import copy_link_row
 from widgets.ui import separately
 
 LM_PROMPTS = ["ROMEO:\n", "First Citizen:\nBefore we proceed", "KING RICHARD III:\nNow is the", "JULIET:\nO "]
@@ -47,12 +48,14 @@ def example_input(ckpt, request: gr.Request = None) -> str:
 
 
 @handler
-def decoding_for(ckpt, request: gr.Request = None):
+def decoding_for(ckpt, linked=None, request: gr.Request = None):
     """The decoding a checkpoint opens with: beam search for the translation model (as the paper translates,
-    section 6.1), the control left as it is for the others; and what the checkpoint was trained on and expects."""
+    section 6.1), the control left as it is for the others and while a link's generation is opened (`linked`:
+    the link set it); and what the checkpoint was trained on and expects."""
     key = browser_key(request)
     _, _, info = resolve(ckpt, key)
-    return (gr.update(value="beam") if info.get("task") == TRANSLATION else gr.update()), description(ckpt, key)
+    beam = info.get("task") == TRANSLATION and not linked
+    return (gr.update(value="beam") if beam else gr.update()), description(ckpt, key)
 
 
 def _step_table(tokenizer, steps) -> pd.DataFrame:
@@ -184,9 +187,10 @@ def fill_mask_on_gpu(source: ModelRef, text: str, top_k: int):
     return pd.DataFrame(rows, columns=["mask", "rank", "token", "probability"]), notice
 
 
-def clear_generate():
-    """Before a run: no output, table, plots or notice of the previous run stay on screen."""
-    return "", None, None, gr.update(value=0, interactive=False), "", None, None
+def clear_generate(*generated):
+    """Before a run: no output, table, plots or notice of the previous run stay on screen; what the run is made of
+    (`generated`: checkpoint, prompt, decoding controls) is kept for its link (tabs.generate_link)."""
+    return "", None, None, gr.update(value=0, interactive=False), "", None, None, generated
 
 
 @handler
@@ -228,7 +232,7 @@ def build_generate_tab(ckpt):
                 example = gr.Button("New example", elem_id="gen-example")
                 go = gr.Button("Generate", variant="primary", elem_id="gen-go")
         with gr.Row():
-            strategy = gr.Radio(list(STRATEGIES), value="greedy", label="Decoding")
+            strategy = gr.Radio(list(STRATEGIES), value="greedy", label="Decoding", elem_id="gen-decoding")
             temperature = Slider(*GENERATE["temperature"], value=OPENING["temperature"], step=0.05,
                                  label="Temperature (sample)")
             top_k = Slider(*GENERATE["top_k"], value=OPENING["top_k"], step=1, label="Top-k (0 = off)")
@@ -237,11 +241,15 @@ def build_generate_tab(ckpt):
             num_beams = Slider(*GENERATE["num_beams"], value=OPENING["num_beams"], step=1, label="Beams (beam)")
             max_new = Slider(*GENERATE["max_new_tokens"], value=OPENING["max_new_tokens"], step=1,
                              label="Max new tokens")
-            seed = Number(value=OPENING["seed"], precision=0, label="Seed (-1 = random)")
+            seed = Number(value=OPENING["seed"], precision=0, label="Seed (-1 = random)", elem_id="gen-seed")
         notice = gr.Markdown(elem_id="gen-notice")
         output = gr.Textbox(label="Output", lines=6, elem_id="gen-output", buttons=["copy"])
+        link = copy_link_row("gen-link", "Copy link to this generation",
+                             "a link that generates this again: same model, prompt and decoding")
         table = gr.Dataframe(label="Each step: the token, its probability, the alternatives", max_height=300)
         gen_state = gr.State(None)
+        generated = gr.State(None)  # the run on screen's settings, for its link (tabs.generate_link)
+        linked = gr.Checkbox(False, visible=False)  # a link's generation is being opened (the page reads it)
         picker = index_control(2, label="Pick a generated token", interactive=False, elem_id="gen-picker")
         with gr.Row():
             probs_plot = figure("Top alternatives", "gen-probs")
@@ -259,15 +267,17 @@ def build_generate_tab(ckpt):
     example.click(example_input, ckpt, prompt, api_name="example")
     mask_go.click(run_fill_mask, [ckpt, mask_text, mask_top], [mask_table, mask_notice], api_name="fill_mask",
                   concurrency_limit=GENERATE_CONCURRENCY, concurrency_id="generate")
-    separately(ckpt.change)(decoding_for, ckpt, [strategy, about], api_visibility="private",
+    separately(ckpt.change)(decoding_for, [ckpt, linked], [strategy, about], api_visibility="private",
                             show_progress="hidden")
     inputs = [ckpt, prompt, strategy, temperature, top_k, top_p, num_beams, max_new, seed]
-    cleared = [output, table, gen_state, picker, notice, probs_plot, where_plot]
+    cleared = [output, table, gen_state, picker, notice, probs_plot, where_plot, generated]
     inspect = dict(fn=inspect_step, inputs=[gen_state, picker], outputs=[probs_plot, where_plot])
     picker.change(**inspect, api_name="inspect_step", trigger_mode="always_last", show_progress="hidden")
     for trigger, api in ((go.click, "generate"), (prompt.submit, None)):
-        trigger(clear_generate, None, cleared, queue=False, api_visibility="private").then(
+        trigger(clear_generate, inputs, cleared, queue=False, api_visibility="private").then(
             run_generate, inputs, [output, table, gen_state, picker, notice], api_name=api,
             api_visibility="public" if api else "private", concurrency_limit=GENERATE_CONCURRENCY,
             concurrency_id="generate").then(
             **inspect, api_visibility="private")
+    return dict(prompt=prompt, controls=inputs[2:], outputs=[output, table, gen_state, picker, notice],
+                inspect=inspect, generated=generated, linked=linked, link=link)

@@ -30,19 +30,25 @@ from transformer.checkpoint import CheckpointError
 from transformer.heads import AttentionKind
 
 from checks import UserError, check_choice, check_index
+from limits import GENERATE_CONCURRENCY
 from store.catalogue import fixed_choices, resolve
 from store.view_link import View, Vocabulary, fit_to_input, fit_to_model, from_query, to_query
 from tabs.attention.inside import selected_pattern
 from tabs.attention.lens import lens_positions
 from tabs.attention.two_inputs import compare_and_keep
+from tabs.generate_link import generate_linked, generate_updates, generation_query
 from widgets.controls import index_slider
 from widgets.errors import handler
+from widgets.link import COPY_JS, copy_link_row
 from widgets.ui import FAST
 
 # The sections of the Attention tab a link can open: link name -> the accordion's elem_id, in the page's order
 SECTIONS = {"qk": "att-qk-section", "rollout": "att-rollout-section", "heads-off": "att-ablate-section",
             "lens": "att-lens-section", "two": "att-two-section", "patch": "att-patch-section"}
 
+# JS: stop here, in the page, unless the page was opened by a link to a generation (a page load without one calls
+# nothing more)
+ONLY_LINKED_JS = "(linked) => { if (!linked) throw new Error('no generation to open'); }"
 # JS: the link names of the sections open on the page (an open accordion's button has the class "open")
 OPEN_SECTIONS_JS = """() => Object.entries(SECTIONS).filter(([name, id]) =>
     document.querySelector(`#${id} > button.label-wrap.open`)).map(([name]) => name).join(',')""".replace(
@@ -56,15 +62,6 @@ CLICK_SECTIONS_JS = """(names) => {
     }
     return [];
 }""".replace("SECTIONS", json.dumps(SECTIONS))
-# JS: the full link from the query the server made: this page's own address (origin and path, without its query
-# or fragment) and the query; written to the clipboard, and into the box (whose copy button is the fallback where
-# the clipboard is refused). A refusal (no "?") is left as it is.
-COPY_JS = """(query) => {
-    if (typeof query !== 'string' || !query.startsWith('?')) return query;
-    const url = window.location.origin + window.location.pathname + query;
-    if (navigator.clipboard) navigator.clipboard.writeText(url).catch(() => {});
-    return url;
-}"""
 
 
 def vocabulary(tabs, scores) -> Vocabulary:
@@ -83,15 +80,16 @@ def model_shapes(ckpt: str) -> dict[str, tuple[int, int]]:
 def open_link(vocab: Vocabulary, ckpt, request=None):
     """Updates for: tabs, checkpoint, input, target, cells, words, overview colour, focus, the note above the tabs,
     the sections to open, the second input's box, and what is opened after the input is computed (`linked`: the
-    second input, the query row and the lens's position, or None), from the link the page was opened with; a page
-    opened without one keeps every control as it is (and says nothing). Never raises: what cannot be opened is
+    second input, the query row and the lens's position, or None), then the Generate tab's prompt, decoding
+    controls and whether to generate (tabs.generate_link.generate_updates), from the link the page was opened with;
+    a page opened without one keeps every control as it is (and says nothing). Never raises: what cannot be opened is
     said in the note (the load event is not queued, and gradio shows an error of such an event as a bare
     "Error")."""
     keep = gr.update()
     params = getattr(request, "query_params", None)
     view, ignored = from_query(dict(params) if params else {}, vocab)
     if view.is_empty:
-        return (keep,) * 8 + (said(ignored), "", keep, None)
+        return (keep,) * 8 + (said(ignored), "", keep, None) + generate_updates(view)
     model = view.ckpt or ckpt
     if view.kind is not None and isinstance(model, str) and model in fixed_choices():
         try:
@@ -105,7 +103,8 @@ def open_link(vocab: Vocabulary, ckpt, request=None):
     return (gr.Tabs(selected=view.tab) if view.tab else keep, view.ckpt or keep, text,
             keep if view.text is None else view.target, view.cells or keep,
             keep if view.words is None else view.words, view.score or keep, focus, said(ignored),
-            ",".join(view.sections), keep if view.text_b is None else view.text_b, linked(view))
+            ",".join(view.sections), keep if view.text_b is None else view.text_b, linked(view)) + \
+        generate_updates(view)
 
 
 def linked(view: View) -> dict | None:
@@ -165,16 +164,15 @@ def link_query(vocab: Vocabulary, made_by, given, record, kind, layer, head, cel
 def link_row() -> dict:
     """The button and the box of the link (under the heatmap's caption), and two hidden boxes the page fills: the
     sections open when the button is pressed, and those a link opens."""
-    with gr.Row(equal_height=True, elem_id="att-link-row"):
-        button = gr.Button("Copy link to this view", size="sm", scale=0, min_width=190, elem_id="att-link-copy")
-        box = gr.Textbox(show_label=False, interactive=False, buttons=["copy"], scale=3, elem_id="att-link",
-                         placeholder="a link that opens this view: same model, input, head and switches")
+    button, box = copy_link_row("att-link", "Copy link to this view",
+                                "a link that opens this view: same model, input, head and switches")
     return dict(button=button, box=box, sections=gr.Textbox(visible=False), opens=gr.Textbox(visible=False))
 
 
-def wire_link(demo, tabs, ckpt, attention: dict, note) -> None:
-    """The page's load opens the view of its link (then computes as "Show attention" does); the button copies the
-    link to the view on screen. `note` (above the tabs) says what part of a link was ignored."""
+def wire_link(demo, tabs, ckpt, attention: dict, generate: dict, note) -> None:
+    """The page's load opens the view of its link (then computes as "Show attention" does, and generates as
+    Generate does when it is a link to a generation); the buttons copy the link to the view on screen and to the
+    generation on screen. `note` (above the tabs) says what part of a link was ignored."""
     link = attention["link"]
     tab_ids = [tab.id for tab in tabs.children if isinstance(tab, gr.Tab)]
 
@@ -186,11 +184,26 @@ def wire_link(demo, tabs, ckpt, attention: dict, note) -> None:
     def copied(*view):
         return link_query(vocabulary(tab_ids, attention["scores"]), *view)
 
+    @handler
+    def generation_copied(generated):
+        return generation_query(vocabulary(tab_ids, attention["scores"]), generated)
+
     after = gr.State(None)  # what the link opens once its input is computed (linked)
     opened = demo.load(opened_by_link, ckpt,
                        [tabs, ckpt, attention["text"], attention["target"], attention["cells"], attention["words"],
-                        attention["score"], attention["focus"], note, link["opens"], attention["text_b"], after],
+                        attention["score"], attention["focus"], note, link["opens"], attention["text_b"], after,
+                        generate["prompt"], *generate["controls"], generate["linked"]],
                        api_visibility="private", show_progress="hidden", queue=False)
+    linked = generate["linked"]
+    opened.then(None, linked, None, js=ONLY_LINKED_JS, api_visibility="private").then(
+        handler(generate_linked), [linked, ckpt, generate["prompt"], *generate["controls"]],
+        generate["outputs"] + [generate["generated"]], concurrency_limit=GENERATE_CONCURRENCY,
+        concurrency_id="generate", api_visibility="private").then(
+        **generate["inspect"], api_visibility="private").then(
+        lambda: False, None, linked, queue=False, api_visibility="private")  # ckpt changes decode as before
+    generate["link"][0].click(generation_copied, generate["generated"], generate["link"][1],
+                              api_name="generation_link", api_visibility="private", **FAST).success(
+        None, generate["link"][1], generate["link"][1], js=COPY_JS, api_visibility="private")
     compare = {k: v for k, v in attention["compare"].items() if k not in ("fn", "inputs")}  # its line and outputs
     attention["compute_after"](opened.then, api_visibility="private").then(
         handler(compare_linked), [attention["made_by"], attention["record"], after], **compare,

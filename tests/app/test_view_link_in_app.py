@@ -16,6 +16,8 @@ from store.catalogue import USER_MODELS, shipped_model
 from tabs.attention.link import SECTIONS, compare_linked, link_query, open_link, rows_linked, vocabulary
 from tabs.attention.page import SCORES, compute_attention, draw_cached, draw_view
 from tabs.attention.two_inputs import compare_and_keep, draw_two
+from tabs.generate import clear_generate, decoding_for, run_generate
+from tabs.generate_link import generate_linked, generation_query
 from tests.conftest import page_call
 
 KEY = "0123456789abcdef0123456789ab0029"  # a browser's key, in its page's cookie (store.sessions.browser_key)
@@ -61,8 +63,9 @@ def test_a_link_opens_the_same_record_and_figures_as_computing_directly(ckpt, te
                                                                   "&open=qk,lens,two")
 
     other = opening(query)  # another browser, opening the page with the link
-    tab, ckpt_, text_, target_, cells_, words_, score_, focus, note, opens, _, after = open_link(VOCAB, "reverse",
-                                                                                               other)
+    tab, ckpt_, text_, target_, cells_, words_, score_, focus, note, opens, _, after, *generation = open_link(
+        VOCAB, "reverse", other)
+    assert all(u == {"__type__": "update"} for u in generation)  # not a link to a generation: its tab is left
     assert note == {"__type__": "update", "value": "", "visible": False}
     assert opens == "qk,lens,two" and tab.selected == "attention"
     *_, made_by2, given2, view2, record2 = compute_attention(value(ckpt_, "reverse"), text_, target_, focus,
@@ -111,7 +114,8 @@ def test_a_stale_link_opens_the_model_and_says_what_it_ignored():
 def test_a_page_without_a_link_is_left_as_it_is():
     updates = open_link(VOCAB, "reverse", opening("?__theme=dark"))
     assert all(u == {"__type__": "update"} for u in updates[:8])
-    assert updates[8:] == ({"__type__": "update", "value": "", "visible": False}, "", {"__type__": "update"}, None)
+    assert updates[8:12] == ({"__type__": "update", "value": "", "visible": False}, "", {"__type__": "update"}, None)
+    assert all(u == {"__type__": "update"} for u in updates[12:])
 
 
 def test_a_view_of_a_browsers_own_model_has_no_link():
@@ -135,3 +139,28 @@ def test_the_sections_a_link_opens_are_the_pages_own():
     ids = {c["props"].get("elem_id") for c in config["components"] if c["type"] == "accordion"}
     assert set(SECTIONS.values()) <= ids
     assert VOCAB.sections == tuple(SECTIONS)
+
+
+def test_a_link_to_a_generation_generates_the_same_output_in_another_browser():
+    """Oracle: Generate's own run (tabs.generate.run_generate) in the first browser, with sampling at a fixed
+    seed: the link made of the run on screen, opened by another browser, sets the same controls and its generation
+    writes the same text and the same table of steps. A translation model opened by a link keeps the link's
+    decoding (the tab would switch it to beam search)."""
+    request = page_call(KEY)
+    settings = ("sample", 0.9, 5, 0.95, 4, 12, 7)
+    direct = list(run_generate("reverse", "attention", *settings, request=request))[-1]
+    generated = clear_generate("reverse", "attention", *settings)[-1]
+    query = generation_query(VOCAB, generated)
+    assert query == ("?tab=generate&ckpt=reverse&prompt=attention&decoding=sample&temperature=0.9&top_k=5&top_p=0.95"
+                     "&num_beams=4&max_new_tokens=12&seed=7")
+    updates = open_link(VOCAB, "sort", opening(query))
+    prompt, *controls, linked = updates[12:]
+    assert (updates[0].selected, updates[1], prompt, tuple(controls), linked) == (
+        "generate", "reverse", "attention", settings, True)
+    *_, last = generate_linked(linked, updates[1], prompt, *controls, request=opening(query))
+    assert last[0] == direct[0] and last[1].equals(direct[1]) and last[-1] == generated
+    assert list(generate_linked(False, "reverse", "attention", *settings)) == [(gr.skip(),) * 6]
+    assert decoding_for("translate-en-es", True, request=request)[0] == gr.update()
+    assert decoding_for("translate-en-es", False, request=request)[0]["value"] == "beam"
+    with pytest.raises(Exception, match="press Generate first"):
+        generation_query(VOCAB, None)

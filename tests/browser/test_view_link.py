@@ -140,3 +140,49 @@ def test_a_link_opens_the_second_input_the_query_row_and_the_lens_position_cold(
     MEASURED["link with a second input"] = f"{len(link)} characters: {link[len(app_url.rstrip('/')):]}"
     teacher.context.close()
     student.context.close()
+
+
+GENERATED = """() => ((document.querySelector('#gen-output textarea') || {}).value || '').trim() !== ''
+                 && ((document.querySelector('#gen-notice') || {}).textContent || '').trim() !== ''"""
+
+
+def _generation(page) -> dict:
+    """What the Generate tab shows: the prompt, the decoding chosen, the seed, the output, where its first token
+    looked."""
+    return {"prompt": page.locator("#gen-prompt textarea").input_value(),
+            "decoding": page.locator("#gen-decoding input:checked").input_value(),
+            "seed": page.locator("#gen-seed input").input_value(),
+            "output": page.locator("#gen-output textarea").input_value(),
+            "looked": tour.visible_panel(page).locator(".gtitle", has_text="looked").first.text_content()}
+
+
+def test_a_copied_link_to_a_generation_generates_it_again_in_another_browser(browser, app_url):
+    """Behaviour (issue 29, the link, in the Generate tab): a sampled generation at seed 7, its link copied with one
+    click, opened cold in another browser context, opens the Generate tab with the same prompt and controls and
+    generates the same text (oracle: the first browser's output); the link holds what was generated, not a prompt
+    edited after."""
+    teacher, guard_a = _page(browser, clipboard=True)
+    teacher.goto(app_url)
+    tour.show_tab(teacher, "generate")
+    teacher.locator("#gen-decoding").get_by_text("sample").click()
+    teacher.locator("#gen-seed input").fill("7")
+    tour.tour_generate(teacher, "transformer")
+    drawn = _generation(teacher)
+    teacher.locator("#gen-prompt textarea").fill("edited, never generated")
+    teacher.locator("#gen-link-copy").click()
+    teacher.wait_for_function("() => document.querySelector('#gen-link textarea').value.startsWith('http')")
+    link = teacher.locator("#gen-link textarea").input_value()
+    assert teacher.evaluate("() => navigator.clipboard.readText()") == link
+    assert link.startswith(app_url.rstrip("/") + "/?tab=generate&ckpt=reverse&prompt=transformer&decoding=sample&")
+    assert link.endswith("&seed=7"), link
+
+    student, guard_b = _page(browser)
+    student.goto(link)
+    student.wait_for_function(GENERATED)
+    tour.visible_panel(student).locator(".gtitle", has_text="looked").wait_for()
+    assert _generation(student) == drawn and drawn["decoding"] == "sample"
+    assert not student.locator("#link-note").is_visible()
+    assert guard_a.blocked == [] and guard_b.blocked == []
+    MEASURED["link to a generation"] = f"{len(link)} characters: {link[len(app_url.rstrip('/')):]}"
+    teacher.context.close()
+    student.context.close()

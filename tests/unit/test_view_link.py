@@ -36,6 +36,10 @@ def opened(query: str) -> tuple[View, list[str]]:
     View(tab="attention", ckpt="reverse", text="x" * MAX_PROMPT_CHARS),
     View(tab="attention", ckpt="reverse", text="attention", text_b="attentive\n日本語 🙂 %20&b=1", query=0,
          lens_position=12, sections=("two",)),
+    View(tab="generate", ckpt="translate-en-es", prompt="In the beginning & the end?#", decoding="sample",
+         temperature=0.85, top_k=40, top_p=0.9, num_beams=1, max_new_tokens=400, seed=2**31 - 1),
+    View(tab="generate", ckpt="reverse", prompt="abc", decoding="beam", temperature=0, top_k=0, top_p=1,
+         num_beams=8, max_new_tokens=1, seed=-1),
 ])
 def test_a_view_comes_back_from_its_link_unchanged(view):
     query = to_query(view, VOCAB)
@@ -71,6 +75,11 @@ def test_a_model_trained_in_a_browser_has_no_link():
     (View(tab="attention", ckpt="reverse", text="ok", lens_position=1.0), "lens position must be a whole number"),
     (View(tab="attention", ckpt="reverse", text="ok", text_b="é" * MAX_PROMPT_CHARS, target="ñ" * MAX_PROMPT_CHARS),
      f"longer than {LINK_CHARS:,}"),
+    (View(tab="generate", ckpt="reverse", prompt="ok", decoding="nucleus"), "decoding must be one of"),
+    (View(tab="generate", ckpt="reverse", prompt="ok", temperature=2.5), "temperature must be between 0 and 2"),
+    (View(tab="generate", ckpt="reverse", prompt="ok", num_beams=2.5), "num_beams must be a whole number"),
+    (View(tab="generate", ckpt="reverse", prompt="ok", seed=True), "seed must be a number"),
+    (View(tab="generate", ckpt="reverse", prompt="x" * (MAX_PROMPT_CHARS + 1)), "limit here is 2,000"),
     (View(tab="attention", ckpt="reverse", text="é" * MAX_PROMPT_CHARS, target="ñ" * MAX_PROMPT_CHARS),
      f"longer than {LINK_CHARS:,}"),
 ])
@@ -174,3 +183,41 @@ def test_the_query_row_and_lens_position_are_checked_against_the_input(rows, pos
     fitted, ignored = fit_to_input(GOOD, rows, positions)
     assert fitted.__dict__ == {**GOOD.__dict__, **kept}
     assert len(ignored) == len(says) and all(s in i for s, i in zip(says, ignored)), ignored
+
+
+def test_the_link_to_a_generation_writes_its_numbers_as_typed():
+    """What a teacher sees in a slide: the decoding controls in the tab's order, whole numbers as such (a seed of
+    2**31 - 1 is not 2.14748e+09), a slider's 0.8500000000000001 as 0.85."""
+    query = to_query(View(tab="generate", ckpt="reverse", prompt="to be", decoding="sample",
+                          temperature=0.8500000000000001, top_k=0, top_p=1.0, num_beams=4.0, max_new_tokens=120,
+                          seed=2**31 - 1), VOCAB)
+    assert query == ("?tab=generate&ckpt=reverse&prompt=to%20be&decoding=sample&temperature=0.85&top_k=0&top_p=1"
+                     "&num_beams=4&max_new_tokens=120&seed=2147483647")
+
+
+GENERATION = "?tab=generate&ckpt=reverse&prompt=abc&decoding=sample&temperature=0.8&top_k=5&top_p=0.9&seed=7"
+
+
+@pytest.mark.parametrize("change, part", [
+    ({"decoding": "nucleus"}, "decoding 'nucleus'"),
+    ({"temperature": "1e-3"}, "temperature '1e-3' was ignored: it is a number written in digits"),
+    ({"temperature": "2.5"}, "temperature '2.5' was ignored: temperature must be between 0 and 2"),
+    ({"top_k": "٣"}, "top_k '٣' was ignored: it is a number written in digits"),
+    ({"top_p": " 0.5"}, "top_p ' 0.5'"),
+    ({"top_p": "0"}, "top_p must be between 0.05 and 1"),
+    ({"seed": "1.5"}, "seed must be a whole number"),
+    ({"seed": "99999999999"}, "seed '99999999999'"),
+    ({"prompt": ""}, None),  # no prompt: nothing to generate, the rest of the link opens
+])
+def test_each_bad_decoding_field_is_ignored_alone_and_said(change, part):
+    """Oracle: the good link to a generation with one field spoiled: only that field is left out, said in one
+    sentence (the Generate tab's own limits, limits.GENERATE, and its strategies)."""
+    params = {**dict(parse_qsl(GENERATION[1:])), **change}
+    view, ignored = from_query(params, VOCAB)
+    good, _ = opened(GENERATION)
+    if part is None:
+        assert ignored == [] and view == good.__class__(**{**good.__dict__, "prompt": None})
+        return
+    assert len(ignored) == 1 and part in ignored[0], ignored
+    name = next(iter(change))
+    assert view.__dict__ == {**good.__dict__, {"decoding": "decoding"}.get(name, name): None}
