@@ -264,15 +264,30 @@ def tiny_gpt2_hub_cache(tiny_gpt2_dir, tmp_path_factory) -> Path:
 
 SLOW_FOLDERS = ("app", "integration", "reliability")  # the app server, end-to-end training, processes, fuzzing
 SLOW_FIXTURES = {"reverse_run"}  # trains a model: every test that reads it waits for it
+# The order in which the files are handed to the workers (pytest.ini: --dist loadfile --no-loadscope-reorder): the
+# folders of the long files first (a training of 1-2 minutes, a browser session, a process), the many short files of
+# tests/unit/ and tests/ last, so that no worker starts a long file while the other has nothing left to do.
+# xdist's own order (the files with the most tests first) handed out the one-test trainings last: the induction phase
+# change (1.5 minutes) then ran alone at the end of the run.
+LONG_FILES_FIRST = ("integration", "browser", "reliability", "app")
+
+
+def _folder(item) -> str:
+    """The item's folder under tests/ ("unit", "browser", ...; "" for a file directly in tests/)."""
+    parts = Path(str(item.fspath)).resolve().relative_to(Path(__file__).resolve().parent).parts
+    return parts[0] if len(parts) > 1 else ""
 
 
 def pytest_collection_modifyitems(config, items):
     """Mark by folder: tests/browser/ `browser`; tests/app/, tests/integration/ and tests/reliability/ `slow`, and
-    any test using a SLOW_FIXTURES fixture (pytest.ini). Elsewhere a slow test carries @pytest.mark.slow itself."""
-    root = Path(__file__).resolve().parent
+    any test using a SLOW_FIXTURES fixture (pytest.ini). Elsewhere a slow test carries @pytest.mark.slow itself.
+    Then order the files LONG_FILES_FIRST (a stable sort: each folder's files, and each file's tests, keep their
+    order)."""
     for item in items:
-        parts = Path(str(item.fspath)).resolve().relative_to(root).parts
-        if parts[0] == "browser":
+        folder = _folder(item)
+        if folder == "browser":
             item.add_marker(pytest.mark.browser)
-        elif parts[0] in SLOW_FOLDERS or SLOW_FIXTURES & set(getattr(item, "fixturenames", ())):
+        elif folder in SLOW_FOLDERS or SLOW_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.slow)
+    rank = {folder: i for i, folder in enumerate(LONG_FILES_FIRST)}
+    items.sort(key=lambda item: rank.get(_folder(item), len(rank)))

@@ -22,7 +22,8 @@ CHECKPOINT = Path(__file__).resolve().parents[2] / "checkpoints" / "translate-en
 
 @pytest.mark.slow
 def test_shipped_model_gives_its_cards_alignment_table():
-    """Oracle: the card's AER, precision and recall of every head and layer mean, best head and diagonal."""
+    """Oracle: the card's AER, precision and recall of every head and layer mean, best head and diagonal; and the
+    best head aligns words better than the diagonal (by more than 0.05 AER)."""
     model, tokenizer, info = load_translator(CHECKPOINT, device="cpu")
     table, card = cross_attention_aer(model, tokenizer), info["metrics"]["alignment"]
     for key in ("best_head", "verses", "gold_links"):
@@ -32,6 +33,8 @@ def test_shipped_model_gives_its_cards_alignment_table():
             assert row == pytest.approx(card_row, abs=1e-3), key
     assert summary(table)["aer"] == pytest.approx(card["best_head_aer"], abs=1e-3)
     assert table["diagonal"]["aer"] == pytest.approx(card["diagonal"]["aer"], abs=1e-3)
+    assert table["best_head_aer"] == pytest.approx(card["best_head_aer"], abs=1e-3)
+    assert table["best_head_aer"] < table["diagonal"]["aer"] - 0.05
 
 
 def test_marian_is_scored_word_for_word_through_its_tokenizers(tmp_path, capsys):
