@@ -38,6 +38,7 @@ from tabs.positional import build_positional_tab  # noqa: E402
 from tabs.train.page import build_train_tab, restore_models  # noqa: E402
 from tabs.train.session import warm_up  # noqa: E402
 from widgets.controls import Dropdown  # noqa: E402
+from widgets.ui import Followers, progress_only_where_drawn  # noqa: E402
 from visualize.style import PHONE_WIDTH  # noqa: E402
 
 NOTICES.append(gr.Info)  # the store's notices (loading a pretrained model) reach the page as toasts
@@ -70,25 +71,28 @@ def build_demo() -> gr.Blocks:
         default = "reverse" if "reverse" in SHIPPED else (SHIPPED[0] if SHIPPED else None)
         # One compact header row (title beside the checkpoint), so the demo row, its explanation and the heatmap
         # it opens fit the first screen of a projector (tests/browser/test_layout.py)
+        followers = Followers()  # what every tab sets from the checkpoint, in one call after each change of it
         with gr.Row(elem_id="header", equal_height=True):
             gr.Markdown("# Attention Lab\nA Transformer from *Attention Is All You Need*, written from scratch: "
                         "generate with it, look inside its attention, and train one yourself.", elem_id="title")
             ckpt = Dropdown(fixed_choices(), value=default, label="Checkpoint (every tab)", elem_id="ckpt")
-            about_line(ckpt, "ckpt-about")  # what it was trained on and what input it expects, beside the list
+            about_line(ckpt, "ckpt-about", followers)  # what it was trained on and what input it expects
         buttons, explain = demo_buttons()
         # what part of the link the page was opened with was ignored (hidden, taking no room, when nothing was)
         link_note = gr.Markdown(elem_id="link-note", visible=False)
         with gr.Tabs(elem_id="tabs") as tabs:
-            generate = build_generate_tab(ckpt)
-            attention = build_attention_tab(demo, ckpt)
-            build_positional_tab(demo, ckpt)
+            generate = build_generate_tab(ckpt, followers)
+            attention = build_attention_tab(demo, ckpt, followers)
+            build_positional_tab(demo, ckpt, followers)
             train = build_train_tab(ckpt, door=door(demo))
             build_model_tab(demo, ckpt)
         if not pretrained():
             gr.Markdown(PRETRAINED_NOTE, elem_id="pretrained-note")
         wire_demos(buttons, explain, tabs, ckpt, attention, train)
         wire_link(demo, tabs, ckpt, attention, generate, link_note)
+        followers.wire(ckpt)
         demo.load(restore_models, None, ckpt, js=BROWSER_KEY_JS, api_visibility="private", queue=False)
+    progress_only_where_drawn(demo)
     # Every group of events waits in a line of its own, fair per client (server.lines: 64 each);
     # `max_size` only caps the sum. api_open=False: a queued event cannot be called directly, skipping its line and limits.
     demo.queue(max_size=QUEUE_SIZE, default_concurrency_limit=DEFAULT_CONCURRENCY, api_open=False)

@@ -8,7 +8,7 @@ import gradio as gr
 
 from store import sessions
 from store.catalogue import description
-from widgets.ui import separately
+from widgets.ui import Followers
 
 
 def about(ckpt, request: gr.Request = None) -> str:
@@ -16,8 +16,8 @@ def about(ckpt, request: gr.Request = None) -> str:
     return description(ckpt, sessions.browser_key(request)) if isinstance(ckpt, str) else ""
 
 
-def about_line(ckpt, elem_id: str) -> gr.Markdown:
+def about_line(ckpt, elem_id: str, followers: Followers) -> gr.Markdown:
     """A small line under `ckpt`'s choice that follows it (a demo's change of checkpoint too)."""
     line = gr.Markdown(description(ckpt.value, ""), elem_id=elem_id, elem_classes="ckpt-about")
-    separately(ckpt.change)(about, ckpt, line, queue=False, show_progress="hidden", api_visibility="private")
+    followers.add(about, line)
     return line

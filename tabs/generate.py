@@ -28,7 +28,7 @@ from tabs.figure_export import figure
 from widgets.controls import Number, Slider, index_control, index_slider
 from widgets.errors import handler
 from widgets.link import copy_link_row
-from widgets.ui import separately
+from widgets.ui import Followers
 
 LM_PROMPTS = ["ROMEO:\n", "First Citizen:\nBefore we proceed", "KING RICHARD III:\nNow is the", "JULIET:\nO "]
 
@@ -221,7 +221,7 @@ def step_on_gpu(source: ModelRef, input_ids: list[int], output_ids: list[int], s
     return tok.id_to_token(output_ids[step]), pattern, query
 
 
-def build_generate_tab(ckpt):
+def build_generate_tab(ckpt, followers: Followers):
     with gr.Tab("Generate", id="generate"):
         gr.Markdown("Type a prompt (language model) or a task input (seq2seq models), then watch the tokens arrive.")
         about = gr.Markdown(description(ckpt.value, ""), elem_id="gen-about")  # what the checkpoint expects
@@ -267,8 +267,7 @@ def build_generate_tab(ckpt):
     example.click(example_input, ckpt, prompt, api_name="example")
     mask_go.click(run_fill_mask, [ckpt, mask_text, mask_top], [mask_table, mask_notice], api_name="fill_mask",
                   concurrency_limit=GENERATE_CONCURRENCY, concurrency_id="generate")
-    separately(ckpt.change)(decoding_for, [ckpt, linked], [strategy, about], api_visibility="private",
-                            show_progress="hidden")
+    followers.add(decoding_for, [strategy, about], inputs=[linked])
     inputs = [ckpt, prompt, strategy, temperature, top_k, top_p, num_beams, max_new, seed]
     cleared = [output, table, gen_state, picker, notice, probs_plot, where_plot, generated]
     inspect = dict(fn=inspect_step, inputs=[gen_state, picker], outputs=[probs_plot, where_plot])

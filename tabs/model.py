@@ -106,8 +106,9 @@ def build_model_tab(demo, ckpt):
                                 "latent (and rotary key) for MLA", elem_id="model-cache")
     outputs = [summary, table, plot, kv]
     # drawn only on screen: a new checkpoint (a demo's) redraws nothing in a hidden tab; shown again, it redraws
-    separately(ckpt.change, only_shown="model-tab")(describe_model, ckpt, outputs, api_name="model",
-                                                    concurrency_limit=DRAW_CONCURRENCY, concurrency_id="draw")
-    tab.select(describe_model, ckpt, outputs, api_visibility="private", concurrency_limit=DRAW_CONCURRENCY,
-               concurrency_id="draw")
-    demo.load(describe_model, ckpt, outputs, api_visibility="private")
+    # the progress on the summary at the top, not the tables and the figure: gradio's page re-reads every component
+    # that ever showed one at each later status update (widgets.ui.progress_only_where_drawn)
+    draw = dict(concurrency_limit=DRAW_CONCURRENCY, concurrency_id="draw", show_progress_on=[summary])
+    separately(ckpt.change, only_shown="model-tab")(describe_model, ckpt, outputs, api_name="model", **draw)
+    tab.select(describe_model, ckpt, outputs, api_visibility="private", **draw)
+    demo.load(describe_model, ckpt, outputs, api_visibility="private", show_progress_on=[summary])

@@ -17,7 +17,7 @@ from store.sessions import browser_key
 from tabs.figure_export import figure
 from widgets.controls import Slider
 from widgets.errors import handler
-from widgets.ui import FAST, separately
+from widgets.ui import FAST, Followers, separately
 
 
 POSITION_SCHEMES = {"sinusoidal": "fixed sinusoidal positions added to its embeddings",
@@ -166,7 +166,7 @@ def build_alibi_section():
     return section, n_heads, length, causal, bias, note
 
 
-def build_positional_tab(demo, ckpt):
+def build_positional_tab(demo, ckpt, followers: Followers):
     with gr.Tab("Positional encoding", id="positional"):
         with gr.Row():
             d_model = Slider(*POSITIONAL["d_model"], value=128, step=2, label="d_model")
@@ -189,15 +189,17 @@ def build_positional_tab(demo, ckpt):
         alibi_section, n_heads, alibi_length, causal, alibi_plot, alibi_note = build_alibi_section()
     inputs = [d_model, length, dims, ckpt]
     outputs = [matrix, waves, similarity, compare, compare_note]
-    demo.load(draw_positional, inputs, outputs, api_name="positional")
+    # the progress on the note, not the four figures: gradio's page re-reads every component that ever showed one at
+    # each later status update (widgets.ui.progress_only_where_drawn)
+    demo.load(draw_positional, inputs, outputs, api_name="positional", show_progress_on=[compare_note])
     for event in (d_model.change, length.change, dims.submit):
         event(clear_positional, None, outputs, queue=False, api_visibility="private").then(
             draw_positional, inputs, outputs, api_visibility="private", **FAST)
     # The RoPE and ALiBi controls take the checkpoint's sizes; their figures are drawn when a section opens or a
     # control changes, not on page load.
-    for event in (demo.load, ckpt.change):
-        separately(event)(checkpoint_sizes, ckpt, [d_k, n_heads, rope_note, alibi_note],
-                          api_visibility="private", **FAST)
+    sizes = [d_k, n_heads, rope_note, alibi_note]
+    separately(demo.load)(checkpoint_sizes, ckpt, sizes, api_visibility="private", **FAST)
+    followers.add(checkpoint_sizes, sizes)
     # only while their section is open: a new checkpoint's sizes redraw nothing hidden (widgets.ui.separately)
     separately(rope_section.expand, d_k.change, rope_length.change, only_open="pe-rope-section")(
         draw_rope, [d_k, rope_length], [rope_plot, distance_plot], api_name="rope", **FAST)

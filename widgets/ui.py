@@ -40,3 +40,50 @@ def separately(*triggers, only_open: str | None = None, only_shown: str | None =
     js = _ONLY_OPEN.format(only_open) if only_open else _ONLY_SHOWN.format(only_shown) if only_shown else None
     then = gr.on(list(triggers), None, None, None, js=js, trigger_mode="multiple", api_visibility="private").then
     return functools.partial(then, trigger_mode="always_last")
+
+
+def progress_only_where_drawn(demo: gr.Blocks) -> None:
+    """Every event of `demo` that draws no progress gives its outputs no loading status (show_progress_on=[]):
+    those whose progress is "hidden", and those run at once (queue=False: the page has their answer before an
+    overlay could mean anything). An event that names where its progress shows keeps it.
+
+    Why (gradio 6's page): every component that has held a loading status since the page opened is found in the
+    page's tree, deep-copied and updated again at each status update of every later call (about six a call), and
+    every component inside a Tabs, Column or Accordion that held one too: a demo click spent most of its main
+    thread's long tasks there (bench/RESULTS.md, "Issue 26 item 5, issue 29 item 11"). A progress that is not drawn
+    changes nothing on screen; tests/app/test_listeners.py checks the whole app."""
+    for fn in demo.fns.values():
+        if fn.show_progress_on is None and (fn.show_progress == "hidden" or not fn.queue):
+            fn.show_progress_on = []
+
+
+class Followers:
+    """What the tabs set from the shared checkpoint (the lines that say what it was trained on, the decoding it opens
+    with, the RoPE and ALiBi sizes), all in one call after each change of it: each tab `add`s its part, and
+    `wire(ckpt)` makes the call once every tab is built.
+
+    Why one call: gradio's page updates again every component that has held a loading status at each status update
+    of every call (about six a queued call), so four listeners of the checkpoint cost a demo click four calls of them
+    (bench/RESULTS.md, "Issue 26 item 5, issue 29 item 11")."""
+
+    def __init__(self):
+        self.parts = []  # (fn, [its inputs after the checkpoint], [its outputs])
+
+    def add(self, fn, outputs, inputs=()) -> None:
+        """`fn(ckpt, *inputs' values, request=)` returns a value for a single output, a tuple for several."""
+        self.parts.append((fn, list(inputs), list(outputs) if isinstance(outputs, (list, tuple)) else [outputs]))
+
+    def follow(self, request: gr.Request, ckpt, *values) -> tuple:
+        """Every part's updates for checkpoint `ckpt`, in the order they were added (`values`: their inputs'
+        values, in the same order; the request first, where gradio gives it to a function with `*values`)."""
+        updates, values = [], list(values)
+        for fn, inputs, outputs in self.parts:
+            found = fn(ckpt, *values[:len(inputs)], request=request)
+            del values[:len(inputs)]
+            updates.extend(found if len(outputs) > 1 else [found])
+        return tuple(updates)
+
+    def wire(self, ckpt) -> None:
+        separately(ckpt.change)(self.follow, [ckpt] + [i for _, inputs, _ in self.parts for i in inputs],
+                                [output for _, _, outputs in self.parts for output in outputs],
+                                api_visibility="private", **FAST)

@@ -30,7 +30,7 @@ from tabs.attention.views import NORMS_EXPLAINED, SHOW, draw_caption, norms_focu
 from tabs.figure_export import figure
 from widgets.controls import Radio, index_control, index_slider, only_one
 from widgets.errors import handler
-from widgets.ui import FAST, separately
+from widgets.ui import FAST, Followers, separately
 
 SCORES = ["entropy", "mean distance", "diagonal", "anti-diagonal", "previous token", "duplicate token", "induction",
           GOLD_SCORE]  # the last: translation verses with gold links only (tabs.attention.translation_view)
@@ -220,7 +220,7 @@ def export_attention(record) -> list[str]:
     return [str(folder / "attention.csv"), str(folder / "attention.json")]
 
 
-def build_attention_tab(demo, ckpt):
+def build_attention_tab(demo, ckpt, followers: Followers):
     """The tab's components; returns the handles the demo buttons drive."""
     with gr.Tab("Attention", id="attention"):
         record, made_by, focus = gr.State(None), gr.State(None), gr.State(None)  # made_by: the record's checkpoint
@@ -240,7 +240,7 @@ def build_attention_tab(demo, ckpt):
                                       elem_id="att-text")
                     show = gr.Button("Show attention", variant="primary", scale=1, min_width=100,
                                      elem_id="att-show")
-                about_line(ckpt, "att-about")  # what the model was trained on and what input it expects
+                about_line(ckpt, "att-about", followers)  # what the model was trained on and what input it expects
                 target = gr.Textbox(label="Target (seq2seq; empty = model output)", max_length=MAX_PROMPT_CHARS,
                                     elem_id="att-target")
                 notice = gr.Markdown(elem_id="att-notice")

@@ -40,3 +40,64 @@ def test_no_trigger_with_several_listeners_has_an_always_last_one(config):
     looping = {trigger: found for trigger, found in shared.items()
                if any(mode == "always_last" for _, mode in found)}
     assert not looping, f"listeners that can re-run each other forever (use widgets.ui.separately): {looping}"
+
+
+LAYOUT = {"tabs", "tabitem", "column", "row", "accordion", "group", "form"}
+
+
+def progress_targets(config) -> dict[str, list[tuple[str, str]]]:
+    """{listener (api name or id): [(type, elem_id) of each component it gives a loading status]} for the listeners
+    that call the server; as the page computes it (`show_progress_on`, else the outputs)."""
+    kinds = {c["id"]: (c["type"], c["props"].get("elem_id") or "") for c in config["components"]}
+    return {dep["api_name"] or str(dep["id"]): [kinds[i] for i in (dep["show_progress_on"]
+                                                                  if dep["show_progress_on"] is not None
+                                                                  else dep["outputs"])]
+            for dep in config["dependencies"] if dep["backend_fn"]}
+
+
+def test_only_a_progress_the_page_draws_gives_a_component_a_loading_status(config):
+    """Invariant (issue 29 item 11): gradio's page finds, deep-copies and updates again every component that has held
+    a loading status, and every component inside a layout block that held one, at each status update of every call
+    from then on. So a listener whose progress is not drawn (hidden, or run at once) gives none, no layout block gets
+    one (a demo's Tabs did: the whole app was copied about 50 times a click), and the figures a demo click redraws
+    other than the heatmap that shows its progress get none (widgets.ui.progress_only_where_drawn)."""
+    targets = progress_targets(config)
+    dependencies = {dep["api_name"] or str(dep["id"]): dep for dep in config["dependencies"]}
+    undrawn = {name: found for name, found in targets.items() if found and (
+        dependencies[name]["show_progress"] == "hidden" or not dependencies[name]["queue"])}
+    assert not undrawn, f"a loading status never drawn: {sorted(undrawn)}"
+    assert "apply_demo" in targets and "draw_view" in targets  # the check sees the demo's listeners
+    layout = {name: found for name, found in targets.items() if any(kind in LAYOUT for kind, _ in found)}
+    assert not layout, f"layout blocks given a loading status: {sorted(layout)}"
+    held = {elem_id for found in targets.values() for _, elem_id in found}
+    assert "att-one" in held  # the heatmap shows the progress of the attention it computes
+    assert not held & {"att-grid", "att-overview", "att-beside-ours", "att-beside-marian", "pe-learned", "pe-pe",
+                       "model-parameters"}, held
+
+
+def test_one_call_sets_all_that_follows_the_checkpoint():
+    """Issue 29 item 11: a change of checkpoint (a demo's too) costs one server call for everything the tabs set from
+    it (widgets.ui.Followers; before: four listeners, four calls): the header's and the Attention tab's lines, the
+    Generate tab's decoding and line, the RoPE and ALiBi sizes and notes. Oracle: each tab's own function, called
+    alone, gives the same values."""
+    import app
+    from tabs.about import about
+    from tabs.generate import decoding_for
+    from tabs.positional import checkpoint_sizes
+
+    follows = [fn for fn in app.build_demo().fns.values() if getattr(fn.fn, "__name__", "") == "follow"]
+    assert len(follows) == 1, follows
+    elem_ids = [output.elem_id for output in follows[0].outputs]
+    ckpt = "translate-en-es"
+    assert len(follows[0].inputs) == 2  # the checkpoint, and whether a link's generation is being opened
+    found = dict(zip(elem_ids, follows[0].fn(None, ckpt, False)))  # (the request first: widgets.ui.Followers)
+    assert len(found) == len(elem_ids) == 8, elem_ids
+    assert found["ckpt-about"] == found["att-about"] == about(ckpt) == decoding_for(ckpt)[1] == found["gen-about"]
+    assert "Bible" in found["ckpt-about"]
+    strategy = follows[0].outputs[elem_ids.index("gen-about") - 1]  # the decoding radio, added with its line
+    assert strategy.label == "Decoding" and found[strategy.elem_id]["value"] == "beam"
+    linked = dict(zip(elem_ids, follows[0].fn(None, ckpt, True)))  # a link's generation keeps its own decoding
+    assert "value" not in linked[strategy.elem_id] and decoding_for(ckpt, True)[0] == linked[strategy.elem_id]
+    rope_dk, alibi_heads, rope_note, alibi_note = checkpoint_sizes(ckpt)
+    assert (found["pe-rope-dk"], found["pe-alibi-heads"], found["pe-rope-note"], found["pe-alibi-note"]) == (
+        rope_dk, alibi_heads, rope_note, alibi_note)

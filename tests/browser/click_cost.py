@@ -3,7 +3,10 @@
 bench/demo_click_cost.py prints the milliseconds (timed figures are not asserted: the machine is shared).
 
 `watch(page)` wraps plotly's `Plotly.react` (the call gradio's Plot makes for every new value, followed by
-`Plots.resize`) and observes 'longtask' entries, in the loaded page and the ones it loads next.
+`Plots.resize`) and the page's `structuredClone`, and observes 'longtask' entries, in the loaded page and the ones
+it loads next. `structuredClone` counts the values the page deep-copies: gradio's page snapshots (Svelte's
+`$state.snapshot`, which calls it on every value it copies) each component that has held a loading status, at each
+status update of each call (widgets.ui.progress_only_where_drawn).
 """
 from __future__ import annotations
 
@@ -13,12 +16,15 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 
-# JS: every Plotly.react call (the gr.Plot's elem_id, ' (hidden)' when not on screen, when and how long) and every
-# long task
+# JS: every Plotly.react call (the gr.Plot's elem_id, ' (hidden)' when not on screen, when and how long), every
+# long task and the number of values deep-copied (structuredClone calls)
 _WATCH = """() => {
     if (window.__draws) return;
     window.__draws = [];
     window.__long = [];
+    window.__copies = 0;
+    const clone = window.structuredClone;
+    window.structuredClone = function (...args) { window.__copies++; return clone.apply(this, args); };
     new PerformanceObserver(list => {
         for (const e of list.getEntries()) window.__long.push({start: e.startTime, ms: e.duration});
     }).observe({type: 'longtask', buffered: true});
@@ -50,6 +56,8 @@ class ClickCost:
     draws: Counter = field(default_factory=Counter)
     draw_ms: float = 0.0  # inside Plotly.react, all figures together
     long_tasks_ms: list[float] = field(default_factory=list)
+    copies: int = 0  # values the page deep-copied (structuredClone calls)
+    cpu_ms: float | None = None  # the main thread's CPU time (with a `cpu_clock`)
 
     @property
     def names(self) -> Counter:
@@ -67,7 +75,9 @@ class ClickCost:
     def describe(self) -> str:
         names = Counter(name for name, _ in self.calls)
         return (f"{len(self.calls)} server calls ({self.queued} queued): {dict(names)}; {sum(self.draws.values())} "
-                f"figures drawn: {dict(self.draws)}; long tasks {self.long_ms:.0f} ms in {len(self.long_tasks_ms)}")
+                f"figures drawn: {dict(self.draws)}; {self.copies} values deep-copied; long tasks "
+                f"{self.long_ms:.0f} ms in {len(self.long_tasks_ms)}"
+                + ("" if self.cpu_ms is None else f"; main thread CPU {self.cpu_ms:.0f} ms"))
 
 
 def watch(page) -> None:
@@ -97,10 +107,22 @@ def event_names(url: str) -> dict[int, str]:
     return {dep["id"]: dep.get("api_name") or f"fn{dep['id']}" for dep in config["dependencies"]}
 
 
-def measure(page, click, names: dict[int, str], quiet_s: float = 2.5, timeout_s: float = 90) -> ClickCost:
+def cpu_clock(page):
+    """A function that reads the CPU time (ms) of the page's main thread so far (DevTools' Performance metrics in
+    thread time): unlike the long tasks' wall time, it does not grow with other processes' load on the machine."""
+    session = page.context.new_cdp_session(page)
+    session.send("Performance.enable", {"timeDomain": "threadTicks"})
+    return lambda: 1000 * next(m["value"] for m in session.send("Performance.getMetrics")["metrics"]
+                                if m["name"] == "ThreadTime")
+
+
+def measure(page, click, names: dict[int, str], quiet_s: float = 2.5, timeout_s: float = 90,
+            clock=None) -> ClickCost:
     """Call `click()` (which clicks and may wait for what it expects), then wait until no server call was made and no
-    figure drawn for `quiet_s`; what happened from the click on."""
+    figure drawn for `quiet_s`; what happened from the click on (and the main thread's CPU time, with a `clock`
+    from `cpu_clock`)."""
     cost, last = ClickCost(), [time.monotonic()]
+    cpu_before = clock() if clock else None
 
     def on_request(request):
         path = next((p for p in SERVER_CALLS if p in request.url), None)
@@ -110,7 +132,7 @@ def measure(page, click, names: dict[int, str], quiet_s: float = 2.5, timeout_s:
         cost.calls.append((names.get(body.get("fn_index"), f"fn{body.get('fn_index')}"), path == SERVER_CALLS[0]))
         last[0] = time.monotonic()
 
-    start = page.evaluate("() => performance.now()")
+    start, copied = page.evaluate("() => [performance.now(), window.__copies]")
     page.on("request", on_request)
     try:
         click()
@@ -127,4 +149,7 @@ def measure(page, click, names: dict[int, str], quiet_s: float = 2.5, timeout_s:
     cost.draws.update(page.evaluate("t => window.__draws.filter(d => d.at >= t).map(d => d.id)", start))
     cost.draw_ms = page.evaluate("t => window.__draws.filter(d => d.at >= t).reduce((s, d) => s + d.ms, 0)", start)
     cost.long_tasks_ms = page.evaluate("t => window.__long.filter(e => e.start >= t).map(e => e.ms)", start)
+    cost.copies = page.evaluate("() => window.__copies") - copied
+    if clock:
+        cost.cpu_ms = clock() - cpu_before
     return cost
