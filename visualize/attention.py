@@ -113,9 +113,11 @@ def heatmap_size(query_tokens, key_tokens, narrow: bool, box_px: float | None = 
 
 
 def head_heatmap(weights, query_tokens, key_tokens, title="", mask=None, narrow: bool | None = None,
-                 box_px: float | None = None) -> go.Figure:
+                 box_px: float | None = None, value: str = "weight") -> go.Figure:
     """One head's weights (T, S) as a heatmap: queries top to bottom, keys left to right, 0 = white.
 
+    `value` names the cells on the colour bar: "weight", or what else they are (at most as long: a phone's flat
+    bar gives its title the room of "weight"'s and the rest of its 160 px to the scale).
     `mask` (T, S) bool, True where the query may attend (the library's convention): masked cells are drawn grey
     (a separate trace, hover "masked (this query may not attend here)"), never the white of a weight near 0.
     With `narrow` (False: a page on a projector or a laptop, True: on a phone) and `box_px` (the width of the
@@ -130,7 +132,7 @@ def head_heatmap(weights, query_tokens, key_tokens, title="", mask=None, narrow:
     _check_tokens(w.shape, query_tokens, key_tokens)
     allowed = _allowed(mask, w.shape)  # (T, S) or None
     fig = go.Figure(_attention_trace(w, query_tokens, key_tokens, allowed, name="", zmin=0, zmax=1,
-                                     colorscale=ATTENTION_COLORSCALE, colorbar=colorbar("weight")))
+                                     colorscale=ATTENTION_COLORSCALE, colorbar=colorbar(value)))
     if allowed is not None:
         fig.add_trace(_masked_trace(allowed, query_tokens, key_tokens))
         _masked_key(fig)
@@ -173,13 +175,15 @@ def grid_columns(page_width: float | None = None) -> int:
     return 2 if narrow_page(page_width) else GRID_COLUMNS
 
 
-def layer_grid(weights, query_tokens, key_tokens, title="", cols=GRID_COLUMNS, mask=None, scale=True) -> go.Figure:
+def layer_grid(weights, query_tokens, key_tokens, title="", cols=GRID_COLUMNS, mask=None, scale=True,
+               value: str = "weight") -> go.Figure:
     """Every head of one layer, weights (H, T, S), as a grid of small heatmaps on one shared 0..1 colour scale.
 
     `cols` heads per row (`grid_columns`: fewer on a phone). Token labels are drawn on the outer edges
     only: keys under the lowest heatmap of each column, queries left of the first column. `mask` (T, S) as in
     `head_heatmap`, the same for every head. `scale=False` leaves out the colour bar (on a phone it took a quarter
-    of the width; the one-head heatmap shows the same 0..1 scale).
+    of the width; the one-head heatmap shows the same 0..1 scale). `value` names the cells on the colour bar, as
+    in `head_heatmap`.
     """
     w = as_array(weights, 3, "weights")  # (H, T, S)
     _check_tokens(w.shape, query_tokens, key_tokens)
@@ -207,7 +211,7 @@ def layer_grid(weights, query_tokens, key_tokens, title="", cols=GRID_COLUMNS, m
     if allowed is not None:
         _masked_key(fig)
     return style_figure(fig, title, top_space=30, height=120 + 250 * nrows + (40 if allowed is not None else 0),
-                        coloraxis=dict(cmin=0, cmax=1, colorscale=ATTENTION_COLORSCALE, colorbar=colorbar("weight"),
+                        coloraxis=dict(cmin=0, cmax=1, colorscale=ATTENTION_COLORSCALE, colorbar=colorbar(value),
                                        showscale=bool(scale)))
 
 

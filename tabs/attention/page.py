@@ -26,7 +26,8 @@ from tabs.attention.patching import build_patching
 from tabs.attention.record import attention_record
 from tabs.attention.translation_view import GOLD_SCORE, gold_scores, with_gold
 from tabs.attention.two_inputs import build_two_inputs
-from tabs.attention.views import NORMS_EXPLAINED, SHOW, draw_caption, norms_focus, view_pattern, view_title
+from tabs.attention.views import (NORMS_EXPLAINED, SHOW, cell_value, draw_caption, norms_focus, view_pattern,
+                                  view_title)
 from tabs.figure_export import figure
 from widgets.controls import Radio, index_control, index_slider, only_one
 from widgets.errors import handler
@@ -126,11 +127,13 @@ def draw_figures(record, kind, layer, head, score, parts=("one", "grid", "overvi
     build = {
         "one": lambda: with_gold(viz.head_heatmap(pattern.weights[layer, head], pattern.query_tokens,
                                                   pattern.key_tokens, title=f"{what}, layer {layer}, head {head}",
-                                                  mask=mask, narrow=viz.narrow_page(width)),
+                                                  mask=mask, narrow=viz.narrow_page(width),
+                                                  value=cell_value(view[0])),
                                  record, kind, layer, head, bool(view[1]), viz.narrow_page(width)),
         "grid": lambda: viz.layer_grid(pattern.weights[layer], pattern.query_tokens, pattern.key_tokens,
                                        title=f"{what}, all heads of layer {layer}", mask=mask,
-                                       cols=viz.grid_columns(width), scale=not viz.narrow_page(width)),
+                                       cols=viz.grid_columns(width), scale=not viz.narrow_page(width),
+                                       value=cell_value(view[0])),
         "overview": lambda: viz.overview(scores[shown], shown, title=title,
                                          low_is_interesting=shown in low),
         "table": lambda: viz.scores_table(scores)}

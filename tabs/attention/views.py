@@ -93,6 +93,12 @@ def view_title(kind: str, show, words) -> str:
     return f"{kind} {what}" + (" in words" if words else "")
 
 
+def cell_value(show) -> str:
+    """What one cell is, for the colour bar: a weight, or a key's share of the row's value-weighted norms ("norms":
+    a longer title takes its length from a phone's flat bar, visualize.head_heatmap)."""
+    return "norms" if show == SHOW[1] else "weight"
+
+
 @handler
 def draw_caption(record, kind, layer, head, show=SHOW[0], words=False, made_by=None,
                  request: gr.Request = None) -> str:

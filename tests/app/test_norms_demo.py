@@ -46,7 +46,8 @@ def fresh():
 def test_the_demo_opens_the_norms_on_the_head_where_they_differ_most(fresh):
     """apply_demo sets "Cells show" to the norms; the Attention tab's computation then opens the kind, layer and
     head of the maximum of moved_share over every head and kind of the input; the heatmap drawn has the norms'
-    shares as its cells (1e-5), which differ from the weights by at least the bench's largest cell change."""
+    shares as its cells (1e-5), which differ from the weights by at least the bench's largest cell change; its
+    colour bar and the layer grid's name the cells "norms" (regression: both said "weight")."""
     from tabs.attention.page import compute_attention, draw_view
     from tabs.demos import apply_demo
     from transformer.interpretability.views import SHOW
@@ -60,8 +61,10 @@ def test_the_demo_opens_the_norms_on_the_head_where_they_differ_most(fresh):
         sets["ckpt"], sets["text"], sets["target"], sets["focus"], request=request)
     assert (kind_set["value"], layer_set["value"], head_set["value"]) == (kind, layer, head)
     assert tuple(view) == (kind, layer, head)
-    one, *_, caption = draw_view(drawn, view, sets["score"], sets["cells"], sets["words"], made_by, None,
-                                 request=request)
+    one, grid, *_, caption = draw_view(drawn, view, sets["score"], sets["cells"], sets["words"], made_by, None,
+                                       request=request)
+    assert json.loads(one.plot)["data"][0]["colorbar"]["title"]["text"] == "norms"
+    assert json.loads(grid.plot)["layout"]["coloraxis"]["colorbar"]["title"]["text"] == "norms"
     z = torch.tensor(heatmap_cells(json.loads(one.plot)).z, dtype=torch.float32)
     norms, weights = shares[kind][layer, head].float(), record.patterns[kind].weights[layer, head].float()
     assert torch.allclose(z.nan_to_num(), norms, atol=1e-5)

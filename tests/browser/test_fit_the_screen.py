@@ -355,3 +355,32 @@ def test_the_patching_grids_keep_readable_cells(open_at, width):
         _measured(f"patching {sel[1:]} cells at {width} px", cells)
         _no_overlap(page, sel, f"fit-{sel[1:]}-{width}.png")
     page.locator("#att-patch-section").screenshot(path=str(SHOTS / f"patch-section-{width}.png"))
+
+
+# JS: the one-head heatmap's colour bar: its title, the bar's left and right edges and length (flat on a phone,
+# upright beside a projector's plot), and the visible left and right edges of the figure's box
+_BAR = """() => {
+    const gd = document.querySelector('#att-one .js-plotly-plot');
+    const fill = gd.querySelector('.colorbar .cbfill').getBoundingClientRect(), seen = gd.getBoundingClientRect();
+    return {title: gd.querySelector('.colorbar .cbtitle').textContent, x0: fill.left, x1: fill.right,
+            length: Math.max(fill.width, fill.height), left: seen.left, right: seen.right};
+}"""
+
+
+@pytest.mark.parametrize("width", SIZES)
+def test_the_norms_colour_bar_names_the_norms_and_is_seen_whole(open_at, width):
+    """Regression (issue 29, item 12, its demo): after "Weights or what moves" the colour bar said "weight" over the
+    value-weighted norms' shares. Now it says "norms", and its bar keeps at least 60 px (its 0, 0.5 and 1 apart) and lies whole inside what
+    the page shows of the figure (a longer title, "share of norms", took the phone's flat bar's whole 160 px: 0 px
+    of scale, measured at 390), no two texts overlapping."""
+    page = open_at(width)
+    tour.click_demo(page, "Weights or what moves")
+    page.locator("#demo-explain", has_text="Weights or what moves").wait_for()
+    _wait_title(page, "value-weighted norms, layer \\d, head \\d")
+    _cells(page, "#att-one")
+    page.evaluate("() => { document.querySelector('#att-one .js-plotly-plot').scrollLeft = 0; }")
+    bar = page.evaluate(_BAR)
+    MEASURED[f"norms colour bar at {width} px"] = f"{bar['length']:.0f} px long"
+    assert bar["title"] == "norms", bar
+    assert bar["length"] >= 60 and bar["left"] <= bar["x0"] and bar["x1"] <= bar["right"], bar
+    _no_overlap(page, "#att-one", f"fit-norms-{width}.png")
