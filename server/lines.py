@@ -109,30 +109,32 @@ def install(queue) -> None:
     whose client runs its bound of the line (fair_line.held_back); they are back in their place, in order, as soon
     as gradio has picked. When every waiting request is held, gradio picks none and polls again."""
     pick = queue.get_events
-    seen = {}  # group -> (its line and running count, its fair order, what of it is shown to gradio)
+    # group -> (its line's request ids in fair order and its running count, the ids held back): gradio polls every
+    # millisecond while all are held back, so the rule runs again only when the line changes. Ids only (gradio's
+    # Event._id, never reused): no request is kept alive here once it has left its line.
+    seen: dict[str, tuple[tuple, frozenset]] = {}
 
     def fair_pick():
-        shown = {}  # group -> (its fair order, what of it gradio may pick from) for lines with requests held back
+        shown = {}  # group -> (its line in fair order, the ids held back) while gradio picks
         for group, line in queue.event_queue_per_concurrency_id.items():
             if line.queue and (line.concurrency_limit is None or line.current_concurrency < line.concurrency_limit):
-                now = (tuple(map(id, line.queue)), line.current_concurrency)
-                if seen.get(group, (None,))[0] != now:  # gradio polls every millisecond while all are held back
+                now = (tuple(e._id for e in line.queue), line.current_concurrency)
+                if group not in seen or seen[group][0] != now:
                     ran = running(queue, group)
-                    order = fair_order(line.queue, ran, client_of)
-                    held = {id(e) for e in held_back(order, ran, client_of,
-                                                     *running_bounds(group, line.concurrency_limit))}
-                    seen[group] = (tuple(map(id, order)), line.current_concurrency), order, [
-                        e for e in order if id(e) not in held]
-                _, order, free = seen[group]
-                line.queue[:] = free
-                if len(free) < len(order):
-                    shown[group] = order, free
+                    line.queue[:] = fair_order(line.queue, ran, client_of)
+                    held = held_back(line.queue, ran, client_of, *running_bounds(group, line.concurrency_limit))
+                    seen[group] = (tuple(e._id for e in line.queue), line.current_concurrency), frozenset(
+                        e._id for e in held)
+                held = seen[group][1]
+                if held:
+                    shown[group] = list(line.queue), held
+                    line.queue[:] = [e for e in line.queue if e._id not in held]
         try:
             return pick()
         finally:
-            for group, (order, free) in shown.items():
+            for group, (order, held) in shown.items():
                 line = queue.event_queue_per_concurrency_id[group]
-                picked = {id(e) for e in free} - {id(e) for e in line.queue}
-                line.queue[:] = [e for e in order if id(e) not in picked]
+                left = held | {e._id for e in line.queue}  # all but what gradio picked
+                line.queue[:] = [e for e in order if e._id in left]
 
     queue.get_events = fair_pick
