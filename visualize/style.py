@@ -6,6 +6,7 @@ grows to fit what is in them (tick labels, axis titles, colour bars, legends), t
 from __future__ import annotations
 
 import html
+import math
 
 import numpy as np
 import plotly.graph_objects as go
@@ -36,18 +37,24 @@ _VISIBLE_WHITESPACE = {" ": "␣", "\n": "⏎", "\t": "⇥", "\r": "␍"}
 
 
 def wrap_title(title: str, width: int = TITLE_WRAP) -> str:
-    """`title` on two lines when it is longer than `width` characters, broken after the ", " (or before the " (")
-    nearest its middle. The space before the break stays, so the title's text content is unchanged."""
+    """`title` on ceil(len / `width`) lines (two for a title up to twice `width` characters) when it is longer than
+    `width` characters, each break after the ", " (or before the " (") nearest its even share of the title. The
+    space before a break stays, so the title's text content is unchanged. Example: a 90-character title at
+    width 36 goes on three lines of ~30 (on two, each line's 45 characters ran past a phone's figure)."""
     if len(title) <= width or "<br>" in title:
         return title
     breaks = [i + 2 for i in range(len(title)) if title.startswith(", ", i)]
     breaks += [i + 1 for i in range(len(title)) if title.startswith(" (", i)]
     if not breaks:
         breaks = [i + 1 for i, ch in enumerate(title) if ch == " "]
-    if not breaks:
-        return title
-    cut = min(breaks, key=lambda i: abs(i - len(title) / 2))
-    return title[:cut] + "<br>" + title[cut:]
+    lines = math.ceil(len(title) / width)
+    cuts = []
+    for k in range(1, lines):
+        later = [i for i in breaks if i > (cuts[-1] if cuts else 0)]
+        if later:
+            cuts.append(min(later, key=lambda i: abs(i - len(title) * k / lines)))
+    bounds = [0, *cuts, len(title)]
+    return "<br>".join(title[a:b] for a, b in zip(bounds, bounds[1:]))
 
 
 def colorbar(title: str = "", **extra) -> dict:
@@ -59,11 +66,14 @@ def colorbar(title: str = "", **extra) -> dict:
 def style_figure(fig: go.Figure, title: str = "", top_space: int = 0, **layout) -> go.Figure:
     """Apply the projector- and phone-friendly layout (plus any `layout` overrides) to `fig` and return it.
 
-    The title is wrapped to two lines when long and the top margin made to hold it, plus `top_space` pixels for
-    what sits above the plot area (subplot titles).
+    The title is wrapped to two lines when long (three when longer still: wrap_title) and the top margin made to
+    hold it, plus `top_space` pixels for what sits above the plot area (subplot titles). Plotly keeps a title's
+    first line in the middle of the top margin and writes the others under it, so each line past the second
+    takes two lines of margin (measured: a third line on one line's margin overlapped the plot's top tick by 8 px).
     """
     text = wrap_title(title)
     lines = text.count("<br>") + 1 if text else 0
+    lines += max(0, lines - 2)  # the margin's lines
     fig.update_layout(
         template="plotly_white",
         font=FONT,

@@ -337,6 +337,29 @@ def test_where_it_looked_is_readable(open_at, width):
     _no_overlap(page, "#gen-where", f"fit-where-{width}.png")
 
 
+LONG_SOURCE = ("And he said unto them, Go ye into all the world, and preach the gospel to every creature. He that "
+               "believeth and is baptized shall be saved; but he that believeth not shall be damned. And these signs "
+               "shall follow them that believe; In my name shall they cast out devils; they shall speak with new "
+               "tongues.")  # Mark 16:15-17: 76 source tokens, more than the bars hold (limits.ATTENTION_CAP)
+
+
+@pytest.mark.parametrize("width", SIZES)
+def test_where_it_looked_on_a_long_source_is_not_cut(open_at, width):
+    """Regression (issue 29, item 7, on a phone): for a translation whose source has more tokens than the bars
+    hold, the title says which tokens are shown and what share of the weight they hold; on two lines its second
+    ran 174 px past the phone's figure ("… holdi"). Now no text of the figure is cut or overlaps, at both sizes."""
+    page = open_at(width)
+    tour.select_checkpoint(page, "translate-en-es")
+    tour.show_tab(page, "generate")
+    page.locator("#gen-prompt textarea").fill(LONG_SOURCE)
+    page.locator("#gen-go").click()
+    page.locator("#gen-where .gtitle", has_text="of 76, holding").wait_for()
+    page.locator("#gen-where").scroll_into_view_if_needed()
+    tour.plots_drawn(page)
+    page.wait_for_timeout(300)
+    _no_overlap(page, "#gen-where", f"fit-where-long-{width}.png")
+
+
 @pytest.mark.parametrize("width", SIZES)
 def test_the_patching_grids_keep_readable_cells(open_at, width):
     """Issue 27 on this screen: after "Which heads copy? (induction)" every figure of "What a head does" (residual

@@ -23,6 +23,18 @@ def test_long_titles_break_in_two_keeping_their_text():
     assert wrap_title("x" * 50) == "x" * 50  # nowhere to break
 
 
+def test_a_title_longer_than_two_lines_goes_on_three():
+    """Regression (issue 29, item 7's title): "where it looked" on a long source (90 characters) went on two lines
+    of 45, cut by 174 px on a phone's 326 px figure. Invariant: ceil(90 / TITLE_WRAP) = 3 lines, none over
+    TITLE_WRAP, the text unchanged; the top margin holds them: plotly writes the lines under the first, which it
+    keeps in the margin's middle, so the third line costs two (tests/browser/test_fit_the_screen.py measures it)."""
+    title = "where 'Y' looked (last layer, mean of heads; tokens 0-63 of 76, holding 100% of its weight)"
+    lines = wrap_title(title).split("<br>")
+    assert len(lines) == 3 and "".join(lines) == title and max(map(len, lines)) <= TITLE_WRAP, lines
+    assert style_figure(go.Figure(), title).layout.margin.t == style_figure(go.Figure(), "short").layout.margin.t \
+        + 3 * TITLE_LINE
+
+
 def test_top_margin_holds_the_title_lines():
     """The top margin grows by one title line for a wrapped title, plus what the figure asks for (subplot titles)."""
     one = style_figure(go.Figure(), "short title").layout.margin.t
