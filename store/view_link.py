@@ -1,7 +1,8 @@
 """A link that opens exactly this view: the one mapping between a view of the app and the query string of its link
 (`?tab=attention&ckpt=reverse&text=attention&kind=cross&layer=1&head=2&cells=weights&words=0&score=entropy`), with
 the second input of "Two inputs side by side" and "What a head does" (`text_b`), the Q·K section's query row
-(`query`) and the logit lens's position (`lens_position`) when the view has them; a view of the Generate tab
+(`query`), the logit lens's position (`lens_position`) and the patching section's answer tokens and position
+(`answer`, `other`, `patch_position`) when the view has them; a view of the Generate tab
 (`?tab=generate&ckpt=reverse&prompt=attention&decoding=sample&temperature=0.8&top_k=0&top_p=1&num_beams=4&
 max_new_tokens=120&seed=7`) carries its prompt and decoding controls.
 
@@ -37,6 +38,7 @@ from limits import GENERATE, LINK_CHARS
 
 INDEX = re.compile(r"[0-9]{1,4}")  # a layer or head: ASCII digits only (int() would also read "٣", " 3", "+3")
 WORDS = {"0": False, "1": True}
+PATCH_POSITION = re.compile(r"-1|[0-9]{1,4}")  # the patching section's position: -1 is automatic
 NUMBER = re.compile(r"-?[0-9]{1,10}(\.[0-9]{1,6})?")  # a decoding control: ASCII, no exponent, no "+", no spaces
 DECODING = {"temperature": False, "top_k": True, "top_p": False, "num_beams": True, "max_new_tokens": True,
             "seed": True}  # the Generate tab's number controls (limits.GENERATE) -> whether whole
@@ -83,6 +85,9 @@ class View:
     num_beams: int | None = None
     max_new_tokens: int | None = None
     seed: int | None = None
+    answer: str | None = None  # the patching section: its answer token (None: the clean run's top token),
+    other: str | None = None  # the other token (None: the corrupted run's top token),
+    patch_position: int | None = None  # and the position measured (None or -1: automatic)
 
     @property
     def is_empty(self) -> bool:
@@ -92,7 +97,9 @@ class View:
 KEYS = {"tab": "tab", "ckpt": "ckpt", "text": "text", "target": "target", "text_b": "text_b", "kind": "kind",
         "layer": "layer", "head": "head", "cells": "cells", "words": "words", "score": "score", "query": "query",
         "lens_position": "lens_position", "sections": "open", "prompt": "prompt", "decoding": "decoding",
-        **{name: name for name in DECODING}}  # field -> key
+        **{name: name for name in DECODING}, "answer": "answer", "other": "other",
+        "patch_position": "patch_position"}  # field -> key
+PAIR = ("text_b", "answer", "other", "patch_position")  # what belongs to the second input
 ROWS = {"query": "query row", "lens_position": "lens position"}  # the positions in the input a link may name
 
 
@@ -123,6 +130,11 @@ def to_query(view: View, vocab: Vocabulary) -> str:
         check_text(view.text_b, "second input")
     if view.prompt is not None:
         check_text(view.prompt, "prompt")
+    for name in ("answer", "other"):
+        if getattr(view, name) is not None:
+            check_text(getattr(view, name), f"{name} token")
+    if view.patch_position is not None and not PATCH_POSITION.fullmatch(str(view.patch_position)):
+        raise UserError("the link's patch position must be a whole number from -1 (automatic) to 9999")
     for name, whole in DECODING.items():
         if getattr(view, name) is not None:
             check_number(getattr(view, name), f"the link's {name}", *GENERATE[name], integer=whole)
@@ -173,13 +185,24 @@ def from_query(params, vocab: Vocabulary) -> tuple[View, list[str]]:
         ignore(f"checkpoint {got.pop('ckpt')[:80]!r}",
                "it is not in this app's list (a model trained in the Train tab stays with the browser that trained "
                "it; a pretrained one is listed only where its weights are cached), so its input and head were "
-               "ignored with it", "text", "target", "text_b", "kind", "layer", "head", *ROWS, "prompt")
-    for name, what in (("text", "input"), ("target", "target"), ("text_b", "second input"), ("prompt", "prompt")):
+               "ignored with it", "text", "target", "kind", "layer", "head", *ROWS, "prompt", *PAIR)
+    for name, what in (("text", "input"), ("target", "target"), ("text_b", "second input"), ("prompt", "prompt"),
+                       ("answer", "answer token"), ("other", "other token")):
         if name in got and got[name] != "":
             try:
                 view[name] = check_text(got[name], what)
             except UserError as e:
-                ignore(what, str(e), *(("target", "text_b", *ROWS) if name == "text" else ()))
+                ignore(what, str(e), *(("target", *ROWS, *PAIR) if name == "text" else PAIR[1:] if name == "text_b"
+                                       else ()))
+    for name in PAIR[1:]:  # the patching of the pair: without its second input, nothing to patch
+        if name in got and "text_b" not in view:
+            ignore(name.replace("_", " "), "it belongs to a second input (text_b=...)", name)
+            view.pop(name, None)
+    if "patch_position" in got:
+        if PATCH_POSITION.fullmatch(got["patch_position"]):
+            view["patch_position"] = int(got["patch_position"])
+        else:
+            ignore(f"patch position {got['patch_position'][:8]!r}", "it is -1 (automatic) or a whole number from 0")
     for name, choices in _choices(vocab).items():
         if name in got:
             if got[name] in choices:

@@ -80,7 +80,8 @@ def model_shapes(ckpt: str) -> dict[str, tuple[int, int]]:
 def open_link(vocab: Vocabulary, ckpt, request=None):
     """Updates for: tabs, checkpoint, input, target, cells, words, overview colour, focus, the note above the tabs,
     the sections to open, the second input's box, and what is opened after the input is computed (`linked`: the
-    second input, the query row and the lens's position, or None), then the Generate tab's prompt, decoding
+    second input, the query row and the lens's position, or None), the patching section's answer, other token
+    and position, then the Generate tab's prompt, decoding
     controls and whether to generate (tabs.generate_link.generate_updates), from the link the page was opened with;
     a page opened without one keeps every control as it is (and says nothing). Never raises: what cannot be opened is
     said in the note (the load event is not queued, and gradio shows an error of such an event as a bare
@@ -89,7 +90,7 @@ def open_link(vocab: Vocabulary, ckpt, request=None):
     params = getattr(request, "query_params", None)
     view, ignored = from_query(dict(params) if params else {}, vocab)
     if view.is_empty:
-        return (keep,) * 8 + (said(ignored), "", keep, None) + generate_updates(view)
+        return (keep,) * 8 + (said(ignored), "", keep, None) + (keep,) * 3 + generate_updates(view)
     model = view.ckpt or ckpt
     if view.kind is not None and isinstance(model, str) and model in fixed_choices():
         try:
@@ -103,7 +104,8 @@ def open_link(vocab: Vocabulary, ckpt, request=None):
     return (gr.Tabs(selected=view.tab) if view.tab else keep, view.ckpt or keep, text,
             keep if view.text is None else view.target, view.cells or keep,
             keep if view.words is None else view.words, view.score or keep, focus, said(ignored),
-            ",".join(view.sections), keep if view.text_b is None else view.text_b, linked(view)) + \
+            ",".join(view.sections), keep if view.text_b is None else view.text_b, linked(view)) + tuple(
+        keep if value is None else value for value in (view.answer, view.other, view.patch_position)) + \
         generate_updates(view)
 
 
@@ -143,11 +145,13 @@ def said(ignored: list[str]):
 
 
 def link_query(vocab: Vocabulary, made_by, given, record, kind, layer, head, cells, words, score, sections,
-               query=None, lens_position=None, given_b=None, record_b=None) -> str:
+               query=None, lens_position=None, given_b=None, record_b=None, answer="", other="",
+               patch_position=-1) -> str:
     """The query of the link to the view on screen (store.view_link.to_query): the record's checkpoint and the input
     and target it was computed from, the second input of the comparison on screen (`given_b`, with its `record_b`),
     the kind, layer and head drawn, the switches, the sections open (`sections`: their link names, read from the
-    page), the Q·K section's `query` row and the lens's position while those are open."""
+    page), the Q·K section's `query` row, the lens's position and the patching section's answer tokens and
+    position (as its boxes hold them; the defaults, "" and -1, are not written) while those are open."""
     if record is None or given is None or made_by is None:
         raise UserError("press Show attention first: the link opens the view on the screen")
     kind = check_choice(kind, "attention", record.kinds)
@@ -158,6 +162,9 @@ def link_query(vocab: Vocabulary, made_by, given, record, kind, layer, head, cel
                 check_index(layer, "layer", L), check_index(head, "head", H), cells, bool(words), score,
                 check_index(query, "query", rows) if "qk" in names else None,
                 check_index(lens_position, "position", lens_positions(record)) if "lens" in names else None, names)
+    if "patch" in names and record_b is not None:
+        view = replace(view, answer=answer or None, other=other or None,
+                       patch_position=None if patch_position in (None, -1) else int(patch_position))
     return to_query(view, vocab)
 
 
@@ -189,10 +196,11 @@ def wire_link(demo, tabs, ckpt, attention: dict, generate: dict, note) -> None:
         return generation_query(vocabulary(tab_ids, attention["scores"]), generated)
 
     after = gr.State(None)  # what the link opens once its input is computed (linked)
+    patching = [attention["patch"][name] for name in ("answer", "other", "position")]
     opened = demo.load(opened_by_link, ckpt,
                        [tabs, ckpt, attention["text"], attention["target"], attention["cells"], attention["words"],
                         attention["score"], attention["focus"], note, link["opens"], attention["text_b"], after,
-                        generate["prompt"], *generate["controls"], generate["linked"]],
+                        *patching, generate["prompt"], *generate["controls"], generate["linked"]],
                        api_visibility="private", show_progress="hidden", queue=False)
     linked = generate["linked"]
     opened.then(None, linked, None, js=ONLY_LINKED_JS, api_visibility="private").then(
@@ -214,6 +222,6 @@ def wire_link(demo, tabs, ckpt, attention: dict, generate: dict, note) -> None:
     link["button"].click(None, None, link["sections"], js=OPEN_SECTIONS_JS, api_visibility="private").then(
         copied, [attention[name] for name in ("made_by", "given", "record", "kind", "layer", "head", "cells",
                                               "words", "score")] + [link["sections"]] +
-        [attention[name] for name in ("query", "lens_position", "given_b", "record_b")],
+        [attention[name] for name in ("query", "lens_position", "given_b", "record_b")] + patching,
         link["box"], api_name="view_link", **FAST).success(
         None, link["box"], link["box"], js=COPY_JS, api_visibility="private")

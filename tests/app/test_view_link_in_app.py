@@ -154,7 +154,7 @@ def test_a_link_to_a_generation_generates_the_same_output_in_another_browser():
     assert query == ("?tab=generate&ckpt=reverse&prompt=attention&decoding=sample&temperature=0.9&top_k=5&top_p=0.95"
                      "&num_beams=4&max_new_tokens=12&seed=7")
     updates = open_link(VOCAB, "sort", opening(query))
-    prompt, *controls, linked = updates[12:]
+    prompt, *controls, linked = updates[15:]
     assert (updates[0].selected, updates[1], prompt, tuple(controls), linked) == (
         "generate", "reverse", "attention", settings, True)
     *_, last = generate_linked(linked, updates[1], prompt, *controls, request=opening(query))
@@ -164,3 +164,18 @@ def test_a_link_to_a_generation_generates_the_same_output_in_another_browser():
     assert decoding_for("translate-en-es", False, request=request)[0]["value"] == "beam"
     with pytest.raises(Exception, match="press Generate first"):
         generation_query(VOCAB, None)
+
+
+def test_a_link_carries_the_patching_sections_answers_and_position():
+    """The patching section's boxes as they are (its answer tokens and position) while it is open with a second
+    input; their defaults ("" and -1: each run's top token, the automatic position) are left out of the link."""
+    request = page_call(KEY)
+    *_, made_by, given, _, record = compute_attention("reverse", "attention", "", request=request)
+    record_b, given_b = compare_and_keep(made_by, record, "attentive", request=request)
+    view = (VOCAB, made_by, given, record, "cross", 1, 0, "weights", False, "entropy", "two,patch", 0, 0, given_b,
+            record_b)
+    query = link_query(*view, " n", "e", 2)
+    assert "&text_b=attentive&" in query and query.endswith("&open=two,patch&answer=%20n&other=e&patch_position=2")
+    assert open_link(VOCAB, "sort", opening(query))[12:15] == (" n", "e", 2)
+    assert "answer" not in link_query(*view, "", "", -1) and "patch" not in link_query(*view[:10], "two", 0, 0,
+                                                                                       given_b, record_b, " n")

@@ -90,23 +90,27 @@ def test_a_copied_link_opens_the_same_view_in_another_browser(browser, app_url):
 
 TITLE_OF = "id => (document.querySelector(`#${id} .gtitle`) || {}).textContent || ''"
 CELLS_OF = "id => Array.from(document.querySelector(`#${id} .js-plotly-plot`)._fullData[0].z, r => Array.from(r))"
-SECTIONS_DRAWN = ("two-a", "two-b", "att-qk", "lens-curve")  # the figures of the sections the link opens
+SECTIONS_DRAWN = ("two-a", "two-b", "att-qk", "lens-curve", "patch-heads")  # the figures of the sections the link
+# opens
 
 
 def _sections(page) -> dict:
     """The titles of the open sections' figures, the cells of both maps of the two inputs, the second input's box."""
     seen = {f"{id} title": page.evaluate(TITLE_OF, id) for id in SECTIONS_DRAWN}
-    seen.update({f"{id} cells": page.evaluate(CELLS_OF, id) for id in ("two-a", "two-b")})
+    seen.update({f"{id} cells": page.evaluate(CELLS_OF, id) for id in ("two-a", "two-b", "patch-heads")})
     seen["text_b"] = page.locator("#two-text textarea").input_value()
+    seen["patching"] = (page.locator("#patch-other textarea, #patch-other input").first.input_value(),
+                        page.locator("#patch-note").inner_text())
     return seen
 
 
 def test_a_link_opens_the_second_input_the_query_row_and_the_lens_position_cold(browser, app_url):
     """Regression (issue 29, the link): a link opened the two-inputs and patching sections empty, the Q·K section on
     its first query and the lens on its first position. Now a view with a second input compared ("attentive"),
-    the Q·K step of query row 3 and the lens's curve at position 4, copied and opened cold in another browser
-    context, draws the same figures: input B's map cell for cell, the same Q·K and lens titles (oracle: the first
-    browser's own figures); B's box holds the text compared, not an edit made after."""
+    the Q·K step of query row 3, the lens's curve at position 4 and the pair patched against the other token "x",
+    copied and opened cold in another browser context, draws the same figures: input B's map and the patched heads
+    cell for cell, the same Q·K and lens titles and patching note (oracle: the first browser's own figures); B's
+    box holds the text compared, not an edit made after."""
     teacher, guard_a = _page(browser)
     teacher.goto(app_url)
     tour.show_tab(teacher, "attention")
@@ -123,17 +127,27 @@ def test_a_link_opens_the_second_input_the_query_row_and_the_lens_position_cold(
     teacher.locator("#lens-curve .gtitle").wait_for()
     tour.set_slider(teacher, "lens-position", 4)
     teacher.wait_for_function(f"() => ({TITLE_OF})('lens-curve').startsWith('position 4 ')")
+    teacher.locator("#att-patch-section > button").click()  # then against "x" (the default is the corrupted run's
+    # top token, "e" of "evitnetta": the same cells)
+    teacher.locator("#patch-heads .gtitle").wait_for()
+    heads = f"() => JSON.stringify(({CELLS_OF})('patch-heads'))"  # compared in the page: NaN cells stay NaN
+    before = teacher.evaluate(heads)
+    other = teacher.locator("#patch-other textarea, #patch-other input").first
+    other.fill("x")
+    other.press("Enter")
+    teacher.wait_for_function(f"t => ({heads})() !== t", arg=before)
     drawn = _sections(teacher)
     teacher.locator("#two-text textarea").fill("edited, never compared")  # the link opens what was compared
     teacher.locator("#att-link-copy").click()
     teacher.wait_for_function("() => document.querySelector('#att-link textarea').value.startsWith('http')")
     link = teacher.locator("#att-link textarea").input_value()
-    assert "&text_b=attentive&" in link and link.endswith("&query=3&lens_position=4&open=qk,lens,two"), link
+    assert "&text_b=attentive&" in link and link.endswith("&query=3&lens_position=4&open=qk,lens,two,patch&other=x")
 
     student, guard_b = _page(browser)  # another browser, opening the link cold
     student.goto(link)
     for id in SECTIONS_DRAWN:
         student.wait_for_function(f"t => ({TITLE_OF})('{id}') === t", arg=drawn[f"{id} title"])
+    student.wait_for_function("t => document.querySelector('#patch-note').innerText === t", arg=drawn["patching"][1])
     assert _sections(student) == drawn
     assert not student.locator("#link-note").is_visible()  # nothing of the link was ignored
     assert guard_a.blocked == [] and guard_b.blocked == []

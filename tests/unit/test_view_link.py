@@ -19,7 +19,18 @@ FULL = View(tab="attention", ckpt="translate-en-es", text="The disciples were fi
             target="Y los discípulos estaban llenos de gozo, y del Espíritu Santo.",
             text_b="The disciples were filled with sorrow & the Holy Spirit?#", kind="cross", layer=2, head=3,
             cells="value-weighted norms", words=True, score="anti-diagonal", query=7, lens_position=0,
-            sections=("qk", "lens", "two", "patch"))
+            sections=("qk", "lens", "two", "patch"), answer=" los", other=" las", patch_position=-1)
+
+
+def spoiled(query: str, change: dict) -> tuple[View, list[str]]:
+    """The view of `query` with the parameters of `change` changed (None: left out), as the page's load reads it."""
+    params = dict(parse_qsl(query.lstrip("?"), keep_blank_values=True))
+    for key, value in change.items():
+        if value is None:
+            params.pop(key)
+        else:
+            params[key] = value
+    return from_query(params, VOCAB)
 
 
 def opened(query: str) -> tuple[View, list[str]]:
@@ -122,13 +133,7 @@ GOOD = opened(BASE)[0]
 def test_each_bad_field_of_a_link_is_ignored_alone_and_said(change, part, kept):
     """Oracle: the good link with one field spoiled: that field (and what belongs to it) is left out, one sentence
     names it and says why, and every other field is the good link's."""
-    params = dict(parse_qsl(BASE[1:]))
-    for key, value in change.items():
-        if value is None:
-            params.pop(key)
-        else:
-            params[key] = value
-    view, ignored = from_query(params, VOCAB)
+    view, ignored = spoiled(BASE, change)
     if part is None:
         assert ignored == []
     else:
@@ -221,3 +226,27 @@ def test_each_bad_decoding_field_is_ignored_alone_and_said(change, part):
     assert len(ignored) == 1 and part in ignored[0], ignored
     name = next(iter(change))
     assert view.__dict__ == {**good.__dict__, {"decoding": "decoding"}.get(name, name): None}
+
+
+PATCHED = ("?tab=attention&ckpt=reverse&text=attention&text_b=attentive&open=patch&answer=%20a&other=b"
+           "&patch_position=3")
+
+
+@pytest.mark.parametrize("change, says, kept", [
+    ({}, [], dict(answer=" a", other="b", patch_position=3)),
+    ({"text_b": None}, ["answer was ignored: it belongs to a second input", "other was ignored: it belongs",
+                        "patch position was ignored: it belongs"], dict(text_b=None)),
+    ({"text_b": "x" * (MAX_PROMPT_CHARS + 1)}, ["second input was ignored"], dict(text_b=None)),
+    ({"text": "x" * (MAX_PROMPT_CHARS + 1)}, ["input was ignored"], dict(text=None, text_b=None)),
+    ({"patch_position": "-2"}, ["patch position '-2' was ignored: it is -1 (automatic)"],
+     dict(answer=" a", other="b")),
+    ({"patch_position": "-1"}, [], dict(answer=" a", other="b", patch_position=-1)),
+    ({"answer": "x" * (MAX_PROMPT_CHARS + 1)}, ["answer token was ignored"], dict(other="b", patch_position=3)),
+])
+def test_the_patching_sections_answers_and_position_go_with_the_second_input(change, says, kept):
+    """Oracle: the patching section's answer tokens and position measure the pair: without a second input (none in
+    the link, or one ignored with its input) they are ignored too, each said; a bad one alone is ignored alone."""
+    view, ignored = spoiled(PATCHED, change)
+    assert len(ignored) == len(says) and all(s in i for s, i in zip(says, ignored)), ignored
+    fields = dict(text="attention", text_b="attentive", answer=None, other=None, patch_position=None)
+    assert {name: getattr(view, name) for name in fields} == {**fields, **kept}
