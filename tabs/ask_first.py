@@ -65,15 +65,42 @@ ASK_JS = """(ask) => {
     document.body.dataset.askedFigure = FIGURE;
     return [QUESTION, ANSWER];
 }"""
+# Bring a figure into view (its id): "nearest" scrolls only as far as needed (not at all when it is in view), so
+# that its bottom meets the fold, or to its top when it is taller than the screen. The one way the page scrolls to
+# a figure: after Reveal, and after a demo's click once its heatmap is drawn (IN_VIEW_WHEN_DRAWN_JS).
+IN_VIEW = "(id) => { const f = document.getElementById(id || ''); if (f) f.scrollIntoView({block: 'nearest'}); }"
 # Reveal: show it all, then bring the figure the class was asked about into view. The answer and the explanation
 # shown again push it down: after "Reading backwards" at 1280x800 the heatmap's lower half was under the fold.
-# "nearest" scrolls only as far as needed (not at all when it is in view), to its top when it is taller than the
-# screen.
 REVEAL_JS = """() => {
     document.body.classList.replace('asking', 'revealed');
-    const figure = document.getElementById(document.body.dataset.askedFigure || '');
-    if (figure) figure.scrollIntoView({block: 'nearest'});
-}"""
+    (IN_VIEW)(document.body.dataset.askedFigure);
+}""".replace("IN_VIEW", IN_VIEW)
+# After a demo's click, once its heatmap (in_view_when_drawn's figure) is drawn: bring it into view, unless a question hides it (Reveal
+# will). The figure is drawn after its data arrives, and plotly may redraw it once for its margins: wait until the
+# drawn plot's height has held for 3 frames (at most ~10 s). Below a 3-line explanation at 1280x800 the heatmaps of
+# "The causal mask" (41 positions) and the patching demos ended up to 500 px under the fold; on a phone they
+# started at y 650-760 of 844.
+IN_VIEW_WHEN_DRAWN_JS = """() => {
+    const figure = document.getElementById(FIGURE);
+    let last = -1, held = 0, frames = 0;
+    const wait = () => {
+        const svg = figure && figure.querySelector('.main-svg');
+        const height = svg ? svg.getBoundingClientRect().height : -1;
+        held = height > 0 && height === last ? held + 1 : 0;
+        last = height;
+        if (held >= 3) {
+            if (!document.body.classList.contains('asking')) (IN_VIEW)(FIGURE);
+        } else if (++frames < 600) requestAnimationFrame(wait);
+    };
+    requestAnimationFrame(wait);
+}""".replace("IN_VIEW", IN_VIEW)
+
+
+def in_view_when_drawn(figure: str) -> str:
+    """The page's JS that brings the figure of id `figure` into view once it is drawn (IN_VIEW_WHEN_DRAWN_JS)."""
+    return IN_VIEW_WHEN_DRAWN_JS.replace("FIGURE", json.dumps(figure))
+
+
 SWITCHED_OFF_JS = "(ask) => { if (!ask) document.body.classList.remove('asking', 'revealed'); }"
 
 

@@ -14,8 +14,8 @@ from transformer.heads import AttentionKind
 from transformer.interpretability.patching_demos import TRANSLATION_EXAMPLES, induction_texts
 
 from store.catalogue import fixed_choices
-from tabs.ask_first import (Question, ask_first_row, column_mean, looks_ahead, most_common_offset, sign_changes,
-                            top_cells)
+from tabs.ask_first import (Question, ask_first_row, column_mean, in_view_when_drawn, looks_ahead,
+                            most_common_offset, sign_changes, top_cells)
 from tabs.attention.translation_view import GOLD_SCORE
 from tabs.attention.views import SHOW
 from tabs.train.request import HYPER_PARAMETERS
@@ -274,6 +274,8 @@ def wire_demos(buttons, explain, tabs, ckpt, attention: dict, train: dict):
                              queue=False)
         if d.kind and runs(d):  # recompute even when the checkpoint did not change (its .change then does not fire)
             drawn = attention["compute_after"](event.then, api_visibility="private")
+            # the heatmap it opens in view once drawn (the page scrolls only when it is not: no server call)
+            drawn.then(None, None, None, js=in_view_when_drawn("att-one"), api_visibility="private")
             if d.text_b:  # then the second input: the patching section draws the pair when it arrives
                 drawn.then(**attention["compare"], api_visibility="private")
         if d.watch:
