@@ -156,6 +156,11 @@ body.asking .tabs > .tabitem {visibility: hidden !important}
    heatmap, its x-axis title and its colour bar fit above a projector's fold (test_layout.py) */
 #title p, #demo-explain p {font-size: 15px !important; line-height: 1.4 !important}
 #demo-row {row-gap: 6px !important}
+/* What scrolls sideways says so (SIDEWAYS_JS marks it "sideways" while it is wider inside than shown): the demo row
+   on a phone, "swipe →" under its label; a figure drawn wider than its box or a table, under it */
+#demo-row.sideways #demo-label p::after, .block.sideways::after {content: "swipe →"; display: block;
+  font-weight: normal; font-size: var(--text-sm)}
+.block.sideways::after {text-align: right; color: var(--body-text-color-subdued)}
 @media (max-width: PHONE_WIDTHpx) {
   #header {flex-direction: column !important}
   #header > * {width: 100% !important; min-width: 100% !important}
@@ -173,13 +178,30 @@ body.asking .tabs > .tabitem {visibility: hidden !important}
   #demo-row > button {min-width: 0 !important; justify-self: start; font-size: var(--text-sm) !important;
     padding: 2px 8px !important}
   #demo-label {grid-row: span 2; align-self: center}
-  #demo-label p::after {content: "swipe →"; display: block; font-weight: normal; font-size: var(--text-sm)}
   .tab-container[role=tablist] > button {padding: 0 var(--size-3)}
   /* On a phone, plots that share a row go one under the other, each the full width. */
   .row:has(.js-plotly-plot, [data-testid=plotly]) {flex-direction: column !important; flex-wrap: nowrap !important}
   .row:has(.js-plotly-plot, [data-testid=plotly]) > * {width: 100% !important; min-width: 100% !important}
 }
 """.replace("PHONE_WIDTH", str(PHONE_WIDTH))  # the width below which the figures are drawn for a phone too
+
+
+# In the page, from its load: mark "sideways" each box whose content is wider than it shows and scrolls sideways
+# (the demo row on a phone, a figure drawn wider than its box at the readable cell size, a table's columns), and
+# unmark it when it fits again (a new figure, another input, a turned phone); the CSS above writes the hint. Checked
+# once a frame at most, when the page's content, a style (a tab shown: a table is drawn when its tab is) or the
+# window's size changes.
+SIDEWAYS_JS = """() => {
+    const mark = () => document.querySelectorAll('#demo-row, .js-plotly-plot, .virtual-table-viewport').forEach(e => {
+        const owner = e.id === 'demo-row' ? e : (e.closest('.block') || e);
+        owner.classList.toggle('sideways', e.scrollWidth > e.clientWidth + 1);
+    });
+    let queued = false;
+    const soon = () => { if (!queued) { queued = true; requestAnimationFrame(() => { queued = false; mark(); }); } };
+    new MutationObserver(soon).observe(document.body, {childList: true, subtree: true, attributeFilter: ['style']});
+    window.addEventListener('resize', soon);
+    soon();
+}"""
 
 
 def keep_freed_memory():
@@ -206,7 +228,7 @@ def launch(**overrides):
     demo = build_demo()
     settings = dict(server_name=os.environ.get("GRADIO_SERVER_NAME", "127.0.0.1"),
                     server_port=int(os.environ.get("GRADIO_SERVER_PORT", 7860)), ssr_mode=False, theme=THEME,
-                    css=CSS, footer_links=["gradio", "settings"], **protect(demo))
+                    css=CSS, js=SIDEWAYS_JS, footer_links=["gradio", "settings"], **protect(demo))
     try:
         return demo, demo.launch(**{**settings, **overrides})
     except Exception:

@@ -226,3 +226,39 @@ def test_after_every_attention_demo_its_heatmap_is_in_view(open_at, width):
             f"y {m['top']:.0f}-{m['bottom']:.0f} of {m['fold']}, page scrolled {m['scrolled']:.0f} px")
         if m["scrolled"] > 0:  # only as far as needed
             assert abs(m["boxBottom"] - m["fold"]) <= 2 or abs(m["boxTop"]) <= 2, f"{where}, scrolled {m['scrolled']}"
+
+
+# For each box: whether something inside it scrolls sideways (wider inside than shown), and its "swipe →" hint
+_SIDEWAYS = """sels => sels.map(sel => {
+    const box = document.querySelector(sel);
+    const scroller = [box, ...box.querySelectorAll('*')].find(n => n.scrollWidth > n.clientWidth + 1
+        && ['auto', 'scroll'].includes(getComputedStyle(n).overflowX));
+    const hint = sel === '#demo-row' ? getComputedStyle(document.querySelector('#demo-label p'), '::after').content
+                                     : getComputedStyle(box, '::after').content;
+    return {sel, scrolls: !!scroller, by: scroller ? scroller.className : '', hint: hint.includes('swipe')};
+})"""
+_SIDEWAYS_BOXES = ["#demo-row", "#two-a", "#two-b", "#train-compare-table"]
+
+
+@pytest.mark.parametrize("width", SIZES)
+def test_what_scrolls_sideways_says_so(open_at, width):
+    """Regression (issue 29, items 2 and 10): at 390 px the two inputs' maps and the Train tab's comparison table
+    scrolled sideways (2.5 of the table's 8 columns shown) with nothing saying so; only the demo row said "swipe →".
+    Invariant, on the page itself: each of these boxes shows the hint exactly when something in it scrolls sideways
+    (at 390 all of them do; at 1280 none does, and none says so)."""
+    page = open_at(width)
+    tour.click_demo(page, "Previous-token head")  # 24 tokens, against a changed copy
+    page.locator("#demo-explain", has_text="Previous-token head").wait_for()
+    page.locator("#att-one .nsewdrag").first.wait_for()
+    if not page.locator("#two-text textarea").is_visible():
+        page.locator("#att-two-section").get_by_text("Two inputs side by side").click()
+    page.locator("#two-text textarea").fill("kqwzjxtbhmfakqwzjxtbhmfb")
+    page.locator("#two-compare").click()
+    page.wait_for_function("() => document.querySelectorAll('#two-b .xtick').length >= 24")  # B's map drawn
+    tour.show_tab(page, "train")
+    page.wait_for_timeout(300)  # the page marks what scrolls once a frame at most
+    found = page.evaluate(_SIDEWAYS, _SIDEWAYS_BOXES)
+    MEASURED[f"sideways at {width}"] = ", ".join(f"{f['sel']} {'scrolls' if f['scrolls'] else 'fits'}"
+                                                 f"{' (hint)' if f['hint'] else ''}" for f in found)
+    assert all(f["hint"] == f["scrolls"] for f in found), found
+    assert all(f["scrolls"] == (width == 390) for f in found), found
