@@ -80,9 +80,10 @@ def build_demo() -> gr.Blocks:
         buttons, explain = demo_buttons()
         # what part of the link the page was opened with was ignored (hidden, taking no room, when nothing was)
         link_note = gr.Markdown(elem_id="link-note", visible=False)
+        page_width = gr.State(None)  # the browser's width (px), read at the page's load (the Attention tab's)
         with gr.Tabs(elem_id="tabs") as tabs:
-            generate = build_generate_tab(ckpt, followers)
-            attention = build_attention_tab(demo, ckpt, followers)
+            generate = build_generate_tab(ckpt, followers, page_width)
+            attention = build_attention_tab(demo, ckpt, followers, page_width)
             build_positional_tab(demo, ckpt, followers)
             train = build_train_tab(ckpt, door=door(demo))
             build_model_tab(demo, ckpt)

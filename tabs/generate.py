@@ -194,9 +194,11 @@ def clear_generate(*generated):
 
 
 @handler
-def inspect_step(gen_state, step):
+def inspect_step(gen_state, step, page_width=None):
     """For generated token `step`: its top alternatives, and where it looked (last layer, mean over heads) in the
-    forward pass that produced it (transformer.interpretability.probe.record_step: the same context, the same weights)."""
+    forward pass that produced it (transformer.interpretability.probe.record_step: the same context, the same weights):
+    over more keys than fit readable on the page (`page_width`, px; visualize.bars_shown), the window of them holding
+    the most weight, which the title names."""
     if not gen_state or not gen_state["output"]:
         return viz.empty_curves("Generate something first"), viz.empty_curves("")
     source = model_ref(gen_state["ckpt"], gen_state["key"])
@@ -204,9 +206,10 @@ def inspect_step(gen_state, step):
     chosen, pattern, query = step_on_gpu(source, gen_state["input"], gen_state["output"], step)
     probs = viz.token_probabilities(chosen, gen_state["top"][step], title=f"step {step}: the model's top choices")
     weights = pattern.weights[-1, :, query].mean(0)  # (S,): last layer, mean of heads
-    shown = heaviest_window(weights, ATTENTION_CAP)  # where the weight is, when there are more keys than fit
+    size = viz.bars_shown(page_width, ATTENTION_CAP)
+    shown = heaviest_window(weights, size)  # where the weight is, when there are more keys than fit
     cut = (f"; tokens {shown.start}-{shown.stop - 1} of {len(weights)}, holding {float(weights[shown].sum()):.0%} "
-           f"of its weight" if len(weights) > ATTENTION_CAP else "")
+           f"of its weight" if len(weights) > size else "")
     where = viz.attended_bar(weights[shown], pattern.key_tokens[shown],
                              title=f"where {chosen!r} looked (last layer, mean of heads{cut})")
     return probs, where
@@ -221,7 +224,7 @@ def step_on_gpu(source: ModelRef, input_ids: list[int], output_ids: list[int], s
     return tok.id_to_token(output_ids[step]), pattern, query
 
 
-def build_generate_tab(ckpt, followers: Followers):
+def build_generate_tab(ckpt, followers: Followers, page_width: gr.State):
     with gr.Tab("Generate", id="generate"):
         gr.Markdown("Type a prompt (language model) or a task input (seq2seq models), then watch the tokens arrive.")
         about = gr.Markdown(description(ckpt.value, ""), elem_id="gen-about")  # what the checkpoint expects
@@ -270,7 +273,7 @@ def build_generate_tab(ckpt, followers: Followers):
     followers.add(decoding_for, [strategy, about], inputs=[linked])
     inputs = [ckpt, prompt, strategy, temperature, top_k, top_p, num_beams, max_new, seed]
     cleared = [output, table, gen_state, picker, notice, probs_plot, where_plot, generated]
-    inspect = dict(fn=inspect_step, inputs=[gen_state, picker], outputs=[probs_plot, where_plot])
+    inspect = dict(fn=inspect_step, inputs=[gen_state, picker, page_width], outputs=[probs_plot, where_plot])
     picker.change(**inspect, api_name="inspect_step", trigger_mode="always_last", show_progress="hidden")
     for trigger, api in ((go.click, "generate"), (prompt.submit, None)):
         trigger(clear_generate, inputs, cleared, queue=False, api_visibility="private").then(

@@ -4,7 +4,8 @@ Nothing here runs a model or imports gradio; app.py computes the numbers and han
 redraws many times (the Train tab's curves and attention map) is plain SVG instead: visualize.line_chart and
 visualize.heatmap_svg (a plotly figure per update kept the page's memory growing, issue 19).
 """
-from .attention import (attended_bar, grid_columns, head_heatmap, layer_grid, narrow_page, overview, scores_table,
+from .attention import (attended_bar, bars_shown, grid_columns,
+                        head_heatmap, layer_grid, narrow_page, overview, scores_table,
                         token_probabilities)
 from .lens import final_token_curve, logit_lens_grid
 from .model import parameter_breakdown
@@ -14,7 +15,7 @@ from .relative_positions import alibi_bias_figure, rope_angles_figure, rope_dist
 from .steps import qk_steps, rollout_heatmap
 from .style import axis_labels, empty_curves
 
-__all__ = ["head_heatmap", "layer_grid", "grid_columns", "narrow_page", "overview", "scores_table", "attended_bar",
+__all__ = ["bars_shown", "head_heatmap", "layer_grid", "grid_columns", "narrow_page", "overview", "scores_table", "attended_bar",
            "token_probabilities",
            "pe_matrix", "pe_waves", "pe_similarity", "pe_side_by_side", "empty_curves",
            "parameter_breakdown", "axis_labels", "qk_steps", "rollout_heatmap",

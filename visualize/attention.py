@@ -12,7 +12,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .sizes import MIN_CELL_PX, MIN_LABEL_PX, FigureSize, figure_size
+from .sizes import MIN_CELL_PX, MIN_LABEL_PX, FigureSize, bars_that_fit, box_width, figure_size
 from .style import (ATTENTION_COLORSCALE, BAR_COLOR, FRAME, HIGHLIGHT_COLOR, LEGEND_BELOW, LINE_HEIGHT,
                     MASKED_COLOR,
                     PHONE_WIDTH, as_array, axis_labels, colorbar, label_space, style_figure, token_axis,
@@ -281,6 +281,19 @@ def scores_table(scores) -> pd.DataFrame:
     columns = {"layer": np.repeat(np.arange(L), H), "head": np.tile(np.arange(H), L)}
     columns.update({name: a.reshape(-1).round(3) for name, a in arrays.items()})
     return pd.DataFrame(columns)
+
+
+BAR_AROUND_PX = 100  # beside attended_bar's bars: its y axis's title and tick labels, and the margins
+
+
+def bars_shown(page_width: float | None, cap: int) -> int:
+    """How many keys attended_bar shows on a page `page_width` px wide: as many bars as fit at the readable minimum
+    (sizes.MIN_CELL_PX) in half the page, beside another figure (the whole width on a phone), at most `cap`; `cap`
+    when the width is not known (an API client). 31 at 1280 px, 14 at 390."""
+    if page_width is None:
+        return cap
+    box = box_width(page_width, columns=1 if narrow_page(page_width) else 2)
+    return min(cap, bars_that_fit(box, BAR_AROUND_PX))
 
 
 def attended_bar(weights, key_tokens, title="") -> go.Figure:

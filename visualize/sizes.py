@@ -37,6 +37,12 @@ def box_width(page_width: float, in_section: bool = False, columns: int = 1) -> 
     return (full - COLUMN_GAP_PX * (columns - 1)) / columns
 
 
+def bars_that_fit(container_px: float, around_px: float) -> int:
+    """How many bars (or columns) of at least MIN_CELL_PX fit in a box `container_px` wide with `around_px` of it
+    taken by labels and margins beside them; at least 1. Example: a 600 px box, 100 px around: 500 // 16 = 31."""
+    return max(1, int((container_px - around_px) // MIN_CELL_PX))
+
+
 def figure_size(n_columns: int, n_rows: int, container_px: float, around_x: float = 0.0, around_y: float = 0.0,
                 column_px: float = MIN_CELL_PX, row_px: float = MIN_CELL_PX, min_height: float = 0.0
                 ) -> FigureSize:

@@ -223,13 +223,14 @@ def export_attention(record) -> list[str]:
     return [str(folder / "attention.csv"), str(folder / "attention.json")]
 
 
-def build_attention_tab(demo, ckpt, followers: Followers):
-    """The tab's components; returns the handles the demo buttons drive."""
+def build_attention_tab(demo, ckpt, followers: Followers, page_width: gr.State):
+    """The tab's components; returns the handles the demo buttons drive. `page_width`: the browser's width, which
+    this tab reads at the page's load (the Generate tab's "where it looked" reads it too)."""
     with gr.Tab("Attention", id="attention"):
         record, made_by, focus = gr.State(None), gr.State(None), gr.State(None)  # made_by: the record's checkpoint
         view = gr.State(None)  # (kind, layer, head) the computation chose to open on
         given = gr.State(None)  # (input, target) the record was computed from
-        page_width, width_box = gr.State(None), gr.Number(visible=False)  # the browser's width (see below)
+        width_box = gr.Number(visible=False)  # the browser's width, on its way to page_width (see below)
         # The heatmap first: on a projector it starts right under the tab bar (above the fold after a demo click),
         # on a phone right after the demo's explanation; the input and the controls sit beside it, or under it.
         with gr.Row():

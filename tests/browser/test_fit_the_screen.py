@@ -347,7 +347,16 @@ LONG_SOURCE = ("And he said unto them, Go ye into all the world, and preach the 
 def test_where_it_looked_on_a_long_source_is_not_cut(open_at, width):
     """Regression (issue 29, item 7, on a phone): for a translation whose source has more tokens than the bars
     hold, the title says which tokens are shown and what share of the weight they hold; on two lines its second
-    ran 174 px past the phone's figure ("… holdi"). Now no text of the figure is cut or overlaps, at both sizes."""
+    ran 174 px past the phone's figure ("… holdi"). Now no text of the figure is cut or overlaps, at both sizes.
+    And the bars are readable (issue 29, item 7): its 64 bars were ~8 px each at 1280 and 4 px at 390; now it shows
+    as many as fit at MIN_CELL_PX (visualize.bars_shown: 31 at 1280, 14 at 390), each at least that wide, the window
+    holding the most weight, and the title says which tokens of the 76 these are."""
+    import re
+
+    from limits import ATTENTION_CAP
+    from visualize import bars_shown
+    from visualize.sizes import MIN_CELL_PX
+
     page = open_at(width)
     tour.select_checkpoint(page, "translate-en-es")
     tour.show_tab(page, "generate")
@@ -358,6 +367,15 @@ def test_where_it_looked_on_a_long_source_is_not_cut(open_at, width):
     tour.plots_drawn(page)
     page.wait_for_timeout(300)
     _no_overlap(page, "#gen-where", f"fit-where-long-{width}.png")
+    found = page.evaluate("""() => { const gd = document.querySelector('#gen-where .js-plotly-plot');
+        const ax = gd._fullLayout.xaxis;
+        return {slot: ax._length / ax._categories.length, keys: ax._categories.length,
+                title: gd.querySelector('.gtitle').textContent}; }""")
+    MEASURED[f"where it looked, long source, at {width} px"] = f"{found['keys']} keys, {found['slot']:.0f} px each"
+    shown = bars_shown(width, ATTENTION_CAP)
+    assert found["keys"] == shown and found["slot"] >= MIN_CELL_PX, found
+    said = re.search(r"tokens (\d+)-(\d+) of 76", found["title"])
+    assert said and int(said[2]) - int(said[1]) + 1 == shown, found
 
 
 @pytest.mark.parametrize("width", SIZES)

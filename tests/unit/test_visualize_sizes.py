@@ -40,3 +40,17 @@ def test_the_box_of_a_full_width_figure_is_the_measured_one():
 def test_no_cells_is_refused(columns, rows, cell):
     with pytest.raises(ValueError):
         figure_size(columns, rows, 300, column_px=cell)
+
+
+@pytest.mark.parametrize("page_width", [320, 390, 640, 641, 1024, 1280, 1920])
+def test_where_it_looked_shows_as_many_bars_as_fit_readable(page_width):
+    """Invariant (issue 29, item 7): visualize.bars_shown(width) bars each get at least MIN_CELL_PX of their box
+    (half the page beside the top alternatives, the whole width on a phone, less BAR_AROUND_PX), and one more would
+    not; at most the cap, and the cap when the page's width is not known (an API client)."""
+    from visualize import bars_shown, narrow_page
+    from visualize.attention import BAR_AROUND_PX
+
+    room = box_width(page_width, columns=1 if narrow_page(page_width) else 2) - BAR_AROUND_PX
+    n = bars_shown(page_width, 64)
+    assert n * MIN_CELL_PX <= room < (n + 1) * MIN_CELL_PX or n == 64
+    assert bars_shown(page_width, 5) == min(5, n) and bars_shown(None, 64) == 64
