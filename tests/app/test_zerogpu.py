@@ -33,7 +33,7 @@ ENDPOINTS = [
     ("/attention", ("reverse", "watchingforwards", "")),  # an input no other test sends: not in the shared cache
     ("/draw_attention", ("cross", 1, 0, "anti-diagonal", "value-weighted norms", True)),
     ("/head_caption", ("cross", 1, 0, "value-weighted norms", False)),
-    ("/view_link", ("cross", 1, 0, "weights", False, "entropy", "lens", 0, 1)),  # runs no model: the link's query
+    ("/view_link", ("cross", 1, 0, "weights", False, "entropy", "lens", 0, 1, "", "", -1)),  # runs no model: the link's query
     ("/logit_lens", (1,)),
     ("/compare_inputs", ("watchingbackward",)),  # as long as /attention's input: /patching runs the pair
     ("/draw_two_inputs", ("cross", 1, 0)),
