@@ -3,7 +3,8 @@
 server.admission replaces the queue's `push` and reads its lines and running jobs; server.lines reorders the lines
 and hides a client's requests from gradio while it runs its share (wrapping `get_events`), ends a request that made
 room with gradio's own error message and sends places in line; server.admission and server.session_state wrap the
-input preparation `Blocks.preprocess_data`; server.session_state reads a session's `blocks_config`. gradio has no public way to do these jobs (a line per concurrency group, one training per client,
+input preparation `Blocks.preprocess_data`; server.session_state reads a session's `blocks_config`.
+gradio has no public way to do these jobs (a line per concurrency group, one training per client,
 refusing a URL before gradio fetches it, a session kept at the page's size). If a gradio release renamed any of them,
 an assignment would add an attribute nobody calls and the protection would switch off without a word; so `check`
 looks for each one on the app's own Blocks and stops the start with a message naming what is missing and the gradio

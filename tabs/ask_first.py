@@ -75,8 +75,8 @@ REVEAL_JS = """() => {
     document.body.classList.replace('asking', 'revealed');
     (IN_VIEW)(document.body.dataset.askedFigure);
 }""".replace("IN_VIEW", IN_VIEW)
-# After a demo's click, once its heatmap (in_view_when_drawn's figure) is drawn: bring it into view, unless a question hides it (Reveal
-# will). The figure is drawn after its data arrives, and plotly may redraw it once for its margins: wait until the
+# After a demo's click, once its heatmap (in_view_when_drawn's figure) is drawn: bring it into view, unless a
+# question hides it (Reveal will). The figure is drawn after its data arrives, and plotly may redraw it once for its margins: wait until the
 # drawn plot's height has held for 3 frames (at most ~10 s). Below a 3-line explanation at 1280x800 the heatmaps of
 # "The causal mask" (41 positions) and the patching demos ended up to 500 px under the fold; on a phone they
 # started at y 650-760 of 844.

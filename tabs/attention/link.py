@@ -16,7 +16,8 @@ and target it was computed from (not what the text boxes say now: a teacher who 
 copies before pressing Show attention again, wants the figure on the screen in the slides, not one nobody has
 seen), the second input Compare read (when there is a comparison), and the kind, layer, head, switches and colour
 the figure is drawn with, the Q·K section's query row and the lens's position when those sections are open. The
-sections open are read from the page. The base URL is the browser's own (window.location: origin + path), so the link works wherever the page
+sections open are read from the page. The base URL is the browser's own (window.location: origin + path), so the
+link works wherever the page
 is served, behind a Space's proxy or under a path prefix, and the server never guesses its public address.
 """
 from __future__ import annotations

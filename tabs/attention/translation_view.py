@@ -11,9 +11,6 @@ from transformer.translation.gold import (aer_per_head, cross_words, function_li
 from tabs.attention.views import VIEWS, display
 
 GOLD_SCORE = "alignment error (gold)"  # lower is better: the overview colour and the demo's choice of head
-GOLD_NOTE = ("Circles: the gold links of this verse (an English and a Spanish word tagged with the same Strong's "
-             "number); small ones join a function word (an article, a preposition, \"and\"), which takes the "
-             "number of its whole phrase, so those links are loose.")
 
 
 def _gold(record, kind):
