@@ -46,6 +46,8 @@ DEFAULT_BROWSER_WAITING = 4  # waiting requests of one browser per group
 BROWSER_RUNNING = {"draw": 4}  # requests of one browser running at once per group; others: DEFAULT_BROWSER_RUNNING
 DEFAULT_BROWSER_RUNNING = 1
 ADDRESS_SPARE = 1  # places of a line of 3 or more that one address leaves to others (not loopback)
+TURNS_RECORDED = 1024  # runs of the training line the server remembers to check its turns (server.turn_record: a
+#                       ring of times, run numbers and salted hashes, ~1 KiB a run with a full line behind it)
 QUEUE_SIZE = 2048  # gradio's own cap on every waiting request together (each group's line is above)
 DEFAULT_CONCURRENCY = 4  # events of a group running at once, unless the group says otherwise
 ATTENTION_CONCURRENCY = 4  # Show attention and the two-inputs record at once

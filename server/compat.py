@@ -1,9 +1,10 @@
 """What the server's protection takes from gradio beyond its public API, checked when the app starts.
 
 server.admission replaces the queue's `push` and reads its lines and running jobs; server.lines reorders the lines
-and hides a client's requests from gradio while it runs its share (wrapping `get_events`), ends a request that made
-room with gradio's own error message and sends places in line; server.admission and server.session_state wrap the
-input preparation `Blocks.preprocess_data`; server.session_state reads a session's `blocks_config`.
+and hides a client's requests from gradio while it runs its share (wrapping `get_events`, and `process_events` to
+record when a training ends), ends a request that made room with gradio's own error message and sends places in
+line; server.admission and server.session_state wrap the input preparation `Blocks.preprocess_data`;
+server.session_state reads a session's `blocks_config`.
 gradio has no public way to do these jobs (a line per concurrency group, one training per client,
 refusing a URL before gradio fetches it, a session kept at the page's size). If a gradio release renamed any of them,
 an assignment would add an attribute nobody calls and the protection would switch off without a word; so `check`
@@ -78,6 +79,9 @@ REQUIRED = [
      "polling again when it picks none", lambda demo: (lambda pick, loop: "event_queue.queue[0]" in pick and
      "len(event_queue.queue)" in pick and "event_queue.queue.remove(" in pick and "sleep_when_free" in loop)(
          inspect.getsource(Queue.get_events), inspect.getsource(Queue.start_processing)), "server.lines"),
+    ("Queue.start_processing running a picked request through self.process_events(events, ...)", lambda demo: (
+        "self.process_events" in inspect.getsource(Queue.start_processing) and _parameters(
+            Queue.process_events)[0] == "events"), "server.lines"),
     ("EventQueue.concurrency_limit, .current_concurrency", lambda demo: (lambda q: q.concurrency_limit == 1 and
      q.current_concurrency == 0)(EventQueue("compat", 1)), "server.lines"),
     ("Queue.send_message, .broadcast_estimations(group), .event_ids_to_events, .create_event_queue_for_fn",
