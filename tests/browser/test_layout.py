@@ -93,41 +93,29 @@ def test_no_text_of_any_figure_overlaps(open_at, width):
     assert not problems, f"{len(problems)} text problems at {width} px:\n" + "\n".join(problems[:40])
 
 
-ATTENTION_DEMOS = ["Reading backwards", "The causal mask", "Previous-token head", "Induction head",
+# The checks made on one demo pass per size (test_after_every_attention_demo_its_heatmap_is_in_view): with the page
+# scrolled back to its top after the demo's heatmap is drawn, the caption and the heatmap's figure.
+ABOVE_400_DEMOS = ["Reading backwards", "The causal mask", "Previous-token head", "Induction head",
                    "Who reads whom: translation", "Weights or what moves"]
+PHONE_DEMO = "Reading backwards"
 
 
-def _after_demo(page, label: str) -> dict:
-    """Click a demo, wait for its head, scroll to the top; the boxes of the caption and the heatmap's figure."""
-    tour.click_demo(page, label)
-    page.locator("#demo-explain", has_text=label).wait_for()
-    page.locator("#att-one .nsewdrag").first.wait_for()
+def _at_the_top(page) -> dict:
+    """Scroll to the top; the boxes of the demo's caption and the heatmap's figure."""
     page.evaluate("() => window.scrollTo(0, 0)")
     return {"caption": page.locator("#demo-explain").bounding_box(),
             "heatmap": page.locator("#att-one").bounding_box()}
 
 
-def test_after_any_demo_click_the_heatmap_starts_above_400_px_on_a_projector(open_at):
+def _heatmap_starts_above_400(page, label: str) -> None:
     """Regression: after a demo click the heatmap's top was at y ~ 650 at 1280x800 (150 of its 450 px in view): the
-    demo row, its caption and the GPT-2 note pushed it down. Now the figure (its 450 px) starts above y = 400."""
-    page = open_at(1280)
-    for label in ATTENTION_DEMOS:
-        if not page.locator("#demo-row").get_by_role("button", name=label, exact=True).count():
-            continue  # its checkpoint is not here (GPT-2)
-        top = _after_demo(page, label)["heatmap"]["y"]
-        assert top < 400, f"after {label!r} the heatmap starts at y = {top:.0f} px"
-    tour.small_screenshot(page, SHOTS / "demo-attention-1280.png")
-
-
-def test_on_a_phone_the_heatmap_comes_right_after_the_demo_caption(open_at):
-    """At 390x844 nothing but the tab bar sits between a demo's caption and the heatmap it opens (was ~400 px of
-    input boxes and buttons: the heatmap started at y ~ 1047)."""
-    page = open_at(390)
-    boxes = _after_demo(page, "Reading backwards")
-    gap = boxes["heatmap"]["y"] - (boxes["caption"]["y"] + boxes["caption"]["height"])
-    bar = page.locator(".tab-container[role=tablist]").first.bounding_box()["height"]
-    assert gap < bar + 120, f"{gap:.0f} px between the caption and the heatmap (tab bar {bar:.0f} px)"
-    tour.small_screenshot(page, SHOTS / "demo-attention-390.png")
+    demo row, its caption and the GPT-2 note pushed it down. Now the figure (its 450 px) starts above y = 400, with
+    the page at its top. (Was test_after_any_demo_click_the_heatmap_starts_above_400_px_on_a_projector, its own
+    pass over the same demos at 1280.)"""
+    top = _at_the_top(page)["heatmap"]["y"]
+    assert top < 400, f"after {label!r} the heatmap starts at y = {top:.0f} px"
+    if label == ABOVE_400_DEMOS[-1]:
+        tour.small_screenshot(page, SHOTS / "demo-attention-1280.png")
 
 
 _FIGURE_BOTTOM = """() => Math.max(...[...document.querySelectorAll(
@@ -141,21 +129,31 @@ FOLD_DEMOS = {"Reading backwards": ("cross attention", False), "Who reads whom: 
 _TITLE_HAS = "t => ((document.querySelector('#att-one .gtitle') || {}).textContent || '').includes(t)"
 
 
-def test_after_a_demo_click_the_whole_heatmap_is_above_the_fold_on_a_projector(open_at):
+def _whole_heatmap_above_the_fold(page, label: str) -> None:
     """Regression (issue 29, item 14): after "Reading backwards" (a 3-line explanation) at 1280x800 the heatmap's
     x-axis title fell below the fold (its bottom at y = 812); after "Who reads whom: translation" the gold links'
-    legend under the plot ended at y = 882. Now after each its cells, tick labels, x-axis title, colour bar and
-    legend all end above y = 800 (measured 787 and 795: the legend sits beside the title)."""
-    page = open_at(1280)
-    for label, (titled, legend) in FOLD_DEMOS.items():
-        _after_demo(page, label)
-        page.wait_for_function(_TITLE_HAS, arg=titled)
-        if legend:
-            page.locator("#att-one .legend").first.wait_for()
-        page.evaluate("() => window.scrollTo(0, 0)")
-        bottom = page.evaluate(_FIGURE_BOTTOM)
-        assert bottom <= SIZES[1280]["height"], f"after {label!r} the heatmap's lowest text ends at y = {bottom:.0f}"
-    tour.small_screenshot(page, SHOTS / "first-screen-1280.png", full_page=False)  # the README's first screen
+    legend under the plot ended at y = 882. Now after each, with the page at its top, its cells, tick labels, x-axis
+    title, colour bar and legend all end above y = 800 (measured 787 and 795: the legend sits beside the title).
+    (Was test_after_a_demo_click_the_whole_heatmap_is_above_the_fold_on_a_projector, its own pass at 1280.)"""
+    titled, legend = FOLD_DEMOS[label]
+    page.wait_for_function(_TITLE_HAS, arg=titled)
+    if legend:
+        page.locator("#att-one .legend").first.wait_for()
+    page.evaluate("() => window.scrollTo(0, 0)")
+    bottom = page.evaluate(_FIGURE_BOTTOM)
+    assert bottom <= SIZES[1280]["height"], f"after {label!r} the heatmap's lowest text ends at y = {bottom:.0f}"
+    if label == "Who reads whom: translation":
+        tour.small_screenshot(page, SHOTS / "first-screen-1280.png", full_page=False)  # the README's first screen
+
+
+def _on_a_phone_the_heatmap_comes_right_after_the_caption(page, boxes: dict) -> None:
+    """At 390x844 nothing but the tab bar sits between a demo's caption and the heatmap it opens (was ~400 px of
+    input boxes and buttons: the heatmap started at y ~ 1047). (Was
+    test_on_a_phone_the_heatmap_comes_right_after_the_demo_caption, its own click of "Reading backwards" at 390.)"""
+    gap = boxes["heatmap"]["y"] - (boxes["caption"]["y"] + boxes["caption"]["height"])
+    bar = page.locator(".tab-container[role=tablist]").first.bounding_box()["height"]
+    assert gap < bar + 120, f"{gap:.0f} px between the caption and the heatmap (tab bar {bar:.0f} px)"
+    tour.small_screenshot(page, SHOTS / "demo-attention-390.png")
 
 
 _HINT = "() => getComputedStyle(document.querySelector('#demo-label p'), '::after').content"
@@ -163,16 +161,16 @@ _IN_VIEW = """() => [...document.querySelectorAll('#demo-row > button')].filter(
     const r = b.getBoundingClientRect(); return r.left < window.innerWidth && r.right > 0; }).length"""
 
 
-def test_on_a_phone_the_demo_row_says_it_goes_on_sideways(open_at):
+def _on_a_phone_the_demo_row_says_it_goes_on_sideways(page, boxes: dict) -> None:
     """Regression (issue 29, item 14): at 390x844 the demo row showed 1.5 of its 11 buttons in one line and hid the
     rest sideways with no hint. Now it shows two lines (at least 4 buttons in view), "swipe →" under "Demos" and a
     fading right edge where it goes on; its smaller explanation pays for the second line: after "Reading
-    backwards" the heatmap starts at y = 648 (705 before)."""
-    page = open_at(390)
-    boxes = _after_demo(page, "Reading backwards")
+    backwards" the heatmap starts at y = 648 (705 before). (Was test_on_a_phone_the_demo_row_says_it_goes_on_sideways,
+    its own click of "Reading backwards" at 390.)"""
     page.evaluate("() => { document.querySelector('#demo-row').scrollLeft = 0; }")
     row = page.evaluate("() => { const r = document.querySelector('#demo-row'); return {scroll: r.scrollWidth, "
-                        "width: r.clientWidth, mask: getComputedStyle(r).webkitMaskImage || getComputedStyle(r).maskImage}; }")
+                        "width: r.clientWidth, "
+                        "mask: getComputedStyle(r).webkitMaskImage || getComputedStyle(r).maskImage}; }")
     assert row["scroll"] > row["width"]  # it does go on sideways: so it must say so
     assert "swipe" in page.evaluate(_HINT) and "gradient" in row["mask"], row
     assert page.locator("#demo-label").bounding_box()["x"] >= 0
@@ -193,6 +191,28 @@ _IN_VIEW_NOW = """() => {
 _SEEN = f"() => {{ const m = ({_IN_VIEW_NOW})(); return m && (m.bottom <= m.fold + 1 || Math.abs(m.top) <= 2); }}"
 
 
+def _scrolled_into_view(page, label: str, width: int) -> None:
+    """Once drawn, the whole heatmap is in the viewport, or its top at the viewport's top when it is taller than the
+    viewport; and the page scrolled only as far as that needed (not at all when it fitted: the figure's box then
+    meets the fold or the viewport's top)."""
+    try:
+        page.wait_for_function(_SEEN, timeout=8000)
+        page.wait_for_timeout(300)  # the scroll has ended: measure where it left the figure
+    except Exception:  # measured and said below
+        pass
+    m = page.evaluate(_IN_VIEW_NOW)
+    taller = m["bottom"] - m["top"] > m["fold"]
+    where = f"after {label!r} at {width} px: the heatmap at y {m['top']:.0f}-{m['bottom']:.0f} of {m['fold']}"
+    if taller:
+        assert abs(m["top"]) <= 2, where
+    else:
+        assert m["top"] >= 0 and m["bottom"] <= m["fold"] + 1, where
+    MEASURED[f"demo heatmap in view at {width}: {label}"] = (
+        f"y {m['top']:.0f}-{m['bottom']:.0f} of {m['fold']}, page scrolled {m['scrolled']:.0f} px")
+    if m["scrolled"] > 0:  # only as far as needed
+        assert abs(m["boxBottom"] - m["fold"]) <= 2 or abs(m["boxTop"]) <= 2, f"{where}, scrolled {m['scrolled']}"
+
+
 @pytest.mark.parametrize("width", SIZES)
 def test_after_every_attention_demo_its_heatmap_is_in_view(open_at, width):
     """Regression (issue 29, item 14): after a demo click, with the page at its top, the heatmap it opens was drawn
@@ -201,31 +221,34 @@ def test_after_every_attention_demo_its_heatmap_is_in_view(open_at, width):
     started at y 653-758 of 844. Invariant, for every attention demo that runs here, clicked in turn on one page:
     once drawn, the whole heatmap is in the viewport, or its top at the viewport's top when it is taller than the
     viewport; and the page scrolled only as far as that needed (not at all when it fitted: the figure's box then
-    meets the fold or the viewport's top)."""
+    meets the fold or the viewport's top).
+
+    The same pass, one click of each demo per size, also makes every assertion of four tests that clicked the same
+    demos at the same size on passes of their own (merged to halve the suite's demo clicks; each check's docstring
+    says which test it was): at 1280 the heatmap starts above y = 400 after each of ABOVE_400_DEMOS
+    (_heatmap_starts_above_400) and ends above the fold after each of FOLD_DEMOS (_whole_heatmap_above_the_fold); at
+    390 after PHONE_DEMO the heatmap comes right after the caption and the demo row says it goes on sideways."""
     from tabs.demos import available_demos, runs
 
     page = open_at(width)
+    clicked = []
     for demo in [d for d in available_demos() if d.kind and runs(d)]:
         page.evaluate("() => window.scrollTo(0, 0)")  # a class looks at the demo row
         tour.click_demo(page, demo.label)
         page.locator("#demo-explain", has_text=demo.label).wait_for()
         page.locator("#att-one .nsewdrag").first.wait_for()
-        try:
-            page.wait_for_function(_SEEN, timeout=8000)
-            page.wait_for_timeout(300)  # the scroll has ended: measure where it left the figure
-        except Exception:  # measured and said below
-            pass
-        m = page.evaluate(_IN_VIEW_NOW)
-        taller = m["bottom"] - m["top"] > m["fold"]
-        where = f"after {demo.label!r} at {width} px: the heatmap at y {m['top']:.0f}-{m['bottom']:.0f} of {m['fold']}"
-        if taller:
-            assert abs(m["top"]) <= 2, where
-        else:
-            assert m["top"] >= 0 and m["bottom"] <= m["fold"] + 1, where
-        MEASURED[f"demo heatmap in view at {width}: {demo.label}"] = (
-            f"y {m['top']:.0f}-{m['bottom']:.0f} of {m['fold']}, page scrolled {m['scrolled']:.0f} px")
-        if m["scrolled"] > 0:  # only as far as needed
-            assert abs(m["boxBottom"] - m["fold"]) <= 2 or abs(m["boxTop"]) <= 2, f"{where}, scrolled {m['scrolled']}"
+        _scrolled_into_view(page, demo.label, width)
+        clicked.append(demo.label)
+        if width == 1280 and demo.label in ABOVE_400_DEMOS:
+            _heatmap_starts_above_400(page, demo.label)
+        if width == 1280 and demo.label in FOLD_DEMOS:
+            _whole_heatmap_above_the_fold(page, demo.label)
+        if width == 390 and demo.label == PHONE_DEMO:
+            boxes = _at_the_top(page)
+            _on_a_phone_the_heatmap_comes_right_after_the_caption(page, boxes)
+            _on_a_phone_the_demo_row_says_it_goes_on_sideways(page, boxes)
+    merged = {1280: ABOVE_400_DEMOS + list(FOLD_DEMOS), 390: [PHONE_DEMO]}[width]
+    assert set(merged) <= set(clicked), f"the merged checks' demos {merged} were not all clicked: {clicked}"
 
 
 # For each box: whether something inside it scrolls sideways (wider inside than shown), and its "swipe →" hint
