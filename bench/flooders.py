@@ -6,7 +6,7 @@ ATTENTION_LAB_TRUST_FORWARDED=1, which hostile_load sets for the app it starts).
   translate-en-es inputs (nothing cached) going, as fast as the app answers or refuses them.
 - training_flood: raw queue joins of short trainings, each from a new session id, from one or more addresses.
 - Student: a training from a browser behind an address (a class of 5 shares one), timed from its join to its first
-  update, with the place in line the app told it first.
+  update, with the place in line the app told it first and its session (to find its run in the server's record).
 """
 from __future__ import annotations
 
@@ -82,6 +82,7 @@ class Student:
         self.address, self.rank, self.started, self.ended, self.error = address, None, None, None, None
         client = Client(url, verbose=False, download_files=False, analytics_enabled=False, ssl_verify=False,
                         headers={"X-Forwarded-For": address}, httpx_kwargs={"timeout": 600})
+        self.session = client.session_hash
         self.joined = time.perf_counter()
         self.job = client.submit(*SHORT, api_name="/train")
         self._status = Status

@@ -21,7 +21,9 @@ then, over loopback only:
    and students) without the attention flooder; honest Show attention's p95 with the flooder is reported as a
    ratio to the peer's (the same machine, the same minute: what the flooder costs, apart from the load).
 Goals (issue 30, same run): honest Show attention p95 <= 1 s and 0 refusals; every student's training started,
-each within (its first place in line + 1) runs; 3/3 models kept in both eviction orders; RSS 60 s after within
+each within its turn (server.turn_rule on the server's own record of the training line, read through the driver's
+stdin once the window's trainings have run: after its address's earlier runs, at most one run of each other address
+started before it); 3/3 models kept in both eviction orders; RSS 60 s after within
 +300 MB of the warm start; 0 errors for honest clients. The machine may be shared: the load average is printed, and
 the goals table at the end says which goals were met.
 """
@@ -36,7 +38,9 @@ import threading
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parent.parent)]
+from server.turn_record import Run  # noqa: E402
+from server.turn_rule import check_turns  # noqa: E402
 from flooders import Student, attention_flood, training_flood  # noqa: E402
 from load import INPUTS, KINDS, Server, cpu_seconds, loadavg, make_client, opened_kind, percentile  # noqa: E402
 
@@ -194,16 +198,26 @@ def refusals(tally: Tally) -> int:
     return sum("waiting" in e or "full" in e for e in tally.errors.get("attention", []))
 
 
-def started_in_turn(students: list, label: str = "") -> tuple[int, int]:
-    """Print each student's wait against (its first place + 1) runs; (started within that, started at all)."""
-    run_s = max((s.run_time for s in students if s.error is None), default=float("nan"))
+def started_in_turn(record: tuple[list[dict], list], students: list, label: str = "") -> tuple[int, int]:
+    """Each student's run in the server's record of the training line (`record`: Server.turns for the students) and
+    whether it started within its turn (server.turn_rule), printed with its place told, what it joined behind, its
+    wait and its run; every run of the record is checked and counted too. (students within their turn, started.)"""
+    runs = [Run(**{**r, "running": tuple(r["running"]), "line": tuple(r["line"])}) for r in record[0]]
+    verdicts, by_client = check_turns(runs), {(r.address, r.browser): r for r in runs}
+    address_of = {r.number: r.address for r in runs}
     within = 0
-    for s in students:
-        ahead = s.rank if s.rank is not None else 0
-        ok = s.started is not None and s.error is None and s.wait <= (ahead + 1) * run_s
-        within += ok
-        print(f"{label}student {s.address:>13}: told place {s.rank}, waited {s.wait:5.1f} s, ran {s.run_time:4.1f} s, "
-              f"within (place + 1) x longest run ({(ahead + 1) * run_s:5.1f} s): {ok} error={s.error}")
+    for s, key in zip(students, record[1]):
+        run = by_client.get(key)
+        turn = verdicts[run.number] if run is not None else None
+        within += bool(turn and turn.ok)
+        behind = (f"{len(run.running)} running and {len(run.ahead)} waiting of "
+                  f"{len({address_of.get(n) for n in run.running + run.ahead})} addresses" if run else "no run")
+        print(f"{label}student {s.address:>13}: told place {s.rank}, joined behind {behind}; waited {s.wait:5.1f} s, "
+              f"ran {s.run_time:4.1f} s; within its turn: {turn.ok if turn else None} ({turn.why if turn else ''}) "
+              f"error={s.error}")
+    judged = [v for v in verdicts.values() if v.ok is not None]
+    print(f"{label}every run in the record ({len(runs)}): {sum(v.ok for v in judged)}/{len(judged)} of those started "
+          f"within their turn")
     return within, sum(s.started is not None and s.error is None for s in students)
 
 
@@ -243,6 +257,7 @@ def main():
         students = window(url, args, tally, counts, flooder=True)
         window_load = f"{window_load} -> {loadavg()}"
         drained = wait_idle(server.proc.pid)  # what the floods left queued has run: the load is over
+        turns = server.turns([(s.address, s.session) for s in students])  # before the ring moves on
         using.set()
         kept = [sum(open_model(tally, s) is not None for s in group) for group in (class_first, class_second)]
         disk_before = folder_mb(cache)
@@ -258,6 +273,7 @@ def main():
             peer_students = window(url, args, peer, peer_counts, flooder=False)
             peer_load = f"{peer_load} -> {loadavg()}"
             wait_idle(server.proc.pid)
+            peer_turns = server.turns([(s.address, s.session) for s in peer_students])
     finally:
         server.stop()
     print(f"load average after: {loadavg()}; during the window {window_load}, the peer's {peer_load}; the floods' "
@@ -266,8 +282,8 @@ def main():
           f"{flood_first} before a class of 3, then 18 more")
     latencies(tally)
     print(f"honest Show attention refusals: {refusals(tally)} (goal 0); p95 goal <= 1000 ms")
-    within, started = started_in_turn(students)
-    print(f"students' trainings started: {started}/{len(students)}")
+    within, started = started_in_turn(turns, students)
+    print(f"students' trainings started: {started}/{len(students)}, within their turn: {within}/{len(students)}")
     errors = sum(map(len, tally.errors.values()))
     print(f"errors seen by honest clients: {errors} {({k: v[:2] for k, v in tally.errors.items()})}")
     print(f"students whose model is kept: class first {kept[0]}/3, flood first {kept[1]}/3")
@@ -285,16 +301,18 @@ def main():
     if args.peer:
         print("\nthe peer: the same window without the attention flooder")
         latencies(peer, "peer ")
-        peer_within, peer_started = started_in_turn(peer_students, "peer ")
+        peer_within, peer_started = started_in_turn(peer_turns, peer_students, "peer ")
         print(f"peer: refusals {refusals(peer)}, errors {sum(map(len, peer.errors.values()))}, students started "
-              f"{peer_started}/{len(peer_students)}, training floods' answers {peer_counts}")
+              f"{peer_started}/{len(peer_students)}, within their turn {peer_within}/{len(peer_students)}, training "
+              f"floods' answers {peer_counts}")
         bare = percentile(peer.ms.get("attention", []), 95)
         rows += [("honest Show attention p95 without the flooder (the peer)", f"{bare:.0f} ms", "", None),
                  ("p95 with the flooder / without", f"{p95 / bare:.2f}", "", None)]
     rows += [("heatmap redraw p95 / Stop p95", f"{percentile(tally.ms.get('redraw', []), 95):.0f} / "
               f"{percentile(tally.ms.get('stop', []), 95):.0f} ms", "", None),
-             ("students' trainings started, each within (place + 1) runs", f"{within}/{len(students)}", "all",
-              within == len(students)),
+             ("students' trainings started", f"{started}/{len(students)}", "all", started == len(students)),
+             ("students' trainings started within their turn (server.turn_rule on the server's record)",
+              f"{within}/{len(students)}", "all", within == len(students)),
              ("models kept: class first / flood first", f"{kept[0]}/3 / {kept[1]}/3", "3/3 both", kept == [3, 3]),
              ("errors seen by honest clients", str(errors), "0", errors == 0),
              ("server RSS: warm start, peak, 60 s after", f"{start_rss:.0f}, {peak_rss:.0f}, {end_rss:.0f} MB "

@@ -69,9 +69,18 @@ else:  # old code (6d07200): what app.main() did, with our overrides
     warm_up()
     demo = app.build_demo()
     _, url, _ = demo.launch(ssr_mode=False, theme=app.THEME, css=app.CSS, footer_links=["gradio", "settings"], **opts)
-import torch
+import json, torch
 print("READY", url, torch.get_num_threads(), flush=True)
-sys.stdin.read()  # until the load generator closes our stdin (or dies)
+for line in sys.stdin:  # until the load generator closes our stdin (or dies); "turns [[address, session], ...]":
+    if line.startswith("turns "):  # the training line's record, and those clients' hashes in it (server.turn_record)
+        try:
+            from server.lines import turn_record
+        except ImportError:  # an old checkout: no record
+            runs, keys = [], []
+        else:
+            record = turn_record(demo._queue)
+            runs, keys = [vars(r) for r in record.snapshot()], [record.key(*c) for c in json.loads(line[6:])]
+        print("TURNS", json.dumps({"runs": runs, "keys": keys}), flush=True)
 demo.close()
 os._exit(0)
 '''
@@ -191,6 +200,17 @@ class Server:
             raise RuntimeError(f"the app did not start within {limit_s:.0f} s (see {self.log.name})")
         self.url, self.torch_threads = result["url"], int(result["threads"])
         return self.url
+
+    def turns(self, clients: list[tuple[str, str]]) -> tuple[list[dict], list[tuple[str, str]]]:
+        """The training line's record as the server keeps it (server.turn_record: its runs as dicts), and the hashes
+        it keeps each (address, session) of `clients` as; asked through the driver's stdin, no endpoint."""
+        self.proc.stdin.write(f"turns {json.dumps(clients)}\n")
+        self.proc.stdin.flush()
+        for line in self.proc.stdout:
+            if line.startswith("TURNS "):
+                answer = json.loads(line[6:])
+                return answer["runs"], [tuple(k) for k in answer["keys"]]
+        raise RuntimeError(f"the app ended before answering (see {self.log.name})")
 
     def stop(self):
         try:

@@ -116,20 +116,18 @@ def settle(queue, group: str, victim=None) -> None:
 
 
 def turn_record(queue) -> TurnRecord:
-    """The training line's record (server.turn_record), what has left the line or ended marked so first."""
-    line = queue.event_queue_per_concurrency_id.get(TRAINING_GROUP)
-    queue.turn_record.sweep([e._id for e in line.queue] if line else [],
-                            [e._id for e in running(queue, TRAINING_GROUP)])
+    """The training line's record (server.turn_record); safe to read from any thread (it is written on gradio's
+    loop only: a run that ended when gradio's process_events returned, or at the next pick)."""
     return queue.turn_record
 
 
 def sweep_training(queue) -> None:
-    """Before gradio picks: mark in the record the trainings that ended or left since (cheap when none did: the
-    line's counts against the record's), so an end is always recorded before the start of the run that follows."""
+    """Before gradio picks (on its loop): mark in the record the trainings that ended or left since (cheap when none
+    did: the line's counts against the record's), so an end is always recorded before the start it makes room for."""
     line, record = queue.event_queue_per_concurrency_id.get(TRAINING_GROUP), queue.turn_record
     if line is not None and (line.current_concurrency < record.running_count()
                              or len(line.queue) < record.waiting_count()):
-        turn_record(queue)
+        record.sweep([e._id for e in line.queue], [e._id for e in running(queue, TRAINING_GROUP)])
 
 
 def install(queue) -> None:
