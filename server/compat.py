@@ -4,7 +4,8 @@ server.admission replaces the queue's `push` and reads its lines and running job
 and hides a client's requests from gradio while it runs its share (wrapping `get_events`, and `process_events` to
 record when a training ends), ends a request that made room with gradio's own error message and sends places in
 line; server.admission and server.session_state wrap the input preparation `Blocks.preprocess_data`;
-server.session_state reads a session's `blocks_config`.
+server.session_state reads a session's `blocks_config`; server.analytics stops the queue's per-event analytics
+summary (`compute_analytics_summary`) and records.
 gradio has no public way to do these jobs (a line per concurrency group, one training per client,
 refusing a URL before gradio fetches it, a session kept at the page's size). If a gradio release renamed any of them,
 an assignment would add an attribute nobody calls and the protection would switch off without a word; so `check`
@@ -90,6 +91,14 @@ REQUIRED = [
          demo._queue.event_ids_to_events, dict), "server.lines"),
     ("Event._id; ProcessCompletedMessage(output, title, success); gradio.utils.error_payload", lambda demo: bool(
         _event(demo)._id) and _completed_error(), "server.lines"),
+    ("Queue.compute_analytics_summary(records) called as self.compute_analytics_summary after events; "
+     "Queue.cached_event_analytics_summary, .ANALYTICS_MAX_EVENTS bounding .event_analytics", lambda demo: (
+         lambda src: src.count("self.compute_analytics_summary,") >= 2 and "> self.ANALYTICS_MAX_EVENTS" in src and
+         _parameters(Queue.compute_analytics_summary) == ["records"] and isinstance(
+             demo._queue.cached_event_analytics_summary, dict) and isinstance(demo._queue.ANALYTICS_MAX_EVENTS, int))(
+         inspect.getsource(Queue)), "server.analytics"),
+    ("Blocks.launch(enable_monitoring)", lambda demo: "enable_monitoring" in _parameters(Blocks.launch),
+     "server.analytics"),
     ("Blocks.GRADIO_CACHE", lambda demo: isinstance(demo.GRADIO_CACHE, str), "server.guard"),
     ("Blocks.launch(state_session_capacity, max_file_size, app_kwargs)", lambda demo: {
         "state_session_capacity", "max_file_size", "app_kwargs"} <= set(_parameters(Blocks.launch)), "server.guard"),

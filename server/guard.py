@@ -9,7 +9,7 @@ import gradio as gr
 from starlette.middleware import Middleware
 
 from limits import BODY_BYTES, DISK_BYTES, DISK_SWEEP_SECONDS, SESSIONS, UPLOAD_BYTES
-from server import admission, compat, session_state
+from server import admission, analytics, compat, session_state
 from server.http_gate import RequestGate
 from store.disk import DiskBudget
 from store.exports import EXPORTS
@@ -34,9 +34,10 @@ def protect(demo: gr.Blocks) -> dict:
     """Check that gradio still has what the protection patches (server.compat: GradioChanged otherwise, and the
     app does not start), put the admission checks on `demo` (after demo.queue()), keep its sessions at the page's
     size and its exports inside gradio's cache; returns the settings `demo.launch` needs: the upload limit, the
-    sessions kept and the front-door middleware."""
+    sessions kept, the front-door middleware and no monitoring dashboard (server.analytics)."""
     compat.check(demo)
     admission.install(demo)
+    analytics.switch_off(demo._queue)
     # gradio's input preparation, wrapped here and only here, innermost first: the URL refusal runs before gradio
     # prepares (and would download) anything; the session tidy is outermost, so it runs after every preparation
     # (a refused one too) and sees the state exactly as gradio left it
@@ -45,4 +46,5 @@ def protect(demo: gr.Blocks) -> dict:
     budget = disk_budget(demo)
     EXPORTS.parent = budget.root
     gate = Middleware(RequestGate, max_body=BODY_BYTES, on_upload=budget.wrote, functions=demo.fns)
-    return dict(max_file_size=UPLOAD_BYTES, state_session_capacity=SESSIONS, app_kwargs={"middleware": [gate]})
+    return dict(max_file_size=UPLOAD_BYTES, state_session_capacity=SESSIONS, app_kwargs={"middleware": [gate]},
+                **analytics.MONITORING)

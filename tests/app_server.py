@@ -24,13 +24,20 @@ def launch_local(tries: int = 3):
 
 
 @contextlib.contextmanager
-def serve_app():
-    """Yield the local URL of a running app; close it afterwards."""
+def serve_demo():
+    """Yield (demo, local URL) of a running app; close it afterwards."""
     demo, url = launch_local()
     try:
-        yield url
+        yield demo, url
     finally:
         demo.close()
+
+
+@contextlib.contextmanager
+def serve_app():
+    """Yield the local URL of a running app; close it afterwards."""
+    with serve_demo() as (_, url):
+        yield url
 
 
 @contextlib.contextmanager

@@ -13,18 +13,15 @@ import uuid
 import httpx
 import pytest
 
-from tests.app_server import launch_local
+from tests.app_server import serve_demo
 
 from limits import SESSIONS
 
 
 @pytest.fixture(scope="module")
 def served():
-    demo, url = launch_local()
-    try:
-        yield demo, url
-    finally:
-        demo.close()
+    with serve_demo() as served:
+        yield served
 
 
 def new_session(http: httpx.Client, url: str, session: str, component: int) -> int:
