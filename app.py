@@ -102,7 +102,16 @@ def build_demo() -> gr.Blocks:
 
 THEME = gr.themes.Soft(text_size=gr.themes.sizes.text_lg)
 CSS = """
-.gradio-container {max-width: 1500px !important}
+/* overflow clip, not gradio's hidden: a hidden overflow made the container the box a sticky element holds to,
+   and it never scrolls (the demo's notes below never stuck) */
+.gradio-container {max-width: 1500px !important; overflow: clip !important}
+/* A demo's notes (its question or answer, its explanation) stay pinned at the top of a projector's screen while the
+   page scrolls to the figure they are about (tabs.ask_first.IN_VIEW stops the figure under them): the 41 rows of
+   "The causal mask" are taller than 800 px, and the explanation scrolled out of view. Not on a phone, where its
+   6-12 lines (126-260 px) would take up to a third of the screen for as long as one reads. */
+@media not all and (max-width: PHONE_WIDTHpx) {
+  #demo-notes {position: sticky; top: 0; z-index: 1002; background: var(--body-background-fill)}
+}
 /* Every tab reachable on a phone. Gradio moves the tabs that do not fit on one line into a "..." menu, measuring
    them on hidden copies; with the copies taking no room every tab stays in the bar, and the bar wraps instead. */
 .tab-container.visually-hidden > button {display: none !important}

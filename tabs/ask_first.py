@@ -66,31 +66,44 @@ ASK_JS = """(ask) => {
     return [QUESTION, ANSWER];
 }"""
 # Bring a figure into view (its id): "nearest" scrolls only as far as needed (not at all when it is in view), so
-# that its bottom meets the fold, or to its top when it is taller than the screen. The one way the page scrolls to
-# a figure: after Reveal, and after a demo's click once its heatmap is drawn (IN_VIEW_WHEN_DRAWN_JS).
-IN_VIEW = "(id) => { const f = document.getElementById(id || ''); if (f) f.scrollIntoView({block: 'nearest'}); }"
+# that its bottom meets the fold, or to its top when it is taller than the screen. On a projector a demo's notes (its
+# question or answer and its explanation, #demo-notes) stay pinned at the screen's top while the page scrolls (app.py's
+# CSS): the figure then stops under them (its scroll margin is their height), so that a class sees what to look for
+# and the figure together. The one way the page scrolls to a figure: after Reveal, and after a demo's click once its
+# figure is drawn (IN_VIEW_WHEN_DRAWN_JS).
+IN_VIEW = """(id) => {
+    const f = document.getElementById(id || ''), notes = document.getElementById('demo-notes');
+    if (!f) return;
+    const pinned = notes && getComputedStyle(notes).position === 'sticky';
+    f.style.scrollMarginTop = (pinned ? notes.getBoundingClientRect().height : 0) + 'px';
+    f.scrollIntoView({block: 'nearest'});
+}"""
 # Reveal: show it all, then bring the figure the class was asked about into view. The answer and the explanation
 # shown again push it down: after "Reading backwards" at 1280x800 the heatmap's lower half was under the fold.
 REVEAL_JS = """() => {
     document.body.classList.replace('asking', 'revealed');
     (IN_VIEW)(document.body.dataset.askedFigure);
 }""".replace("IN_VIEW", IN_VIEW)
-# After a demo's click, once its heatmap (in_view_when_drawn's figure) is drawn: bring it into view, unless a
-# question hides it (Reveal will). The figure is drawn after its data arrives, and plotly may redraw it once for its margins: wait until the
-# drawn plot's height has held for 3 frames (at most ~10 s). Below a 3-line explanation at 1280x800 the heatmaps of
-# "The causal mask" (41 positions) and the patching demos ended up to 500 px under the fold; on a phone they
-# started at y 650-760 of 844.
+# After a demo's click, once the figure it is about (in_view_when_drawn's) is drawn: bring it into view, unless a
+# question hides it (Reveal will). The figure is drawn after its data arrives (a patching demo's heads grid only after
+# the second input's record and the patching: seconds later), and plotly may redraw it once for its margins: wait
+# until the drawn plot's height has held for 3 frames, for at most 60 s, and not at all once the visitor scrolls the
+# page. Below a 3-line explanation at 1280x800 the heatmaps of "The causal mask" (41 positions) and the patching
+# demos ended up to 500 px under the fold; on a phone they started at y 650-760 of 844.
 IN_VIEW_WHEN_DRAWN_JS = """() => {
-    const figure = document.getElementById(FIGURE);
-    let last = -1, held = 0, frames = 0;
+    const figure = document.getElementById(FIGURE), started = performance.now();
+    const moves = ['wheel', 'touchmove', 'keydown'];
+    let last = -1, held = 0, moved = false;
+    const move = () => { moved = true; };
+    moves.forEach(e => window.addEventListener(e, move, {passive: true}));
     const wait = () => {
         const svg = figure && figure.querySelector('.main-svg');
         const height = svg ? svg.getBoundingClientRect().height : -1;
         held = height > 0 && height === last ? held + 1 : 0;
         last = height;
-        if (held >= 3) {
-            if (!document.body.classList.contains('asking')) (IN_VIEW)(FIGURE);
-        } else if (++frames < 600) requestAnimationFrame(wait);
+        if (!moved && held < 3 && performance.now() - started < 60000) return requestAnimationFrame(wait);
+        moves.forEach(e => window.removeEventListener(e, move));
+        if (!moved && held >= 3 && !document.body.classList.contains('asking')) (IN_VIEW)(FIGURE);
     };
     requestAnimationFrame(wait);
 }""".replace("IN_VIEW", IN_VIEW)

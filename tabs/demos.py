@@ -41,6 +41,14 @@ class Demo:
     missing: str = ""  # shown instead when the checkpoint is not here (how to get it); the button stays
     question: Question | None = None  # asked before the figure is shown, when "Ask first" is on
 
+    @property
+    def figure(self) -> str:
+        """The id of the figure the demo is about, which the page brings into view once drawn: its question's, else
+        a patching demo's heads grid, else the one-head heatmap."""
+        if self.question:
+            return self.question.figure
+        return "patch-heads" if self.text_b else "att-one"
+
 
 FIGURE_OUTPUTS = ("record", "one", "grid", "overview", "table", "caption")  # what an attention demo clears at once
 
@@ -238,28 +246,33 @@ def demo_focus(demo: Demo) -> tuple:
     return (demo.ckpt, demo.kind, demo.score) + ((demo.show,) if demo.show != SHOW[0] else ())
 
 
-PATCH_OUTPUTS = ("text_b", "section", "shown", "answer", "other", "position")  # what a patching demo sets
+PATCH_FIGURES = ("residual", "heads", "dla", "into", "from")  # the patching section's figures (tabs.attention.patching)
+PATCH_OUTPUTS = ("text_b", "section", "shown", "answer", "other", "position") + PATCH_FIGURES  # a patching demo sets
 
 
 def patch_updates(demo: Demo) -> tuple:
-    """A patching demo's second input, the section opened (and marked open, so it draws), its answers and the
-    automatic position; other demos leave them."""
+    """A patching demo's second input, the section opened (and marked open, so it draws), its answers, the
+    automatic position, and the section's figures cleared: the previous pair's grids are never seen under the new
+    explanation, and the page brings the heads grid into view once it is drawn anew (in_view_when_drawn waits for
+    a drawn figure). Other demos leave them."""
     if not demo.text_b:
         return (gr.update(),) * len(PATCH_OUTPUTS)
-    return (demo.text_b, gr.Accordion(open=True), True, *demo.answers, -1)
+    return (demo.text_b, gr.Accordion(open=True), True, *demo.answers, -1) + (None,) * len(PATCH_FIGURES)
 
 
 def demo_buttons():
     """A row of demo buttons (built above the tabs) and the sentence that says what to look for; with "Ask first"
-    on, a demo that has a question asks it first (ask_first_row)."""
+    on, a demo that has a question asks it first (ask_first_row). The question or answer and the sentence are the
+    demo's notes (#demo-notes), which a projector keeps in view above the figure they are about."""
     with gr.Row(elem_id="demo-row"):
         gr.Markdown("**Demos:**", elem_id="demo-label")
         ask_first = gr.Checkbox(False, label="Ask first", elem_id="demo-ask-first", scale=0, min_width=0)
         buttons = [gr.Button(d.label, size="sm", elem_id=f"demo-{i}", min_width=120)
                    for i, d in enumerate(available_demos())]
-    ask_first_row(buttons, [d.question if runs(d) else None for d in available_demos()],
-                  [d.label for d in available_demos()], ask_first)
-    explain = gr.Markdown(elem_id="demo-explain")
+    with gr.Column(elem_id="demo-notes"):  # pinned at a projector's top while the page scrolls (app.py's CSS)
+        ask_first_row(buttons, [d.question if runs(d) else None for d in available_demos()],
+                      [d.label for d in available_demos()], ask_first)
+        explain = gr.Markdown(elem_id="demo-explain")
     return buttons, explain
 
 
@@ -274,8 +287,9 @@ def wire_demos(buttons, explain, tabs, ckpt, attention: dict, train: dict):
                              queue=False)
         if d.kind and runs(d):  # recompute even when the checkpoint did not change (its .change then does not fire)
             drawn = attention["compute_after"](event.then, api_visibility="private")
-            # the heatmap it opens in view once drawn (the page scrolls only when it is not: no server call)
-            drawn.then(None, None, None, js=in_view_when_drawn("att-one"), api_visibility="private")
+            # the figure it is about in view once drawn (the page scrolls only when it is not: no server call); a
+            # patching demo's heads grid is drawn later, once the second input's record has arrived
+            drawn.then(None, None, None, js=in_view_when_drawn(d.figure), api_visibility="private")
             if d.text_b:  # then the second input: the patching section draws the pair when it arrives
                 drawn.then(**attention["compare"], api_visibility="private")
         if d.watch:

@@ -251,4 +251,5 @@ def build_patching(demo, record, record_b, made_by, kind, layer, head, page_widt
                                  page_width],
         [note, residual, heads, dla, senders, receivers_, head_note], api_name="patching",
         **dict(FAST, concurrency_limit=ABLATION_CONCURRENCY, concurrency_id="patching"))
-    return dict(section=section, shown=shown, answer=answer, other=other, position=position, note=note)
+    return dict(section=section, shown=shown, answer=answer, other=other, position=position, note=note,
+                residual=residual, heads=heads, dla=dla, into=senders, **{"from": receivers_})

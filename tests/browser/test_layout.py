@@ -93,8 +93,9 @@ def test_no_text_of_any_figure_overlaps(open_at, width):
     assert not problems, f"{len(problems)} text problems at {width} px:\n" + "\n".join(problems[:40])
 
 
-# The checks made on one demo pass per size (test_after_every_attention_demo_its_heatmap_is_in_view): with the page
-# scrolled back to its top after the demo's heatmap is drawn, the caption and the heatmap's figure.
+# The checks made on one demo pass per size (test_after_every_attention_demo_its_figure_is_in_view_with_its_
+# explanation): with the page scrolled back to its top after the demo's heatmap is drawn, the caption and the
+# heatmap's figure.
 ABOVE_400_DEMOS = ["Reading backwards", "The causal mask", "Previous-token head", "Induction head",
                    "Who reads whom: translation", "Weights or what moves"]
 PHONE_DEMO = "Reading backwards"
@@ -178,50 +179,77 @@ def _on_a_phone_the_demo_row_says_it_goes_on_sideways(page, boxes: dict) -> None
     assert boxes["heatmap"]["y"] < 690, f"the heatmap starts at y = {boxes['heatmap']['y']:.0f}"
 
 
-# The drawn heatmap of the one-head figure: its top and its lowest text, in the viewport, and where the page is
-_IN_VIEW_NOW = """() => {
-    const texts = [...document.querySelectorAll('#att-one .nsewdrag, #att-one .xtitle, #att-one .xtick text, '
-                                              + '#att-one .colorbar, #att-one .legend')];
-    const svg = document.querySelector('#att-one .main-svg');
+# The drawn figure of id `id` (a demo's: the one-head heatmap, a patching demo's heads grid): its top and its lowest
+# text, in the viewport; the demo's explanation; whether the demo's notes are pinned; and where the page is
+_IN_VIEW_NOW = """(id) => {
+    const texts = [...document.querySelectorAll(['.nsewdrag', '.xtitle', '.xtick text', '.colorbar', '.legend']
+                                                .map(s => `#${id} ${s}`).join(', '))];
+    const svg = document.querySelector(`#${id} .main-svg`);
     if (!svg || !texts.length) return null;
-    const box = document.getElementById('att-one').getBoundingClientRect();
+    const box = document.getElementById(id).getBoundingClientRect();
+    const explain = document.getElementById('demo-explain').getBoundingClientRect();
+    const notes = document.getElementById('demo-notes');
+    const pinned = !!notes && getComputedStyle(notes).position === 'sticky';
     return {top: svg.getBoundingClientRect().top, bottom: Math.max(...texts.map(e => e.getBoundingClientRect().bottom)),
-            boxTop: box.top, boxBottom: box.bottom, fold: window.innerHeight, scrolled: window.scrollY};
+            boxTop: box.top, boxBottom: box.bottom, fold: window.innerHeight, scrolled: window.scrollY,
+            explainTop: explain.top, explainBottom: explain.bottom, pinned,
+            under: pinned ? notes.getBoundingClientRect().bottom : 0};
 }"""
-_SEEN = f"() => {{ const m = ({_IN_VIEW_NOW})(); return m && (m.bottom <= m.fold + 1 || Math.abs(m.top) <= 2); }}"
+# in view as the demo leaves it: whole, or its top at the viewport's top (under the pinned notes)
+_SEEN = f"""id => {{ const m = ({_IN_VIEW_NOW})(id);
+    return m && (m.bottom <= m.fold + 1 || Math.abs(m.top - m.under) <= 2); }}"""
 
 
-def _scrolled_into_view(page, label: str, width: int) -> None:
-    """Once drawn, the whole heatmap is in the viewport, or its top at the viewport's top when it is taller than the
-    viewport; and the page scrolled only as far as that needed (not at all when it fitted: the figure's box then
-    meets the fold or the viewport's top)."""
+def _scrolled_into_view(page, demo, figure: str, width: int) -> None:
+    """Once drawn, the figure the demo is about (`figure`) is in the viewport whole, or, taller than the room it has,
+    starts at the top of that room (under the pinned notes on a projector); the page scrolled only as far as that
+    needed (not at all when it fitted: the figure's box then meets the fold or the top of the room). On a projector
+    the explanation is whole in view above the figure; on a phone, when the two fit the screen together."""
+    from visualize.style import PHONE_WIDTH
+
     try:
-        page.wait_for_function(_SEEN, timeout=8000)
+        page.wait_for_function(_SEEN, arg=figure, timeout=15_000)
         page.wait_for_timeout(300)  # the scroll has ended: measure where it left the figure
     except Exception:  # measured and said below
         pass
-    m = page.evaluate(_IN_VIEW_NOW)
-    taller = m["bottom"] - m["top"] > m["fold"]
-    where = f"after {label!r} at {width} px: the heatmap at y {m['top']:.0f}-{m['bottom']:.0f} of {m['fold']}"
-    if taller:
-        assert abs(m["top"]) <= 2, where
+    m = page.evaluate(_IN_VIEW_NOW, figure)
+    room = m["fold"] - m["under"]
+    where = (f"after {demo.label!r} at {width} px: #{figure} at y {m['top']:.0f}-{m['bottom']:.0f} of "
+             f"{m['fold']}, the explanation at {m['explainTop']:.0f}-{m['explainBottom']:.0f}")
+    if m["bottom"] - m["top"] > room:
+        assert abs(m["top"] - m["under"]) <= 2, where
     else:
-        assert m["top"] >= 0 and m["bottom"] <= m["fold"] + 1, where
-    MEASURED[f"demo heatmap in view at {width}: {label}"] = (
-        f"y {m['top']:.0f}-{m['bottom']:.0f} of {m['fold']}, page scrolled {m['scrolled']:.0f} px")
+        assert m["top"] >= m["under"] - 1 and m["bottom"] <= m["fold"] + 1, where
+    if width > PHONE_WIDTH:  # a projector: the class sees what to look for and the figure together
+        assert m["explainTop"] >= 0 and m["explainBottom"] <= m["top"] + 1, where
+    elif m["bottom"] - m["explainTop"] <= m["fold"] and not demo.text_b:
+        assert m["explainTop"] >= 0, where
+    MEASURED[f"demo figure in view at {width}: {demo.label}"] = (
+        f"#{figure} y {m['top']:.0f}-{m['bottom']:.0f} of {m['fold']}, explanation y "
+        f"{m['explainTop']:.0f}-{m['explainBottom']:.0f}, page scrolled {m['scrolled']:.0f} px")
     if m["scrolled"] > 0:  # only as far as needed
-        assert abs(m["boxBottom"] - m["fold"]) <= 2 or abs(m["boxTop"]) <= 2, f"{where}, scrolled {m['scrolled']}"
+        assert abs(m["boxBottom"] - m["fold"]) <= 2 or abs(m["boxTop"] - m["under"]) <= 2, \
+            f"{where}, scrolled {m['scrolled']}"
 
 
 @pytest.mark.parametrize("width", SIZES)
-def test_after_every_attention_demo_its_heatmap_is_in_view(open_at, width):
-    """Regression (issue 29, item 14): after a demo click, with the page at its top, the heatmap it opens was drawn
-    below the fold: at 1280x800 its lowest text (cells, ticks, x-axis title, colour bar, legend) at y = 1289 (the
-    causal mask), 945 (previous-token, induction), 869 (norms), 1299 and 823 (the patching demos); on a phone it
-    started at y 653-758 of 844. Invariant, for every attention demo that runs here, clicked in turn on one page:
-    once drawn, the whole heatmap is in the viewport, or its top at the viewport's top when it is taller than the
-    viewport; and the page scrolled only as far as that needed (not at all when it fitted: the figure's box then
-    meets the fold or the viewport's top).
+def test_after_every_attention_demo_its_figure_is_in_view_with_its_explanation(open_at, width):
+    """Regression (issue 29, item 14, and its leftovers 1 and 2): after a demo click, with the page at its top, the
+    figure it opens was drawn below the fold: at 1280x800 its lowest text (cells, ticks, x-axis title, colour bar,
+    legend) at y = 1289 (the causal mask), 945 (previous-token, induction), 869 (norms); on a phone it started at y
+    653-758 of 844. Then the patching demos scrolled to the one-head heatmap while their question is about the heads
+    grid drawn later (#patch-heads, 3,100 px further down), and a heatmap taller than the screen (the causal mask's
+    41 rows, 958 px) had its top brought to the screen's top, its explanation scrolled out of view above it (y -114).
+
+    Invariant, for every attention demo that runs here, clicked in turn on one page: once drawn, the figure the demo
+    is about (Demo.figure: its question's) is in the viewport whole, or, taller than the room it has, starts at the
+    top of that room; the page scrolled only as far as that needed. On a projector the demo's notes are pinned at
+    the screen's top: the explanation is whole in view and the figure under it, not under the explanation (the
+    causal mask's lowest rows are below the fold, the explanation above them as the teacher scrolls on). On a phone
+    (390x844) the explanation is not pinned (its 6-12 lines, 126-260 px, would take up to a third of the screen):
+    it is in view with the figure when both fit the screen (nothing but the tab bar between them for a one-head
+    heatmap); the patching grids lie 3,000 px under it, and a taller heatmap starts at the screen's top, its
+    explanation one swipe up.
 
     The same pass, one click of each demo per size, also makes every assertion of four tests that clicked the same
     demos at the same size on passes of their own (merged to halve the suite's demo clicks; each check's docstring
@@ -233,11 +261,16 @@ def test_after_every_attention_demo_its_heatmap_is_in_view(open_at, width):
     page = open_at(width)
     clicked = []
     for demo in [d for d in available_demos() if d.kind and runs(d)]:
+        figure = "patch-heads" if demo.text_b else "att-one"  # a patching demo is about the heads patched alone
+        assert demo.question is None or demo.question.figure == figure, demo.label
         page.evaluate("() => window.scrollTo(0, 0)")  # a class looks at the demo row
         tour.click_demo(page, demo.label)
         page.locator("#demo-explain", has_text=demo.label).wait_for()
-        page.locator("#att-one .nsewdrag").first.wait_for()
-        _scrolled_into_view(page, demo.label, width)
+        if demo.text_b:  # the heads grid of this pair (the previous demo's may still be on the page)
+            page.wait_for_function("t => ((document.querySelector('#patch-heads .gtitle') || {}).textContent || '')"
+                                   ".includes(t)", arg=f"{demo.kind} heads patched", timeout=300_000)
+        page.locator(f"#{figure} .nsewdrag").first.wait_for()
+        _scrolled_into_view(page, demo, figure, width)
         clicked.append(demo.label)
         if width == 1280 and demo.label in ABOVE_400_DEMOS:
             _heatmap_starts_above_400(page, demo.label)
