@@ -50,20 +50,54 @@ def _value(v) -> str:
     return f"{v:,}" if isinstance(v, int) and not isinstance(v, bool) else str(v)
 
 
+# A card's metric keys in words (metric_label): a word of a key by its name, a whole key where its words alone would
+# not say it. Raw keys such as `bleu_copy_source` were broken mid-word to fit a phone's narrow column (issue 29).
+METRIC_WORDS = {"bleu": "BLEU", "chrf": "chrF", "aer": "AER", "bpc": "bits per character", "val": "validation",
+                "char": "character", "chars": "characters", "beam4": "beam search (4)", "beam": "beam search"}
+METRIC_NAMES = {
+    "bleu_copy_source": "BLEU of the source copied as is", "chrf_copy_source": "chrF of the source copied as is",
+    "seconds_greedy": "seconds to translate, greedy", "seconds_beam": "seconds to translate, beam search",
+    "bleu_greedy_all": "BLEU greedy, all verses", "chrf_greedy_all": "chrF greedy, all verses",
+    "in_context_accuracy_first_copy": "in-context accuracy, first copy",
+    "in_context_accuracy_second_copy": "in-context accuracy, second copy",
+    "anti_diagonal_cross_attention": "anti-diagonal of cross-attention", "near_duplicate_share": "near-duplicate share",
+    "near_duplicates": "near-duplicates", "best_layer_mean": "best layer (mean AER)",
+    "measured_on": "Measured on", "patching_measured_on": "Patching measured on",
+}
+NOTE_CHARS = 40  # a text value longer than this is a sentence: said under its table, not squeezed into a cell
+
+
+def metric_label(key: str) -> str:
+    """A card's metric key in words, the one rule for it: "bleu_copy_source" -> "BLEU of the source copied as is"
+    (METRIC_NAMES), "val_bpc" -> "validation bits per character" (METRIC_WORDS, word by word), any other key with
+    its underscores as spaces."""
+    return METRIC_NAMES.get(key) or " ".join(METRIC_WORDS.get(word, word) for word in str(key).split("_"))
+
+
 def metrics_tables(metrics: dict) -> str:
-    """A card's metrics as Markdown tables: its numbers in one table, each group of numbers (a nested dict, such as
-    the translation card's `unseen` and `eflomal`) in a table of its own; a list (examples, a per-head grid) is
-    named with its length, not printed (the translation card came out as one raw nested dict, issue 29 item 5)."""
-    def table(title: str, items: dict) -> str:
-        rows = []
+    """A card's metrics as Markdown tables, each name in words (metric_label): its numbers in one table, each group
+    of numbers (a nested dict, such as the translation card's `unseen` and `eflomal`, and a group inside one) in a
+    table of its own; a list (examples, a per-head grid) is named with its length, not printed; a sentence (what it
+    was measured on) is said under its table (the translation card came out as one raw nested dict, issue 29 item
+    5)."""
+    def table(title: str, items: dict) -> list[str]:
+        rows, notes = [], []
         for k, v in items.items():
             if isinstance(v, dict):
                 continue
-            rows.append(f"| {k} | {_value(v) if not isinstance(v, list) else f'{len(v)} entries (not shown)'} |")
-        return f"**{title}**\n\n| metric | value |\n|---|---|\n" + "\n".join(rows) if rows else ""
-    groups = [table(f"Metrics: {k}", v) for k, v in metrics.items() if isinstance(v, dict)]
-    parts = [table("Metrics", metrics)] + groups
-    return "\n\n".join(part for part in parts if part)
+            if isinstance(v, str) and len(v) > NOTE_CHARS:
+                notes.append(f"*{metric_label(k)}*: {v}")
+            else:
+                shown = _value(v) if not isinstance(v, list) else f"{len(v)} entries (not shown)"
+                rows.append(f"| {metric_label(k)} | {shown} |")
+        body = f"**{title}**\n\n| metric | value |\n|---|---|\n" + "\n".join(rows) if rows else ""
+        return [part for part in [body] + notes if part]
+
+    def groups(title: str, items: dict) -> list[str]:
+        return table(title, items) + [part for k, v in items.items() if isinstance(v, dict)
+                                      for part in groups(f"{title}, {metric_label(k)}" if title != "Metrics"
+                                                         else f"Metrics: {metric_label(k)}", v)]
+    return "\n\n".join(groups("Metrics", metrics))
 
 
 def cache_table(cfg: TransformerConfig) -> pd.DataFrame:

@@ -88,14 +88,18 @@ def test_the_model_tab_shows_the_kv_variants_a_comparison_trains(n_heads):
 
 def test_the_translation_cards_metrics_are_tables(client):
     """Regression (issue 29, item 5): the Model tab printed the translation card's metrics as one raw nested dict.
-    Oracle: the card's own config.json: its scores in the first table, each group (unseen verses, eflomal) in a
-    table of its own, no dict printed."""
+    Oracle: the card's own config.json: its scores in the first table, each group (unseen verses, eflomal, the
+    alignment's diagonal baseline inside the alignment's group) in a table of its own, no dict printed, each name
+    in words."""
     import json
 
     from store.catalogue import CHECKPOINTS
 
     metrics = json.loads((CHECKPOINTS / "translate-en-es" / "config.json").read_text())["metrics"]
     summary, *_ = client.predict("translate-en-es", api_name="/model")
-    assert f"| bleu_greedy | {metrics['bleu_greedy']:.4g} |" in summary
-    assert "**Metrics: unseen**" in summary and f"| bleu_greedy | {metrics['unseen']['bleu_greedy']:.4g} |" in summary
+    assert f"| BLEU greedy | {metrics['bleu_greedy']:.4g} |" in summary  # names in words (tabs.model.metric_label)
+    assert f"| BLEU of the source copied as is | {metrics['bleu_copy_source']:.4g} |" in summary
+    assert "**Metrics: unseen**" in summary and f"| BLEU greedy | {metrics['unseen']['bleu_greedy']:.4g} |" in summary
     assert "**Metrics: eflomal**" in summary and "{'" not in summary
+    diagonal = metrics["alignment"]["diagonal"]  # a group inside a group has its table too (it was left out)
+    assert "**Metrics: alignment, diagonal**" in summary and f"| AER | {diagonal['aer']:.4g} |" in summary
