@@ -47,9 +47,9 @@ class TurnRecord:
     """The ring of the last `size` runs of a line, fed with the line's opaque request ids (gradio's Event._id)."""
     size: int = TURNS_RECORDED
     runs: deque = field(init=False)
-    live: dict = field(default_factory=dict)  # request id -> Run, while waiting or running (at most a line's worth)
-    lock: threading.Lock = field(default_factory=threading.Lock)
-    salt: bytes = field(default_factory=lambda: os.urandom(16))
+    live: dict = field(default_factory=dict, repr=False)  # request id -> Run, while waiting or running (a line's worth)
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    salt: bytes = field(default_factory=lambda: os.urandom(16), repr=False)  # never shown, never sent
     count: int = 0
     clock: float = 0.0
 

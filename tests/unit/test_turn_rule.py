@@ -165,7 +165,7 @@ def test_the_same_line_first_come_first_served_breaks_the_rule_for_the_students(
 def test_the_record_is_bounded_and_keeps_no_client_in_clear():
     """A ring of `size` runs whatever joins; a request gone is no longer held live; the address and the session id
     are nowhere in the record, only salted hashes, equal to what `key` gives for that client (and not another
-    record's: the salt is per record)."""
+    record's: the salt is per record, and not in the record's repr)."""
     record, session, address = TurnRecord(size=4), "Zq3secretsess", "198.51.100.7"
     for i in range(10):
         record.joined(i, (address, f"{session}{i}"), [i], [])
@@ -174,6 +174,7 @@ def test_the_record_is_bounded_and_keeps_no_client_in_clear():
     runs = record.snapshot()
     assert [r.number for r in runs] == [6, 7, 8, 9] and not record.live
     assert session not in repr(runs) and address not in repr(runs)
+    assert repr(record.salt) not in repr(record) and session not in repr(record)  # nor the salt, nor a live request
     assert (runs[0].address, runs[0].browser) == record.key(address, f"{session}6") != TurnRecord().key(
         address, f"{session}6")
     assert all(r.joined < r.started < r.ended for r in runs)
