@@ -49,6 +49,12 @@ ADDRESS_SPARE = 1  # places of a line of 3 or more that one address leaves to ot
 TURNS_RECORDED = 1024  # runs of the training line the server remembers to check its turns (server.turn_record: a
 #                       ring of times, run numbers and salted hashes, ~1 KiB a run with a full line behind it)
 QUEUE_SIZE = 2048  # gradio's own cap on every waiting request together (each group's line is above)
+# A client refused a place in a line again and again (its share held: server.lines) waits for each refusal after
+# the first: 0.25 s, 0.5, 1, 2, then 4 s each (server.backoff), counted by browser and by address (not loopback),
+# forgotten after 30 s without one; 4,096 clients' counts kept; at most 256 refusals waiting at once, each of a
+# request of at most 64 KiB (a Show-attention join is under 13 KiB; a waiting refusal keeps its request): past
+# these, answered at once
+REFUSAL_BACKOFF = {"first": 0.25, "most": 4.0, "forget": 30, "clients": 4096, "waiting": 256, "body_bytes": 64 << 10}
 DEFAULT_CONCURRENCY = 4  # events of a group running at once, unless the group says otherwise
 ATTENTION_CONCURRENCY = 4  # Show attention and the two-inputs record at once
 GENERATE_CONCURRENCY = 4  # generations streaming at once

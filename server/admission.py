@@ -9,6 +9,8 @@ raises it as a ValidationError with the message, the page shows it on the call's
   of its own, so a flood of one endpoint never fills another's (gradio's own `max_size` counts every endpoint
   together, and a full queue refused Stop and every heatmap), and each line serves its clients in turn (a client
   is an address and a browser session: server.fair_line).
+A client refused its share of a line again and again waits longer for each refusal (server.backoff), so it cannot
+spin on the server (a refused value is answered at once: a page corrects it).
 
 Checked before gradio prepares any call's inputs, queued or not: a FileData whose path is a URL. gradio would
 download it (resolving the host first) for any component, even a Textbox; the app opens no outside socket for a
@@ -20,8 +22,15 @@ import inspect
 
 import gradio as gr
 
+from limits import REFUSAL_BACKOFF
+from store.clients import client_address
+
 from . import lines
+from .backoff import RefusalBackoff
 from .lines import Refused
+
+BACKOFF = RefusalBackoff(**REFUSAL_BACKOFF)  # one per process: a client's refusals in a row, in every line
+
 
 def url_files(value) -> list[str]:
     """The URL paths of any file-like reference ({"path": ...}) inside a call's input: gradio treats such a dict
@@ -70,6 +79,12 @@ def validation_errors(fn, refusal: Refused) -> list[dict]:
              "message": str(refusal) if i == refusal.index else ""} for i in range(max(1, len(fn.inputs)))]
 
 
+def body_bytes(request) -> int | None:
+    """The size a request declared (Content-Length; server.http_gate refused a false one), or None."""
+    length = request.headers.get("content-length") if request is not None else None
+    return int(length) if length is not None and length.isdigit() else None
+
+
 def install(demo: gr.Blocks) -> None:
     """Put the checks in front of `demo`'s queue, and its lines in fair order (after `demo.queue()`; server.compat
     checks that gradio still calls Queue.push and Queue.get_events)."""
@@ -80,14 +95,19 @@ def install(demo: gr.Blocks) -> None:
         if fn is None:  # server.http_gate answers an unknown fn_index first; a call from inside the process
             return False, f"no function {str(body.fn_index)[:40]} in this app", "error"
         queue.create_event_queue_for_fn(fn)
+        address, line = client_address(request) or "", None
         try:
             check_no_urls(body.data)
             check_values(fn, body.data or [])
-            room = lines.admit(queue, fn.concurrency_id, body.session_hash, request)
+            line = fn.concurrency_id  # what follows is the line's refusal: its client has its share
+            room = lines.admit(queue, line, body.session_hash, request)
         except Refused as refusal:
+            if line is not None:
+                await BACKOFF.refused(address, body.session_hash or "", body_bytes(request))
             return False, validation_errors(fn, refusal), "validator_error"
         answer = await push(body=body, request=request, username=username)
         if answer[0]:
+            BACKOFF.admitted(address, body.session_hash or "")
             lines.settle(queue, fn.concurrency_id, room)
         return answer
 

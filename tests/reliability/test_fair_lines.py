@@ -15,18 +15,21 @@ heads of d_model 32), so the line empties at once when it is resumed. Loopback o
 addresses only with ATTENTION_LAB_TRUST_FORWARDED=1)."""
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import functools
 import threading
 import time
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 import pytest
 
 from tests.app_server import launch_local
 
-from limits import ADDRESS_WAITING, ATTENTION_CONCURRENCY, BROWSER_WAITING, DEFAULT_BROWSER_WAITING, QUEUE_WAITING
+from limits import (ADDRESS_WAITING, ATTENTION_CONCURRENCY, BROWSER_WAITING, DEFAULT_BROWSER_WAITING, QUEUE_WAITING,
+                    REFUSAL_BACKOFF)
 from server.fair_line import running_bounds
 from server.lines import client_of
 
@@ -91,13 +94,14 @@ def attention_data(text: str) -> list:
 
 
 def test_a_flooder_holds_a_few_waiting_and_an_honest_request_is_served_next(served):
-    """One client sends 10 Show-attention requests while the line is paused: BROWSER_WAITING wait, the rest are
+    """One client sends 6 Show-attention requests while the line is paused: BROWSER_WAITING wait, the rest are
     refused with a message; an honest client's one request then waits behind one of the flooder's only (before:
     all 10 waited, and the honest one behind them)."""
     demo, url, config = served
     index, flooder, honest = fn_index(config, "attention"), new_session(), new_session()
     with paused(demo, url, config, "attention", "attention", attention_data("warm")) as line:
-        answers = [join(url, index, attention_data(f"flood {i}"), flooder) for i in range(10)]
+        answers = [join(url, index, attention_data(f"flood {i}"), flooder)
+                   for i in range(BROWSER_WAITING.get("attention", DEFAULT_BROWSER_WAITING) + 2)]
         assert [a.status_code for a in answers].count(200) == BROWSER_WAITING.get("attention", DEFAULT_BROWSER_WAITING)
         refused = next(a for a in answers if a.status_code != 200)
         assert "waiting" in refused.text
@@ -122,12 +126,15 @@ def test_a_class_of_five_behind_one_address_all_queue_and_share_its_turn(served)
 def test_new_sessions_from_ten_addresses_cannot_lock_an_honest_student_out(served):
     """New session ids from 10 addresses, as many as the line takes: an honest student of an 11th address still
     gets a place (a full line gives it one of an address holding more), and waits behind at most one request per
-    other address (before: refused, every time)."""
+    other address (before: refused, every time). The addresses ask at once, each waiting for its answers (a refused
+    address waits longer for each refusal: server.backoff)."""
     demo, url, config = served
     index, honest = fn_index(config, "train"), new_session()
     flood = [f"203.0.113.{10 + i}" for i in range(10)]
     with paused(demo, url, config, "train", "train", BAD_TRAINING) as line:
-        codes = [join(url, index, BAD_TRAINING, new_session(), flood[i % 10]).status_code for i in range(100)]
+        with ThreadPoolExecutor(len(flood)) as pool:  # each address asks in turn, as fast as it is answered
+            codes = sum(pool.map(lambda a: [join(url, index, BAD_TRAINING, new_session(), a).status_code
+                                            for _ in range(10)], flood), [])
         assert len(line.queue) <= QUEUE_WAITING["train"] and 422 in codes
         per_address = [sum(client_of(e)[0] == a for e in line.queue) for a in flood]
         assert max(per_address) <= ADDRESS_WAITING["train"]
@@ -216,3 +223,36 @@ def test_an_honest_request_starts_while_the_flooders_run(served, flooder):
         assert wait_for(lambda: "honest" in started), f"the honest request did not start; started: {started}"
         assert not gate.is_set()
         assert sum(text.startswith("flood") for text in started) == bound, started
+
+
+def test_a_client_refused_again_and_again_waits_for_each_refusal_while_others_are_answered(served, monkeypatch):
+    """A flooder holding its waiting places asks again and again: its first refusal is answered at once, each next
+    one only after server.backoff's wait (limits.REFUSAL_BACKOFF: first, then twice that), and while a refusal
+    waits an honest client's request joins. The wait is held here until the honest request has joined (an order,
+    not a duration). Before: every refusal was answered at once, so the flooder's threads spun (bench/hostile_load.py:
+    34 refused joins a second, each 6 ms of the server's CPU on its one event loop; bench/flood_parts.py)."""
+    from server.admission import BACKOFF
+
+    demo, url, config = served
+    index, flooder, honest = fn_index(config, "attention"), new_session(), new_session()
+    asked, release = [], threading.Event()
+
+    async def held(seconds):
+        asked.append(seconds)
+        while not release.is_set():
+            await asyncio.sleep(0.01)
+
+    monkeypatch.setattr(BACKOFF, "sleep", held)
+    with paused(demo, url, config, "attention", "attention", attention_data("warm")):
+        for i in range(BROWSER_WAITING.get("attention", DEFAULT_BROWSER_WAITING)):
+            assert join(url, index, attention_data(f"flood {i}"), flooder).status_code == 200
+        assert join(url, index, attention_data("flood again"), flooder).status_code == 422 and asked == []
+        with ThreadPoolExecutor(1) as pool:
+            waiting = pool.submit(join, url, index, attention_data("flood again"), flooder)
+            assert wait_for(lambda: len(asked) == 1), "the second refusal in a row did not wait"
+            assert join(url, index, attention_data("honest"), honest).status_code == 200
+            assert not waiting.done()
+            release.set()
+            assert waiting.result(timeout=60).status_code == 422
+        assert join(url, index, attention_data("flood again"), flooder).status_code == 422
+        assert asked == [REFUSAL_BACKOFF["first"], 2 * REFUSAL_BACKOFF["first"]]
