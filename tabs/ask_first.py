@@ -65,19 +65,25 @@ ASK_JS = """(ask) => {
     document.body.dataset.askedFigure = FIGURE;
     return [QUESTION, ANSWER];
 }"""
+# The figures whose caption (what to see in them, in words) sits under them: it comes into view with the figure.
+CAPTIONS = {"att-one": "att-caption"}
 # Bring a figure into view (its id): "nearest" scrolls only as far as needed (not at all when it is in view), so
-# that its bottom meets the fold, or to its top when it is taller than the screen. On a projector a demo's notes (its
-# question or answer and its explanation, #demo-notes) stay pinned at the screen's top while the page scrolls (app.py's
-# CSS): the figure then stops under them (its scroll margin is their height), so that a class sees what to look for
-# and the figure together. The one way the page scrolls to a figure: after Reveal, and after a demo's click once its
-# figure is drawn (IN_VIEW_WHEN_DRAWN_JS).
+# that its bottom (its caption's, CAPTIONS) meets the fold, or to its top when it is taller than the screen. On a
+# projector a demo's notes (its question or answer and its explanation, #demo-notes) stay pinned at the screen's top
+# while the page scrolls (app.py's CSS): the figure then stops under them (its scroll margin is their height), so
+# that a class sees what to look for and the figure together. The one way the page scrolls to a figure: after
+# Reveal, and after a demo's click once its figure is drawn (IN_VIEW_WHEN_DRAWN_JS). The head caption under the
+# one-head heatmap was 60 px under the fold after "Reading backwards" at 1280x800.
 IN_VIEW = """(id) => {
     const f = document.getElementById(id || ''), notes = document.getElementById('demo-notes');
     if (!f) return;
+    const said = document.getElementById(CAPTIONS[id] || '');
     const pinned = notes && getComputedStyle(notes).position === 'sticky';
     f.style.scrollMarginTop = (pinned ? notes.getBoundingClientRect().height : 0) + 'px';
+    const end = said && said.offsetParent ? said.getBoundingClientRect().bottom : 0;
+    f.style.scrollMarginBottom = Math.max(0, end - f.getBoundingClientRect().bottom) + 'px';
     f.scrollIntoView({block: 'nearest'});
-}"""
+}""".replace("CAPTIONS", json.dumps(CAPTIONS))
 # Reveal: show it all, then bring the figure the class was asked about into view. The answer and the explanation
 # shown again push it down: after "Reading backwards" at 1280x800 the heatmap's lower half was under the fold.
 REVEAL_JS = """() => {

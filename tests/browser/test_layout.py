@@ -10,10 +10,13 @@ Gradio's "..." overflow menu); on the projector the one-head heatmap must start 
 """
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from tests.browser import tour
 from tests.browser.conftest import MEASURED
+from tabs.ask_first import CAPTIONS
 
 SIZES = tour.SIZES
 SHOTS = tour.SHOTS
@@ -180,7 +183,8 @@ def _on_a_phone_the_demo_row_says_it_goes_on_sideways(page, boxes: dict) -> None
 
 
 # The drawn figure of id `id` (a demo's: the one-head heatmap, a patching demo's heads grid): its top and its lowest
-# text, in the viewport; the demo's explanation; whether the demo's notes are pinned; and where the page is
+# text, in the viewport, and its box's (to its caption's end); the demo's explanation; whether the demo's notes are
+# pinned; and where the page is
 _IN_VIEW_NOW = """(id) => {
     const texts = [...document.querySelectorAll(['.nsewdrag', '.xtitle', '.xtick text', '.colorbar', '.legend']
                                                 .map(s => `#${id} ${s}`).join(', '))];
@@ -190,11 +194,13 @@ _IN_VIEW_NOW = """(id) => {
     const explain = document.getElementById('demo-explain').getBoundingClientRect();
     const notes = document.getElementById('demo-notes');
     const pinned = !!notes && getComputedStyle(notes).position === 'sticky';
+    const said = document.getElementById(CAPTIONS[id] || '');  // its caption, brought into view with it
     return {top: svg.getBoundingClientRect().top, bottom: Math.max(...texts.map(e => e.getBoundingClientRect().bottom)),
-            boxTop: box.top, boxBottom: box.bottom, fold: window.innerHeight, scrolled: window.scrollY,
+            boxTop: box.top, boxBottom: said ? said.getBoundingClientRect().bottom : box.bottom,
+            fold: window.innerHeight, scrolled: window.scrollY,
             explainTop: explain.top, explainBottom: explain.bottom, pinned,
             under: pinned ? notes.getBoundingClientRect().bottom : 0};
-}"""
+}""".replace("CAPTIONS", json.dumps(CAPTIONS))
 # in view as the demo leaves it: whole, or its top at the viewport's top (under the pinned notes)
 _SEEN = f"""id => {{ const m = ({_IN_VIEW_NOW})(id);
     return m && (m.bottom <= m.fold + 1 || Math.abs(m.top - m.under) <= 2); }}"""
@@ -203,8 +209,9 @@ _SEEN = f"""id => {{ const m = ({_IN_VIEW_NOW})(id);
 def _scrolled_into_view(page, demo, figure: str, width: int) -> None:
     """Once drawn, the figure the demo is about (`figure`) is in the viewport whole, or, taller than the room it has,
     starts at the top of that room (under the pinned notes on a projector); the page scrolled only as far as that
-    needed (not at all when it fitted: the figure's box then meets the fold or the top of the room). On a projector
-    the explanation is whole in view above the figure; on a phone, when the two fit the screen together."""
+    needed (not at all when it fitted: the figure's box, to its caption's end, then meets the fold or the top of the
+    room). On a projector the explanation is whole in view above the figure; on a phone, when the two (and the
+    figure's caption) fit the screen together."""
     from visualize.style import PHONE_WIDTH
 
     try:
@@ -222,7 +229,7 @@ def _scrolled_into_view(page, demo, figure: str, width: int) -> None:
         assert m["top"] >= m["under"] - 1 and m["bottom"] <= m["fold"] + 1, where
     if width > PHONE_WIDTH:  # a projector: the class sees what to look for and the figure together
         assert m["explainTop"] >= 0 and m["explainBottom"] <= m["top"] + 1, where
-    elif m["bottom"] - m["explainTop"] <= m["fold"] and not demo.text_b:
+    elif max(m["bottom"], m["boxBottom"]) - m["explainTop"] <= m["fold"] and not demo.text_b:  # with its caption
         assert m["explainTop"] >= 0, where
     MEASURED[f"demo figure in view at {width}: {demo.label}"] = (
         f"#{figure} y {m['top']:.0f}-{m['bottom']:.0f} of {m['fold']}, explanation y "
@@ -243,12 +250,13 @@ def test_after_every_attention_demo_its_figure_is_in_view_with_its_explanation(o
 
     Invariant, for every attention demo that runs here, clicked in turn on one page: once drawn, the figure the demo
     is about (Demo.figure: its question's) is in the viewport whole, or, taller than the room it has, starts at the
-    top of that room; the page scrolled only as far as that needed. On a projector the demo's notes are pinned at
+    top of that room; the page scrolled only as far as that needed (the one-head heatmap's caption comes with it:
+    tests/browser/test_readable_texts.py). On a projector the demo's notes are pinned at
     the screen's top: the explanation is whole in view and the figure under it, not under the explanation (the
     causal mask's lowest rows are below the fold, the explanation above them as the teacher scrolls on). On a phone
     (390x844) the explanation is not pinned (its 6-12 lines, 126-260 px, would take up to a third of the screen):
-    it is in view with the figure when both fit the screen (nothing but the tab bar between them for a one-head
-    heatmap); the patching grids lie 3,000 px under it, and a taller heatmap starts at the screen's top, its
+    it is in view with the figure when both (and the heatmap's caption) fit the screen (nothing but the tab bar
+    between them for a one-head heatmap); the patching grids lie 3,000 px under it, and a taller heatmap starts at the screen's top, its
     explanation one swipe up.
 
     The same pass, one click of each demo per size, also makes every assertion of four tests that clicked the same

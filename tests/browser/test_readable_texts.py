@@ -2,6 +2,10 @@
 out (issue 29's leftovers 3-5): the Model tab's metric names, the Train tab's watch status, the head caption."""
 from __future__ import annotations
 
+import re
+
+import pytest
+
 from tests.browser import tour
 from tests.browser.conftest import MEASURED
 
@@ -54,3 +58,81 @@ def test_the_metric_names_are_words_that_wrap_whole_on_a_phone(open_at):
         tour.small_screenshot(page, tour.SHOTS / f"model-metrics-{name}-390.png")
     MEASURED["metric names checked at 390"] = str(checked)
     assert checked >= 40, f"only {checked} metric names were on the page"
+
+
+# JS: the one-head heatmap as drawn (plotly's own data on the page): its tick labels and its cells
+_HEATMAP = """() => { const gd = document.querySelector('#att-one .js-plotly-plot');
+    return {keys: gd.layout.xaxis.ticktext, queries: gd.layout.yaxis.ticktext,
+            z: Array.from(gd._fullData[0].z, row => Array.from(row, v => Number.isFinite(v) ? v : 0))}; }"""
+# JS: where the head caption is, its type size, and whether it is what the page shows at its centre (not covered)
+_CAPTION = """() => { const e = document.querySelector('#att-caption'), r = e.getBoundingClientRect();
+    const shown = document.elementFromPoint(r.left + r.width / 2, Math.min(r.top + r.height / 2, innerHeight - 1));
+    return {text: e.innerText, top: r.top, bottom: r.bottom, left: r.left, right: r.right, width: innerWidth,
+            fold: innerHeight, font: parseFloat(getComputedStyle(e.querySelector('p') || e).fontSize),
+            uncovered: !!shown && e.contains(shown),
+            figureTop: document.querySelector('#att-one').getBoundingClientRect().top}; }"""
+# demo -> what its heatmap's title says (the previous demo's must not be read) and the role its caption names
+CAPTION_DEMOS = {"Reading backwards": ("cross attention", "anti-diagonal head"),
+                 "Previous-token head": ("decoder self attention", "previous-token head")}
+
+
+def _content(labels: list[str]) -> list[int]:
+    """The positions that hold text: not a marker such as `<s>`, `</s>` (escaped for plotly: `&lt;s&gt;`)."""
+    return [i for i, label in enumerate(labels) if not (label.startswith("&lt;") and label.endswith("&gt;"))]
+
+
+def _share_read_off(role: str, cells: dict) -> float:
+    """The caption's number read off the drawn cells, as the caption defines it: an anti-diagonal head's mean weight
+    of the i-th text query on the (n-1-i)-th of the n text keys; a previous-token head's mean weight of each text
+    query t >= 1 on key t - 1 (a query without such a key counts 0)."""
+    z, queries, keys = cells["z"], _content(cells["queries"]), _content(cells["keys"])
+    if role == "anti-diagonal head":
+        return sum(z[q][keys[len(keys) - 1 - i]] if len(keys) - 1 - i >= 0 else 0.0
+                   for i, q in enumerate(queries)) / len(queries)
+    rows = [t for t in queries if t >= 1]
+    return sum(z[t][t - 1] for t in rows) / len(rows)
+
+
+@pytest.mark.parametrize("width", tour.SIZES)
+def test_the_head_caption_is_seen_with_the_heatmap_and_says_its_cells(open_at, width):
+    """Regression (issue 29, leftover 4): the head caption under the one-head heatmap (what the head does, in words:
+    transformer.interpretability.captions via tabs.attention.views.describe_view) had no browser test, and after a
+    demo it was under the fold: the page scrolled the heatmap's bottom to the fold, and the caption, 60 px further
+    down, at y 861-913 of 800 after "Reading backwards" at 1280.
+
+    Invariant, after each demo: the caption is shown, inside the screen's width, uncovered, in type of at least
+    MIN_LABEL_PX, and in the viewport with the heatmap whenever the two fit the screen (the previous-token head's
+    24 rows and its caption do not on a phone: there it is measured after scrolling to it). Oracle: its percentage
+    equals the score read off the drawn heatmap's cells (plotly's data on the page), computed here from the cells
+    as the caption defines it."""
+    from visualize.sizes import MIN_LABEL_PX
+
+    page = open_at(width)
+    for label, (titled, role) in CAPTION_DEMOS.items():
+        page.evaluate("() => window.scrollTo(0, 0)")
+        tour.click_demo(page, label)
+        page.locator("#demo-explain", has_text=label).wait_for()
+        page.wait_for_function("t => ((document.querySelector('#att-one .gtitle') || {}).textContent || '')"
+                               ".includes(t)", arg=titled)
+        page.locator("#att-caption", has_text=role).wait_for()
+        seen = f"() => {{ const c = ({_CAPTION})(); return c.top >= 0 && c.bottom <= c.fold + 1; }}"
+        try:
+            page.wait_for_function(seen, timeout=10_000)  # the page brings the heatmap into view once drawn
+        except Exception:  # measured and said below
+            pass
+        c = page.evaluate(_CAPTION)
+        fits = c["bottom"] - c["figureTop"] <= c["fold"]
+        where = f"after {label!r} at {width} px: the caption at y {c['top']:.0f}-{c['bottom']:.0f} of {c['fold']}"
+        if fits:
+            assert c["top"] >= 0 and c["bottom"] <= c["fold"] + 1, where
+        else:
+            page.locator("#att-caption").scroll_into_view_if_needed()
+            c = page.evaluate(_CAPTION)
+        assert c["uncovered"] and 0 <= c["left"] and c["right"] <= c["width"], c
+        assert c["font"] >= MIN_LABEL_PX, c
+        said = re.search(r"(\d+)% of", c["text"])
+        read = _share_read_off(role, page.evaluate(_HEATMAP))
+        assert said and said.group(0) == f"{read:.0%} of", f"{label}: the caption says {c['text']!r}, cells {read:.3f}"
+        MEASURED[f"head caption at {width}: {label}"] = (
+            f"{said.group(1)}% (cells {read:.4f}), y {c['top']:.0f}-{c['bottom']:.0f} of {c['fold']}"
+            f"{'' if fits else ' (scrolled to)'}")
