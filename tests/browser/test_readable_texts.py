@@ -136,3 +136,57 @@ def test_the_head_caption_is_seen_with_the_heatmap_and_says_its_cells(open_at, w
         MEASURED[f"head caption at {width}: {label}"] = (
             f"{said.group(1)}% (cells {read:.4f}), y {c['top']:.0f}-{c['bottom']:.0f} of {c['fold']}"
             f"{'' if fits else ' (scrolled to)'}")
+
+
+# JS: the watch's status line as laid out: its text's box, its type size, how opaque it is drawn, and what covers it
+# (a visible loading or progress element of gradio's over the text, or another element at the text's centre)
+_STATUS = """() => {
+    const box = document.querySelector('#train-status'), text = box.querySelector('p') || box;
+    const range = document.createRange();
+    range.selectNodeContents(text);
+    const r = range.getBoundingClientRect();
+    let opacity = 1;
+    for (let e = text; e; e = e.parentElement) opacity *= parseFloat(getComputedStyle(e).opacity);
+    const meets = b => b.width > 0 && b.height > 0 && b.left < r.right && b.right > r.left && b.top < r.bottom
+                       && b.bottom > r.top;
+    const overlays = [...box.querySelectorAll('*')].filter(e => !e.contains(text)
+        && /wrap|progress|eta|loader|meta-text|toast/.test(e.className && e.className.toString())
+        && getComputedStyle(e).visibility !== 'hidden' && getComputedStyle(e).display !== 'none'
+        && meets(e.getBoundingClientRect()))
+        .map(e => `${e.className} '${e.innerText.trim().slice(0, 40)}'`);
+    text.scrollIntoView({block: 'center'});
+    const c = range.getBoundingClientRect(), at = document.elementFromPoint(c.left + c.width / 2, c.top + c.height / 2);
+    return {text: text.innerText.trim(), left: r.left, right: r.right, width: innerWidth, opacity, overlays,
+            font: parseFloat(getComputedStyle(text).fontSize),
+            uncovered: !!at && (text.contains(at) || at.contains(text))};
+}"""
+
+
+def test_the_watch_status_is_readable_on_a_phone(open_at):
+    """Issue 29, leftover 3 (item 9 of the issue on a phone): the status line of "Watch an induction head form" (what
+    the watch is doing: step, loss, time, the best heads) was nearly invisible under gradio's "training - 62.0%"
+    overlay, and overlapped by it on a phone; item 9's fix was checked at 1280 only (test_live_training). Invariant,
+    at 390x844, on six readings of the streaming status after the demo "Induction head forming" starts the watch:
+    the text is drawn fully opaque, no gradio loading or progress element lies over it, nothing else is at its
+    centre, it stays inside the screen's width, and its type is at least MIN_LABEL_PX. The watch is then stopped."""
+    from visualize.sizes import MIN_LABEL_PX
+
+    page = open_at(390)
+    tour.click_demo(page, "Induction head forming")
+    page.wait_for_function("() => /step \\d/.test((document.querySelector('#train-status') || {}).innerText || '')",
+                           timeout=180_000)
+    readings = []
+    for _ in range(6):
+        readings.append(page.evaluate(_STATUS))
+        page.wait_for_timeout(700)
+    tour.small_screenshot(page, tour.SHOTS / "train-watch-390.png", full_page=False)
+    page.locator("#train-stop").click(force=True)
+    page.wait_for_function("() => /stopped/i.test(document.querySelector('#train-status').innerText)",
+                           timeout=60_000)
+    MEASURED["watch status at 390"] = (f"{readings[-1]['text'][:60]!r}: x {readings[-1]['left']:.0f}-"
+                                       f"{readings[-1]['right']:.0f} of 390, {readings[-1]['font']:.0f} px")
+    for r in readings:
+        assert "step" in r["text"], r
+        assert r["opacity"] > 0.99 and not r["overlays"] and r["uncovered"], r
+        assert r["left"] >= 0 and r["right"] <= r["width"], r
+        assert r["font"] >= MIN_LABEL_PX, r
