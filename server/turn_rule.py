@@ -19,6 +19,10 @@ First come, first served breaks it: a flooder's 8 runs from one address joined b
 8 runs of one other address where the rule allows one. Round robin by address with running runs counted as turns
 taken (server.fair_line.fair_order) keeps it.
 
+The rule is on the order the server recorded, not on seconds: a line that left a place idle while a run waited
+would break no order here (gradio starts a waiting run as soon as a place is free; the record's times show each
+wait, and bench/hostile_load.py prints them).
+
 What a run "was running or ahead" of is read from the record (Run.running, Run.line); a run whose check needs a run
 the record no longer holds (its ring dropped it), or that never started, gets no verdict (None).
 """
