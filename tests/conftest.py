@@ -44,6 +44,21 @@ def shipped():
     return functools.lru_cache(maxsize=None)(lambda name: load_checkpoint(CHECKPOINTS / name, device="cpu"))
 
 
+@pytest.fixture(scope="session")
+def app_url():
+    """The URL of the real app (tests.app_server.serve_app), started once per test process at the first module that
+    asks for it and shared by every module of tests/app/ and tests/browser/ that runs in that process (each browser
+    module opens its own pages: its own browser key and sessions; each app test its own gradio_client session). A
+    new app per module gave no fresh state anyway: the models, records and lines an app keeps live in the store/
+    and server/ modules of the process, which every app the process starts shares; only gradio's server and page
+    were new, at ~2 s of start-up a module. A module that needs an app started otherwise overrides this fixture
+    (tests/browser/test_pretrained_families.py: a hub cache of test models)."""
+    from tests.app_server import serve_app
+
+    with serve_app() as url:
+        yield url
+
+
 def page_call(key: str, session: str = "s0page", host: str = "127.0.0.1"):
     """A request from a page of the browser whose key is `key`, as a handler sees it (gr.Request): the key in the
     cookie the page sets at its load (store.sessions.KEY_COOKIE), its session and its address."""

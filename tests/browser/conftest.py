@@ -1,6 +1,6 @@
-"""Fixtures of the browser tests: one real app server, one chromium and one page (with its offline guard) shared by
-the module, so the tests run in file order like one visitor's session. Measurements are collected in MEASURED and
-printed at the end of the run."""
+"""Fixtures of the browser tests: one chromium and one page (with its offline guard) shared by the module, on the
+real app server of the test process (tests/conftest.py's app_url), so the tests run in file order like one
+visitor's session. Measurements are collected in MEASURED and printed at the end of the run."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -10,7 +10,6 @@ import pytest
 
 from playwright import sync_api
 
-from tests.app_server import serve_app  # noqa: E402
 from tests.browser import tour  # noqa: E402
 
 MEASURED: dict[str, str] = {}
@@ -21,12 +20,6 @@ class Lab:
     url: str
     page: object
     guard: tour.OfflineGuard
-
-
-@pytest.fixture(scope="module")
-def app_url():
-    with serve_app() as url:
-        yield url
 
 
 @pytest.fixture(scope="module")
