@@ -144,7 +144,7 @@ def generator() -> torch.Generator:
     return torch.Generator().manual_seed(1234)
 
 
-# --- one real training run, shared by the trainer's learning test and the end-to-end test --------------------
+# --- one real training run, read by the tests of one file (tests/integration/test_reverse_end_to_end.py) -------
 
 REVERSE_STEPS = 300
 REVERSE_ACCURACY = 0.85  # measured 0.888-0.967 over init/data seeds 0-5 (seed 0: 0.888) with these settings,

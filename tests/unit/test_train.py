@@ -1,4 +1,5 @@
-"""The Trainer: it learns, resume == uninterrupted, NaN stops it safely, saves are atomic, closing stops it."""
+"""The Trainer (that it learns: tests/integration/test_reverse_end_to_end.py, on the shared reverse run): resume ==
+uninterrupted, NaN stops it safely, saves are atomic, closing stops it."""
 from __future__ import annotations
 
 import json
@@ -9,7 +10,6 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from tests.conftest import REVERSE_ACCURACY, REVERSE_STEPS
 from transformer import checkpoint as ckpt_module
 from transformer.checkpoint import load_checkpoint
 from transformer.config import TransformerConfig
@@ -57,45 +57,6 @@ def test_train_config_validation_names_the_field(kwargs, field):
     """Invariant: a bad training setting is a ValueError that names it."""
     with pytest.raises(ValueError, match=field):
         TrainConfig(**kwargs)
-
-
-# --- learning -------------------------------------------------------------------------------------------------
-
-
-def test_trainer_learns_reverse(reverse_run):
-    """Invariant (a real learning test): 300 steps of a d_model-64, 2+2-layer model on `reverse` reach a validation
-    token accuracy of at least 0.85 (measured 0.89-0.97 over seeds 0-5) and far lower loss than at the start; the
-    stream has one StepEvent per step and an EvalEvent every eval_every steps."""
-    steps = [e for e in reverse_run.events if isinstance(e, StepEvent)]
-    evals = [e for e in reverse_run.events if isinstance(e, EvalEvent)]
-    assert [e.step for e in steps] == list(range(1, REVERSE_STEPS + 1))
-    assert [e.step for e in evals] == [150, 300]
-    final = evals[-1]
-    assert final.token_accuracy >= REVERSE_ACCURACY, final.token_accuracy
-    assert final.val_loss < evals[0].val_loss
-    first, last = (sum(e.loss for e in steps[i: i + 20]) / 20 for i in (0, REVERSE_STEPS - 20))
-    assert last < first / 5
-    assert math.log(reverse_run.tokenizer.vocab_size) == pytest.approx(steps[0].loss, rel=0.25)  # starts near chance
-
-
-def test_eval_event_attention_is_the_probes_cross_attention(reverse_run):
-    """Invariant: the EvalEvent's attention is a cross-attention pattern of the first validation example (kind,
-    axis labels and weights as transformer.interpretability.probe records it): rows sum to 1, one label per query and key, and the
-    same weights as a fresh probe of the same example."""
-    from transformer.interpretability.probe import record_ids
-
-    final = [e for e in reverse_run.events if isinstance(e, EvalEvent)][-1]
-    pattern = final.attention
-    assert pattern.kind == "cross"
-    weights = pattern.weights  # (L, H, T, S)
-    torch.testing.assert_close(weights.sum(-1), torch.ones(weights.shape[:3]), atol=1e-5, rtol=0)
-    assert (len(pattern.query_tokens), len(pattern.key_tokens)) == tuple(weights.shape[2:])
-    source, expected, output = final.samples[0]
-    assert expected == source[::-1]
-    assert pattern.key_tokens == list(source) + ["</s>"] and pattern.query_tokens == list(expected) + ["</s>"]
-    model, tok = reverse_run.model.eval(), reverse_run.tokenizer  # the last evaluation is at the last step
-    fresh = record_ids(model, tok, tok.encode(source) + [2], tok.encode(expected)).patterns["cross"]
-    torch.testing.assert_close(weights, fresh.weights, atol=1e-6, rtol=0)
 
 
 # --- small runs for the mechanics ------------------------------------------------------------------------------
