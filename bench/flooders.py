@@ -31,17 +31,20 @@ def count(counts: dict, what, lock: threading.Lock) -> None:
         counts[what] = counts.get(what, 0) + 1
 
 
-def attention_flood(url: str, end: float, counts: dict, in_flight: int = 16) -> list[threading.Thread]:
-    """Threads sharing one session, each sending a new long input as soon as its last is answered or refused."""
+def attention_flood(url: str, end: float, counts: dict, in_flight: int = 16, chars: int = 2000,
+                    most: int | None = None) -> list[threading.Thread]:
+    """Threads sharing one session, each sending a new input of `chars` characters as soon as its last is answered
+    or refused (past the Textbox's 2,000, every one is refused at the door); each sends at most `most`."""
     from load import make_client
 
     client, lock = make_client(url, 120), threading.Lock()
 
     def one(seed: int):
-        rng = random.Random(seed)
-        while time.perf_counter() < end:
+        rng, sent = random.Random(seed), 0
+        while time.perf_counter() < end and (most is None or sent < most):
+            sent += 1
             text = " ".join("".join(rng.choices(string.ascii_lowercase, k=rng.randint(2, 9)))
-                            for _ in range(300))[:2000]
+                            for _ in range(chars))[:chars]
             try:
                 client.predict("translate-en-es", text, "", api_name="/attention")
                 count(counts, "attention flood answered", lock)

@@ -100,13 +100,14 @@ def stop_prober(url: str, tally: Tally, end: float):
         time.sleep(0.5)
 
 
-def serve_in_fresh_cache(prefix: str) -> tuple[Server, Path]:
+def serve_in_fresh_cache(prefix: str, switch_interval: float = 0.0) -> tuple[Server, Path]:
     """The app of this checkout started in a subprocess with gradio's cache in a new folder (whose size the bench
-    reads), its log beside that folder; the load average is printed first (the machine may be shared)."""
+    reads), its log beside that folder; the load average is printed first (the machine may be shared).
+    `switch_interval` > 0: the server's sys.setswitchinterval (an experiment; CPython's default is 5 ms)."""
     cache = Path(tempfile.mkdtemp(prefix=prefix))
     os.environ["GRADIO_TEMP_DIR"] = str(cache)
     print(f"load average before: {loadavg()}", flush=True)
-    return Server(ROOT, 0, 0.0, cache.parent / f"{cache.name}.log"), cache
+    return Server(ROOT, 0, switch_interval, cache.parent / f"{cache.name}.log"), cache
 
 
 def open_inputs(url: str, inputs) -> None:
