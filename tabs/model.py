@@ -9,9 +9,10 @@ import visualize as viz
 from transformer import TransformerConfig
 from transformer.train.compare import kv_head_variants
 from transformer.generate import cache_bytes_per_token
+from transformer.heads import layer_and_head
 from transformer.model import parameter_counts
 
-from limits import DRAW_CONCURRENCY
+from limits import DRAW_CONCURRENCY, METRIC_NOTE_CHARS
 from store.catalogue import resolve
 from store.sessions import browser_key
 from tabs.figure_export import figure
@@ -44,10 +45,21 @@ def describe_model(ckpt, request: gr.Request = None):
     return summary, table, viz.parameter_breakdown(counts, title=f"Parameters of {ckpt}"), cache_table(cfg)
 
 
-def _value(v) -> str:
+def _value(v, key: str = "") -> str:
+    if key.endswith("head") and _head_words(v):  # "0.1" (HeadId.label) or [layer, head]: never a number
+        return _head_words(v)
     if isinstance(v, float):
         return f"{v:.4g}"
     return f"{v:,}" if isinstance(v, int) and not isinstance(v, bool) else str(v)
+
+
+def _head_words(v) -> str | None:
+    """A card's head, written "layer.head" (HeadId.label) or [layer, head], in words: "layer 0, head 1" (shown as
+    "0.1" it read as the number 0.1, and [3, 3] as "2 entries")."""
+    if isinstance(v, list) and len(v) == 2 and all(isinstance(x, int) for x in v):
+        v = f"{v[0]}.{v[1]}"
+    place = layer_and_head(v) if isinstance(v, str) else None
+    return place and f"layer {place[0]}, head {place[1]}"
 
 
 # A card's metric keys in words (metric_label): a word of a key by its name, a whole key where its words alone would
@@ -64,7 +76,6 @@ METRIC_NAMES = {
     "near_duplicates": "near-duplicates", "best_layer_mean": "best layer (mean AER)",
     "measured_on": "Measured on", "patching_measured_on": "Patching measured on",
 }
-NOTE_CHARS = 40  # a text value longer than this is a sentence: said under its table, not squeezed into a cell
 
 
 def metric_label(key: str) -> str:
@@ -85,10 +96,11 @@ def metrics_tables(metrics: dict) -> str:
         for k, v in items.items():
             if isinstance(v, dict):
                 continue
-            if isinstance(v, str) and len(v) > NOTE_CHARS:
+            if isinstance(v, str) and len(v) > METRIC_NOTE_CHARS:
                 notes.append(f"*{metric_label(k)}*: {v}")
             else:
-                shown = _value(v) if not isinstance(v, list) else f"{len(v)} entries (not shown)"
+                listed = isinstance(v, list) and not _head_words(v)
+                shown = f"{len(v)} entries (not shown)" if listed else _value(v, k)
                 rows.append(f"| {metric_label(k)} | {shown} |")
         body = f"**{title}**\n\n| metric | value |\n|---|---|\n" + "\n".join(rows) if rows else ""
         return [part for part in [body] + notes if part]

@@ -98,8 +98,14 @@ class HeadId:
     def parse(cls, text: str, kind: AttentionKind | str | None = None) -> HeadId:
         """The head `str(head)` wrote, or, with `kind` given, the head its `label` wrote."""
         kind_text, _, label = text.strip().rpartition(" ")
-        layer, dot, head = label.partition(".")
-        if not (dot and layer.isdigit() and head.isdigit()) or (kind is None) == (not kind_text):
+        place = layer_and_head(label)
+        if place is None or (kind is None) == (not kind_text):
             form = "'layer.head'" if kind is not None else "'<kind> layer.head'"
             raise ValueError(f"head: must be written {form}, e.g. '1.0', got {text!r}")
-        return cls(kind if kind is not None else kind_text, int(layer), int(head))
+        return cls(kind if kind is not None else kind_text, *place)
+
+
+def layer_and_head(label: str) -> tuple[int, int] | None:
+    """The (layer, head) a `HeadId.label` wrote ("1.0" -> (1, 0)), None for any other text."""
+    layer, dot, head = str(label).strip().partition(".")
+    return (int(layer), int(head)) if dot and layer.isdigit() and head.isdigit() else None

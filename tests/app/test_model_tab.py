@@ -103,3 +103,22 @@ def test_the_translation_cards_metrics_are_tables(client):
     assert "**Metrics: eflomal**" in summary and "{'" not in summary
     diagonal = metrics["alignment"]["diagonal"]  # a group inside a group has its table too (it was left out)
     assert "**Metrics: alignment, diagonal**" in summary and f"| AER | {diagonal['aer']:.4g} |" in summary
+    layer, head = metrics["alignment"]["best_head"]  # a head in words, not "2 entries (not shown)"
+    assert f"| best head | layer {layer}, head {head} |" in summary
+
+
+def test_a_cards_heads_are_named_in_words_not_shown_as_numbers(client):
+    """The induction card names its heads "layer.head" ("0.1", HeadId.label): the Model tab showed "previous token
+    head | 0.1", a number to a class. Oracle: the card's own config.json, parsed by transformer.heads.layer_and_head
+    (the rule HeadId.parse uses)."""
+    import json
+
+    from store.catalogue import CHECKPOINTS
+    from transformer.heads import layer_and_head
+
+    metrics = json.loads((CHECKPOINTS / "induction" / "config.json").read_text())["metrics"]
+    summary, *_ = client.predict("induction", api_name="/model")
+    for key, name in [("previous_token_head", "previous token head"), ("induction_head", "induction head")]:
+        layer, head = layer_and_head(metrics[key])
+        assert f"| {name} | layer {layer}, head {head} |" in summary
+    assert f"| {metrics['previous_token_head']} |" not in summary
