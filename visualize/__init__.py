@@ -11,11 +11,12 @@ from .lens import final_token_curve, logit_lens_grid
 from .model import parameter_breakdown
 from .patching import patching_grid
 from .positional import pe_matrix, pe_side_by_side, pe_similarity, pe_waves
+from .sizes import box_width
 from .relative_positions import alibi_bias_figure, rope_angles_figure, rope_distance_figure
 from .steps import qk_steps, rollout_heatmap
 from .style import axis_labels, empty_curves
 
-__all__ = ["bars_shown", "head_heatmap", "layer_grid", "grid_columns", "narrow_page", "overview", "scores_table", "attended_bar",
+__all__ = ["bars_shown", "box_width", "head_heatmap", "layer_grid", "grid_columns", "narrow_page", "overview", "scores_table", "attended_bar",
            "token_probabilities",
            "pe_matrix", "pe_waves", "pe_similarity", "pe_side_by_side", "empty_curves",
            "parameter_breakdown", "axis_labels", "qk_steps", "rollout_heatmap",

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
+from .margins import PAD
 from .style import HIGHLIGHT_COLOR, LEGEND_BELOW
 
 GOLD_LABEL = "○ = gold link (same Strong's number)"
@@ -50,14 +51,18 @@ def gold_link_marks(fig: go.Figure, links: list[tuple[int, int]], function_links
     if function_links:
         fig.add_trace(_marks(function_links, min(SMALL_PX, largest / 2), 1.5, function_label))
     lines = bool(links) + (function_label.count("<br>") + 1 if function_links else 0)
-    if beside:
+    needed = LEGEND_LINE_PX * lines + 2 * _LEGEND_PAD_PX  # the legend's height
+    if beside:  # plotly keeps the legend PAD px above what stands at the plot's top (a tick): the margin holds
+        # both, taken from the plot (as plotly's own margin push did) unless the lines need more than the title's
         top = fig.layout.margin.t or 0
-        needed = LEGEND_LINE_PX * lines + 2 * _LEGEND_PAD_PX
-        fig.update_layout(showlegend=True, legend=LEGEND_BESIDE_TITLE, margin_t=max(top, needed))
+        fig.update_layout(showlegend=True, legend=LEGEND_BESIDE_TITLE, margin_t=max(top, needed + PAD))
         if fig.layout.height:
             fig.update_layout(height=fig.layout.height + max(0, needed - top))
         return fig
-    if fig.layout.height:  # a figure sized for its cells (visualize.sizes) grows by its legend's lines instead
-        fig.update_layout(height=fig.layout.height + LEGEND_LINE_PX * lines)
+    fitted = fig.layout.margin.b is not None  # margins computed for the figure (visualize.margins): the legend's too
+    if fig.layout.height:  # a figure sized for its cells (visualize.sizes) grows by its legend instead
+        fig.update_layout(height=fig.layout.height + (needed if fitted else LEGEND_LINE_PX * lines))
+    if fitted:
+        fig.update_layout(margin_b=fig.layout.margin.b + needed)
     fig.update_layout(showlegend=True, legend=dict(LEGEND_BELOW, font=dict(size=14)))
     return fig

@@ -12,16 +12,18 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from .margins import COLORBAR_PAD_PX, PAD, axis_px, fit_margins, text_px
 from .sizes import MIN_CELL_PX, MIN_LABEL_PX, FigureSize, bars_that_fit, box_width, figure_size
-from .style import (ATTENTION_COLORSCALE, BAR_COLOR, FRAME, HIGHLIGHT_COLOR, LEGEND_BELOW, LINE_HEIGHT,
+from .style import (ATTENTION_COLORSCALE, BAR_COLOR, COLORBAR_THICKNESS, FONT, FRAME, HIGHLIGHT_COLOR, LEGEND_BELOW, LINE_HEIGHT,
                     MASKED_COLOR,
-                    PHONE_WIDTH, as_array, axis_labels, colorbar, label_space, style_figure, token_axis,
+                    PHONE_WIDTH, as_array, axis_labels, colorbar, label_space, style_figure, token_axis, top_margin,
                     token_font_size)
 
 UNBOUNDED_SCORES = {"entropy", "mean distance"}  # coloured by their data range; the other scores lie in 0..1
 DARK_MEANS = {("entropy", True): "sharp", ("entropy", False): "spread out"}  # (score, low_is_interesting) -> words
 MASKED = "masked (this query may not attend here)"
-_BELOW_AXIS, _OVERVIEW_BOTTOM = 58, 130  # px: the overview's axis labels and title; its bottom margin
+_BELOW_AXIS, _OVERVIEW_BOTTOM = 58, 142  # px: the overview's axis labels and title; its bottom margin
+# (the colour bar's 84 px under those: measured)
 _HOVER = ("%{customdata[0]} → %{customdata[1]}: %{z:.3f}<br>query %{customdata[2]}, key %{customdata[3]}"
           "<extra>%{fullData.name}</extra>")
 _MASKED_HOVER = f"%{{customdata[0]}} → %{{customdata[1]}}: {MASKED}<extra></extra>"
@@ -145,19 +147,26 @@ def head_heatmap(weights, query_tokens, key_tokens, title="", mask=None, narrow:
         keys = dict(axis_px=size.column_px * len(key_tokens))
         queries = dict(size=token_font_size(len(query_tokens), every_token=True),
                        axis_px=size.row_px * len(query_tokens))
-        if narrow or size.width:  # flat above the plot at its left: beside it, it took a fifth of a phone's width,
-            # and it would be out of sight at the right end of a figure that scrolls sideways
-            layout["height"] = size.height + (0 if narrow else _BAR_ABOVE)  # heatmap_size counts it on a phone
-            around_y = _AROUND_HEATMAP + (40 if allowed is not None else 0) + _BAR_ABOVE  # as heatmap_size
-            plot_px = layout["height"] - around_y  # the plot area's height, as plotly will lay it out (about)
-            fig.update_traces(colorbar=dict(orientation="h", x=0, xanchor="left", lenmode="pixels", len=160,
-                                            y=1 + 24 / plot_px, yanchor="bottom", thickness=12, title_side="right"),
-                              selector=dict(name=""))  # at the left: seen before any sideways scroll
-            layout["top_space"] = _BAR_ABOVE  # the title is centred in the top margin, the bar under it
     fig.update_xaxes(title_text="key (attended to)", **token_axis(key_tokens, **keys), **FRAME)
     fig.update_yaxes(title_text="query (attending)", autorange="reversed", **token_axis(query_tokens, **queries),
                      **FRAME)
-    return style_figure(fig, title, **layout)
+    if narrow is None:
+        return style_figure(fig, title)
+    # The figure's width is known: so are its margins (visualize.margins), and plotly draws it once
+    flat = bool(narrow or size.width)  # the colour bar lies flat above the plot (see below), or stands beside it
+    margin = fit_margins(fig, size.width or (HEATMAP_BOX_PX[bool(narrow)] if box_px is None else box_px),
+                         colorbar=not flat, bar_px=COLORBAR_THICKNESS, legend_rows=int(allowed is not None))
+    if flat:  # flat above the plot at its left: beside it, it took a fifth of a phone's width, and it would be out
+        # of sight at the right end of a figure that scrolls sideways
+        layout["height"] = size.height + (0 if narrow else _BAR_ABOVE)  # heatmap_size counts it on a phone
+        layout["top_space"] = _BAR_ABOVE  # the title is centred in the top margin, the bar under it
+        plot_px = layout["height"] - top_margin(title, _BAR_ABOVE) - margin["b"]  # the plot area's height
+        fig.update_traces(colorbar=dict(orientation="h", x=0, xanchor="left", lenmode="pixels", len=160,
+                                        y=1 + 24 / plot_px, yanchor="bottom", thickness=12, title_side="right"),
+                          selector=dict(name=""))  # at the left: seen before any sideways scroll
+    else:
+        fig.update_traces(colorbar=dict(x=1, xanchor="left", xpad=COLORBAR_PAD_PX), selector=dict(name=""))
+    return style_figure(fig, title, margin=margin, **layout)
 
 
 GRID_COLUMNS = 4  # heads per row of layer_grid on a projector or a laptop
@@ -176,14 +185,15 @@ def grid_columns(page_width: float | None = None) -> int:
 
 
 def layer_grid(weights, query_tokens, key_tokens, title="", cols=GRID_COLUMNS, mask=None, scale=True,
-               value: str = "weight") -> go.Figure:
+               value: str = "weight", box_px: float | None = None) -> go.Figure:
     """Every head of one layer, weights (H, T, S), as a grid of small heatmaps on one shared 0..1 colour scale.
 
     `cols` heads per row (`grid_columns`: fewer on a phone). Token labels are drawn on the outer edges
     only: keys under the lowest heatmap of each column, queries left of the first column. `mask` (T, S) as in
     `head_heatmap`, the same for every head. `scale=False` leaves out the colour bar (on a phone it took a quarter
     of the width; the one-head heatmap shows the same 0..1 scale). `value` names the cells on the colour bar, as
-    in `head_heatmap`.
+    in `head_heatmap`. With `box_px`, the width of the figure's box, its margins are computed (visualize.margins):
+    plotly draws it once.
     """
     w = as_array(weights, 3, "weights")  # (H, T, S)
     _check_tokens(w.shape, query_tokens, key_tokens)
@@ -210,9 +220,12 @@ def layer_grid(weights, query_tokens, key_tokens, title="", cols=GRID_COLUMNS, m
     fig.update_yaxes(autorange="reversed", **FRAME)
     if allowed is not None:
         _masked_key(fig)
+    bar = colorbar(value, x=1, xanchor="left", xpad=COLORBAR_PAD_PX) if box_px else colorbar(value)
+    fitted = dict(margin=fit_margins(fig, box_px, colorbar=bool(scale), bar_px=COLORBAR_THICKNESS,
+                                     legend_rows=int(allowed is not None))) if box_px else {}
     return style_figure(fig, title, top_space=30, height=120 + 250 * nrows + (40 if allowed is not None else 0),
-                        coloraxis=dict(cmin=0, cmax=1, colorscale=ATTENTION_COLORSCALE, colorbar=colorbar(value),
-                                       showscale=bool(scale)))
+                        coloraxis=dict(cmin=0, cmax=1, colorscale=ATTENTION_COLORSCALE, colorbar=bar,
+                                       showscale=bool(scale)), **fitted)
 
 
 def _cell_text(s: np.ndarray, bounded: bool) -> list[list[str]]:
@@ -263,7 +276,9 @@ def overview(scores, score_name, title="", low_is_interesting=False) -> go.Figur
     # The colour bar lies flat under the "head" axis title: placed in pixels (plotly places a flat bar's title
     # right only relative to the plot area), so that it never covers the axis.
     plot_height = height - fig.layout.margin.t - _OVERVIEW_BOTTOM
-    fig.update_layout(margin_b=_OVERVIEW_BOTTOM)
+    fig.update_layout(margin=dict(  # what its labels need (visualize.margins), so plotly draws it once
+        l=axis_px([str(layer) for layer in range(L)], 14, FONT["size"], along_x=False, ticks=False),
+        r=math.ceil(PAD + text_px(str(H - 1), 14) / 2), b=_OVERVIEW_BOTTOM))
     fig.update_traces(colorbar=dict(orientation="h", y=-_BELOW_AXIS / plot_height, yanchor="top", thickness=14,
                                     title=dict(text=f"{score_name} (dark = {meaning})", side="top")))
     return fig

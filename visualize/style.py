@@ -57,30 +57,40 @@ def wrap_title(title: str, width: int = TITLE_WRAP) -> str:
     return "<br>".join(title[a:b] for a, b in zip(bounds, bounds[1:]))
 
 
+COLORBAR_THICKNESS = 16  # px
+
+
 def colorbar(title: str = "", **extra) -> dict:
     """A slim colour bar whose title runs along its side (a title on top collides with the top tick label and
     widens the bar on a phone)."""
-    return dict(title=dict(text=title, side="right"), thickness=16, **extra)
+    return dict(title=dict(text=title, side="right"), thickness=COLORBAR_THICKNESS, **extra)
+
+
+def top_margin(title: str, top_space: int = 0) -> int:
+    """The top margin (px) of a figure titled `title` (wrapped: wrap_title) with `top_space` px above its plot area
+    for what sits there (subplot titles, a flat colour bar). Plotly keeps a title's first line in the middle of the
+    top margin and writes the others under it, so each line past the second takes two lines of margin (measured: a
+    third line on one line's margin overlapped the plot's top tick by 8 px)."""
+    text = wrap_title(title)
+    lines = text.count("<br>") + 1 if text else 0
+    lines += max(0, lines - 2)  # the margin's lines
+    return 24 + TITLE_LINE * lines + top_space
 
 
 def style_figure(fig: go.Figure, title: str = "", top_space: int = 0, **layout) -> go.Figure:
     """Apply the projector- and phone-friendly layout (plus any `layout` overrides) to `fig` and return it.
 
     The title is wrapped to two lines when long (three when longer still: wrap_title) and the top margin made to
-    hold it, plus `top_space` pixels for what sits above the plot area (subplot titles). Plotly keeps a title's
-    first line in the middle of the top margin and writes the others under it, so each line past the second
-    takes two lines of margin (measured: a third line on one line's margin overlapped the plot's top tick by 8 px).
+    hold it, plus `top_space` pixels for what sits above the plot area (top_margin).
     """
     text = wrap_title(title)
-    lines = text.count("<br>") + 1 if text else 0
-    lines += max(0, lines - 2)  # the margin's lines
     fig.update_layout(
         template="plotly_white",
         font=FONT,
         title=dict(text=text, font=dict(size=TITLE_SIZE), x=0.02, xanchor="left"),  # centred in the top margin
         paper_bgcolor="white",
         plot_bgcolor="white",
-        margin=dict(MARGIN, t=24 + TITLE_LINE * lines + top_space, autoexpand=True),
+        margin=dict(MARGIN, t=top_margin(title, top_space), autoexpand=True),
         autosize=True,
         hoverlabel=dict(font_size=16),
     )

@@ -133,7 +133,7 @@ def draw_figures(record, kind, layer, head, score, parts=("one", "grid", "overvi
         "grid": lambda: viz.layer_grid(pattern.weights[layer], pattern.query_tokens, pattern.key_tokens,
                                        title=f"{what}, all heads of layer {layer}", mask=mask,
                                        cols=viz.grid_columns(width), scale=not viz.narrow_page(width),
-                                       value=cell_value(view[0])),
+                                       value=cell_value(view[0]), box_px=viz.box_width(width) if width else None),
         "overview": lambda: viz.overview(scores[shown], shown, title=title,
                                          low_is_interesting=shown in low),
         "table": lambda: viz.scores_table(scores)}

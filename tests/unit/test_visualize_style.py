@@ -73,10 +73,12 @@ def test_gold_circles_stay_inside_their_cells_and_function_links_are_drawn_apart
     tokens = list("abcdefghijkl")
     for narrow in (None, False, True):
         fig = head_heatmap(np.full((12, 12), 1 / 12), tokens, tokens, narrow=narrow)
-        height = fig.layout.height
+        height, bottom = fig.layout.height, fig.layout.margin.b
         gold_link_marks(fig, [(0, 1), (2, 3)], [(4, 4)])
-        if narrow is not None:  # the legend's 4 lines are added to the height, so the rows keep theirs
-            assert fig.layout.height == height + 4 * LEGEND_LINE_PX
+        if narrow is not None:  # the legend (4 lines and its pads) is added to the height and to the bottom margin
+            # (visualize.margins), so the rows keep theirs
+            grown = fig.layout.height - height
+            assert grown == fig.layout.margin.b - bottom and grown >= 4 * LEGEND_LINE_PX
         content, function = fig.data[-2:]
         assert (content.name, function.name) == (GOLD_LABEL, FUNCTION_LABEL) and "phrase" in FUNCTION_LABEL
         assert list(function.x) == [4] and function.marker.size < content.marker.size
