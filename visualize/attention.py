@@ -156,11 +156,15 @@ def head_heatmap(weights, query_tokens, key_tokens, title="", mask=None, narrow:
     flat = bool(narrow or size.width)  # the colour bar lies flat above the plot (see below), or stands beside it
     margin = fit_margins(fig, size.width or (HEATMAP_BOX_PX[bool(narrow)] if box_px is None else box_px),
                          colorbar=not flat, bar_px=COLORBAR_THICKNESS, legend_rows=int(allowed is not None))
+    if flat:
+        layout["height"] = size.height + (0 if narrow else _BAR_ABOVE)  # heatmap_size counts it on a phone
+    # tall enough for the margins and every row at its size
+    top = top_margin(title, _BAR_ABOVE if flat else 0)
+    layout["height"] = max(layout["height"], math.ceil(top + margin["b"] + size.row_px * len(query_tokens)))
     if flat:  # flat above the plot at its left: beside it, it took a fifth of a phone's width, and it would be out
         # of sight at the right end of a figure that scrolls sideways
-        layout["height"] = size.height + (0 if narrow else _BAR_ABOVE)  # heatmap_size counts it on a phone
         layout["top_space"] = _BAR_ABOVE  # the title is centred in the top margin, the bar under it
-        plot_px = layout["height"] - top_margin(title, _BAR_ABOVE) - margin["b"]  # the plot area's height
+        plot_px = layout["height"] - top - margin["b"]  # the plot area's height
         fig.update_traces(colorbar=dict(orientation="h", x=0, xanchor="left", lenmode="pixels", len=160,
                                         y=1 + 24 / plot_px, yanchor="bottom", thickness=12, title_side="right"),
                           selector=dict(name=""))  # at the left: seen before any sideways scroll

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 
 import gradio as gr
+from gradio.context import get_blocks_context
 
 from limits import DRAW_CONCURRENCY
 
@@ -12,12 +13,13 @@ FAST = dict(trigger_mode="always_last", show_progress="hidden", concurrency_limi
             concurrency_id="draw")
 
 
-# JS: stop here, in the page, unless the accordion whose elem_id is {0} is open (gradio 6 marks its header
-# `.label-wrap.open`); a step that throws is not followed by its `.then` (the page runs those only after a success)
-_ONLY_OPEN = "() => {{ if (!document.querySelector('#{0} > .label-wrap.open')) throw new Error('{0} is closed'); }}"
-# JS: stop here unless the element whose elem_id is {0} (a tab) is on screen
-_ONLY_SHOWN = ("() => {{ const e = document.getElementById('{0}'); "
-               "if (!e || !e.checkVisibility({{visibilityProperty: true}})) throw new Error('{0} is hidden'); }}")
+# JS conditions, in the page: the accordion whose elem_id is {0} is open (gradio 6 marks its header
+# `.label-wrap.open`); the element whose elem_id is {0} (a tab) is on screen
+_OPEN = "document.querySelector('#{0} > .label-wrap.open')"
+_SHOWN = "(document.getElementById('{0}') || {{checkVisibility: () => false}}).checkVisibility({{visibilityProperty: true}})"
+# JS: count one more (the gate's count changes, and its listener runs) if the condition holds; else change nothing
+# (an empty list: the page leaves the output as it is), and the listener is not called
+_COUNT_IF = "(n) => ({0}) ? [(n || 0) + 1] : []"
 
 
 def separately(*triggers, only_open: str | None = None, only_shown: str | None = None):
@@ -36,10 +38,21 @@ def separately(*triggers, only_open: str | None = None, only_shown: str | None =
     closed section costs no server call (issue 26, item 5; tests/browser/test_translation_demo.py counts them). Give the
     section's `.expand` among the triggers, so that it draws what changed while it was closed. API clients call
     the listener directly and always get it. With `only_shown` (a tab's elem_id), likewise only while that tab is
-    on screen: give the tab's `.select` a listener of its own, so that it draws what changed while it was hidden."""
-    js = _ONLY_OPEN.format(only_open) if only_open else _ONLY_SHOWN.format(only_shown) if only_shown else None
-    then = gr.on(list(triggers), None, None, None, js=js, trigger_mode="multiple", api_visibility="private").then
-    return functools.partial(then, trigger_mode="always_last")
+    on screen: give the tab's `.select` a listener of its own, so that it draws what changed while it was hidden.
+    The gate does not throw to stop a closed section (the page counted a status update of every component that
+    ever held a loading status for each step that failed: 8 of a demo click's 37, issue 29 item 11): it counts,
+    in a hidden number, each trigger while the section is open, and the listener follows the count's `.change`."""
+    if not (only_open or only_shown):
+        then = gr.on(list(triggers), None, None, None, trigger_mode="multiple", api_visibility="private").then
+        return functools.partial(then, trigger_mode="always_last")
+    gated = only_open or only_shown
+    section = next(block for block in get_blocks_context().blocks.values() if block.elem_id == gated)
+    with section:  # in the section it gates (wherever the listener is wired), in the page, never on screen
+        count = gr.Number(0, visible="hidden", show_label=False, container=False)
+    condition = _OPEN.format(only_open) if only_open else _SHOWN.format(only_shown)
+    gr.on(list(triggers), None, count, count, js=_COUNT_IF.format(condition), trigger_mode="multiple",
+          api_visibility="private")
+    return functools.partial(count.change, trigger_mode="always_last")
 
 
 def progress_only_where_drawn(demo: gr.Blocks) -> None:

@@ -190,6 +190,15 @@ def draw_view(record, view, score, *shown, request: gr.Request = None):
             draw_caption(record, *view, *shown[:-1], request=request))
 
 
+def compute_and_draw(ckpt, text, target, focus, score, cells, words, width, request: gr.Request = None):
+    """compute_attention, then the head it chose drawn with its caption (draw_view) in the same call: the page's
+    every path to a new record (Show attention, Enter, the checkpoint, a demo, a link). One call instead of two: each
+    queued call costs the page about six rounds of status updates (bench/RESULTS.md, "Issue 29 item 11")."""
+    computed = compute_attention(ckpt, text, target, focus, request=request)
+    *_, made_by, _, view, record = computed
+    return (*computed, *draw_view(record, view, score, cells, words, made_by, width, request=request))
+
+
 def adopt_page_width(width) -> float | None:
     """The page width the browser reported (px), or None (unknown: an API client, or not a number)."""
     try:
@@ -231,6 +240,7 @@ def build_attention_tab(demo, ckpt, followers: Followers, page_width: gr.State):
         view = gr.State(None)  # (kind, layer, head) the computation chose to open on
         given = gr.State(None)  # (input, target) the record was computed from
         width_box = gr.Number(visible=False)  # the browser's width, on its way to page_width (see below)
+        api_only = gr.Button(visible=False)  # /attention for API clients (see below)
         # The heatmap first: on a projector it starts right under the tab bar (above the fold after a demo click),
         # on a phone right after the demo's explanation; the input and the controls sit beside it, or under it.
         with gr.Row():
@@ -271,37 +281,39 @@ def build_attention_tab(demo, ckpt, followers: Followers, page_width: gr.State):
         with gr.Row():
             export = gr.Button("Download the weights (CSV, JSON)", elem_id="att-export", scale=1)
             files = gr.File(label="Weights", file_count="multiple", scale=3)
+    figures = [one, grid, overview, table]
+    shown = [cells, words, made_by]  # what the cells show (tabs.attention.views) and who can compute it
     # 4: redraws keep their share of the GIL (bench/RESULTS.md, Load); the progress shows on the heatmap (which a
     # demo click or Show attention has just cleared) until the new head is drawn
-    compute = dict(fn=compute_attention, inputs=[ckpt, text, target, focus],
-                   outputs=[notice, ablate_heads, kind, layer, head, query, two["record_b"], made_by, given, view,
-                            record],
-                   concurrency_limit=ATTENTION_CONCURRENCY, concurrency_id="attention", show_progress_on=[one])
-    figures = [one, grid, overview, table]
-
-    shown = [cells, words, made_by]  # what the cells show (tabs.attention.views) and who can compute it
+    computed = [notice, ablate_heads, kind, layer, head, query, two["record_b"], made_by, given, view, record]
+    lines = dict(concurrency_limit=ATTENTION_CONCURRENCY, concurrency_id="attention", show_progress_on=[one])
+    compute = dict(fn=compute_and_draw, inputs=[ckpt, text, target, focus, score, cells, words, page_width],
+                   outputs=computed + figures + [caption], **lines)
     # The page's width, read in the browser at load (before the first heatmap: these events are not queued), so
     # that the grid of a layer's heads has as many columns as the screen holds (2 on a phone, 4 on a projector)
     demo.load(adopt_page_width, width_box, page_width, js="() => window.innerWidth", queue=False,
               api_visibility="private")
 
     def compute_after(trigger, **kwargs):
-        """Compute the record after `trigger` (an event listener or `.then`), then draw the head it chose from that
-        choice itself, never from the controls: while the page applies the new maxima and values to the sliders,
-        their values can still be the previous input's (tests/browser/test_demo_clicks.py); its caption in the same
-        call. Beside it, for a translation model, Marian's map (tabs.attention.beside)."""
-        drawn = trigger(**compute, **kwargs).then(draw_view, [record, view, score] + shown + [page_width],
-                                                  figures + [caption], api_visibility="private", **FAST)
+        """Compute the record after `trigger` (an event listener or `.then`) and draw the head it chose, in one call
+        (compute_and_draw), from that choice itself, never from the controls: while the page applies the new
+        maxima and values to the sliders, their values can still be the previous input's
+        (tests/browser/test_demo_clicks.py). Beside it, for a translation model, Marian's map
+        (tabs.attention.beside)."""
+        drawn = trigger(**{**compute, "api_visibility": "private", **kwargs})
         beside["fill_after"](drawn.then, api_visibility="private")  # a translation model: beside Marian
         return drawn
 
-    for trigger, api in ((show.click, "attention"), (text.submit, None), (target.submit, None)):
+    for trigger in (show.click, text.submit, target.submit):
         # first clear, so that a refused input leaves no heatmap of the previous one on screen
         compute_after(trigger(clear_attention, None, [record, made_by, notice] + figures + [caption], queue=False,
-                              api_visibility="private").then,
-                      api_name=api, api_visibility="public" if api else "private")
+                              api_visibility="private").then)
+    # For API clients, /attention computes the record (as it did before the page drew in the same call); no button
+    # of the page calls it
+    api_only.click(compute_attention, [ckpt, text, target, focus], computed, api_name="attention",
+                                   **lines)
     # the user's choice of checkpoint (a demo that sets it computes its own input: .change would compute twice)
-    compute_after(separately(ckpt.input), api_visibility="private")
+    compute_after(separately(ckpt.input))
     # a heatmap from the first second: at the page's load, after its link is read (tabs.attention.link.wire_link)
     # The user's own changes (input, not change: a new record's values must not redraw with half-updated controls)
     # share one event, so replies come in order and never show a stale head.

@@ -44,6 +44,12 @@ _WATCH = """() => {
     Object.defineProperty(window, 'Plotly', {configurable: true, get: () => plotly,
                                             set: value => { plotly = wrap(value); }});
 }"""
+# JS: for each elem_id given, the margins its plotly figure was given and those plotly laid it out with (l, r, t, b)
+_MARGINS = """ids => ids.map(id => {
+    const gd = document.querySelector('#' + id + ' .js-plotly-plot'), layout = gd && gd._fullLayout;
+    return layout ? [id, ['l', 'r', 't', 'b'].map(k => layout.margin[k]), ['l', 'r', 't', 'b'].map(k => layout._size[k])]
+                  : [id, null, null];
+})"""
 SERVER_CALLS = ("/gradio_api/queue/join", "/gradio_api/run/predict")  # queued calls, and those run at once
 
 
@@ -96,6 +102,14 @@ def drawn_after(page, press, figure: str = "att-one"):
         press()
         page.wait_for_function(f"n => ({count})() > n", arg=before, timeout=120_000)
     return click
+
+
+def margins_pushed(page, ids) -> dict[str, tuple]:
+    """{elem_id: (margins given, margins used)} of the figures among `ids` that plotly laid out with other margins
+    than those it was given (more than its 1 px tolerance): plotly then drew them twice (visualize.margins). A figure
+    not drawn counts as pushed (None, None)."""
+    return {id_: (asked, used) for id_, asked, used in page.evaluate(_MARGINS, list(ids))
+            if asked is None or any(abs(a - u) > 1 for a, u in zip(asked, used))}
 
 
 def event_names(url: str) -> dict[int, str]:
