@@ -29,4 +29,6 @@ def test_the_watched_model_carries_its_last_evaluation_to_the_model_tab():
     USER_MODELS.put(key, name, last.model, last.tokenizer, last.info)
     summary = describe_model(name, request=page_call(key))[0]
     assert "none recorded" not in summary, summary
-    assert f"| induction_score | {metrics['induction_score']:.4g} |" in summary, summary
+    assert f"| induction score | {metrics['induction_score']:.4g} |" in summary, summary  # tabs.model.metric_label
+    layer, head = metrics["induction_head"].split(".")  # a head in words, not the number "1.0"
+    assert f"| induction head | layer {layer}, head {head} |" in summary, summary
