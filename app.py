@@ -149,6 +149,10 @@ body.asking .tabs > .tabitem {visibility: hidden !important}
   #demo-ask {flex-direction: column !important; align-items: stretch}
   #demo-ask > * {width: 100% !important}
 }
+/* The training's status line is never faded: gradio greys a Markdown awaiting an update of a call in flight (its
+   `.pending`, opacity 0.2), and a running watch or training always has one, so the line a class reads (step, loss,
+   the best heads) was read at opacity 0.2 in one CI run (tests/browser/test_readable_texts.py) */
+#train-status .pending, #train-status.pending {opacity: 1 !important}
 #title h1 {margin: 0 0 var(--size-1) 0}
 /* What the checkpoint was trained on and expects: small, under the list and beside the Attention tab's input */
 .ckpt-about p {font-size: 13px !important; line-height: 1.35 !important; margin: 0 !important}
