@@ -46,8 +46,13 @@ def describe_model(ckpt, request: gr.Request = None):
 
 
 def _value(v, key: str = "") -> str:
-    if key.endswith("head") and _head_words(v):  # "0.1" (HeadId.label) or [layer, head]: never a number
-        return _head_words(v)
+    """A card's value as a table shows it: a head in words ("0.1", HeadId.label, or [layer, head]: never a number),
+    a list by its length, a number rounded or with thousands separators."""
+    heads = _head_words(v) if key.endswith("head") else None
+    if heads:
+        return heads
+    if isinstance(v, list):
+        return f"{len(v)} entries (not shown)"
     if isinstance(v, float):
         return f"{v:.4g}"
     return f"{v:,}" if isinstance(v, int) and not isinstance(v, bool) else str(v)
@@ -99,9 +104,7 @@ def metrics_tables(metrics: dict) -> str:
             if isinstance(v, str) and len(v) > METRIC_NOTE_CHARS:
                 notes.append(f"*{metric_label(k)}*: {v}")
             else:
-                listed = isinstance(v, list) and not _head_words(v)
-                shown = f"{len(v)} entries (not shown)" if listed else _value(v, k)
-                rows.append(f"| {metric_label(k)} | {shown} |")
+                rows.append(f"| {metric_label(k)} | {_value(v, k)} |")
         body = f"**{title}**\n\n| metric | value |\n|---|---|\n" + "\n".join(rows) if rows else ""
         return [part for part in [body] + notes if part]
 

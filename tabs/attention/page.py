@@ -310,8 +310,7 @@ def build_attention_tab(demo, ckpt, followers: Followers, page_width: gr.State):
                               api_visibility="private").then)
     # For API clients, /attention computes the record (as it did before the page drew in the same call); no button
     # of the page calls it
-    api_only.click(compute_attention, [ckpt, text, target, focus], computed, api_name="attention",
-                                   **lines)
+    api_only.click(compute_attention, [ckpt, text, target, focus], computed, api_name="attention", **lines)
     # the user's choice of checkpoint (a demo that sets it computes its own input: .change would compute twice)
     compute_after(separately(ckpt.input))
     # a heatmap from the first second: at the page's load, after its link is read (tabs.attention.link.wire_link)
