@@ -2,6 +2,7 @@
 wired."""
 from __future__ import annotations
 
+import contextlib
 import functools
 
 import gradio as gr
@@ -18,8 +19,9 @@ FAST = dict(trigger_mode="always_last", show_progress="hidden", concurrency_limi
 _OPEN = "document.querySelector('#{0} > .label-wrap.open')"
 _SHOWN = "(document.getElementById('{0}') || {{checkVisibility: () => false}}).checkVisibility({{visibilityProperty: true}})"
 # JS: count one more (the gate's count changes, and its listener runs) if the condition holds; else change nothing
-# (an empty list: the page leaves the output as it is), and the listener is not called
-_COUNT_IF = "(n) => ({0}) ? [(n || 0) + 1] : []"
+# (an empty list: the page leaves the output as it is), and the listener is not called. The condition may read
+# `given`, the value of the gate's second input (gate)
+_COUNT_IF = "(n, given) => ({0}) ? [(n || 0) + 1] : []"
 
 
 def separately(*triggers, only_open: str | None = None, only_shown: str | None = None):
@@ -39,19 +41,32 @@ def separately(*triggers, only_open: str | None = None, only_shown: str | None =
     section's `.expand` among the triggers, so that it draws what changed while it was closed. API clients call
     the listener directly and always get it. With `only_shown` (a tab's elem_id), likewise only while that tab is
     on screen: give the tab's `.select` a listener of its own, so that it draws what changed while it was hidden.
-    The gate does not throw to stop a closed section (the page counted a status update of every component that
-    ever held a loading status for each step that failed: 8 of a demo click's 37, issue 29 item 11): it counts,
-    in a hidden number, each trigger while the section is open, and the listener follows the count's `.change`."""
+    The gate (`gate`, in the section) does not throw to stop a closed section (the page counted a status update of
+    every component that ever held a loading status for each step that failed: 8 of a demo click's 37, issue 29
+    item 11)."""
     if not (only_open or only_shown):
         then = gr.on(list(triggers), None, None, None, trigger_mode="multiple", api_visibility="private").then
         return functools.partial(then, trigger_mode="always_last")
     gated = only_open or only_shown
     section = next(block for block in get_blocks_context().blocks.values() if block.elem_id == gated)
-    with section:  # in the section it gates (wherever the listener is wired), in the page, never on screen
-        count = gr.Number(0, visible="hidden", show_label=False, container=False)
     condition = _OPEN.format(only_open) if only_open else _SHOWN.format(only_shown)
-    gr.on(list(triggers), None, count, count, js=_COUNT_IF.format(condition), trigger_mode="multiple",
-          api_visibility="private")
+    return gate(functools.partial(gr.on, list(triggers), trigger_mode="multiple"), condition, inside=section)
+
+
+def gate(step, condition: str, given=None, inside=None):
+    """An event that follows `step` only when the JS `condition` holds in the page, called as a trigger is:
+    `gate(button.click, "given", flag)(fn, inputs, outputs, **kwargs)`. `step` is called as a listener is (a
+    trigger, a `.then`, a partial of gr.on); the condition may read `given`, the value of the component `given`.
+    Its trigger_mode is "always_last" unless it says otherwise.
+
+    The gate does not throw to stop (gradio's page counts a step run in the page that fails as a failed call: a
+    status update of every component that ever held a loading status, issue 29 item 11): it counts, in a hidden
+    number (in the block `inside`, else where the gate is wired), each time `step` runs while the condition holds,
+    and the listener follows the count's `.change`."""
+    with inside or contextlib.nullcontext():  # in the page, never on screen
+        count = gr.Number(0, visible="hidden", show_label=False, container=False)
+    step(None, [count] + ([given] if given is not None else []), count, js=_COUNT_IF.format(condition),
+         api_visibility="private")
     return functools.partial(count.change, trigger_mode="always_last")
 
 

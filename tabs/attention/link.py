@@ -41,15 +41,12 @@ from tabs.generate_link import generate_linked, generate_updates, generation_que
 from widgets.controls import index_slider
 from widgets.errors import handler
 from widgets.link import COPY_JS, copy_link_row
-from widgets.ui import FAST
+from widgets.ui import FAST, gate
 
 # The sections of the Attention tab a link can open: link name -> the accordion's elem_id, in the page's order
 SECTIONS = {"qk": "att-qk-section", "rollout": "att-rollout-section", "heads-off": "att-ablate-section",
             "lens": "att-lens-section", "two": "att-two-section", "patch": "att-patch-section"}
 
-# JS: stop here, in the page, unless the page was opened by a link to a generation (a page load without one calls
-# nothing more)
-ONLY_LINKED_JS = "(linked) => { if (!linked) throw new Error('no generation to open'); }"
 # JS: the link names of the sections open on the page (an open accordion's button has the class "open")
 OPEN_SECTIONS_JS = """() => Object.entries(SECTIONS).filter(([name, id]) =>
     document.querySelector(`#${id} > button.label-wrap.open`)).map(([name]) => name).join(',')""".replace(
@@ -204,7 +201,8 @@ def wire_link(demo, tabs, ckpt, attention: dict, generate: dict, note) -> None:
                         *patching, generate["prompt"], *generate["controls"], generate["linked"]],
                        api_visibility="private", show_progress="hidden", queue=False)
     linked = generate["linked"]
-    opened.then(None, linked, None, js=ONLY_LINKED_JS, api_visibility="private").then(
+    # only when the page was opened by a link to a generation (a page load without one calls nothing more)
+    gate(opened.then, "given", linked)(
         handler(generate_linked), [linked, ckpt, generate["prompt"], *generate["controls"]],
         generate["outputs"] + [generate["generated"]], concurrency_limit=GENERATE_CONCURRENCY,
         concurrency_id="generate", api_visibility="private").then(

@@ -114,3 +114,24 @@ def test_no_step_run_in_the_page_throws_to_stop_a_listener(config):
     assert len(gates) >= 8, gates
     assert not [code for code in gates if "throw" in code], gates
     assert all("[]" in code for code in gates), gates  # while closed, nothing changes
+
+
+def test_a_page_opened_without_a_link_stops_before_the_links_generation_without_throwing():
+    """Issue 29 item 11, the step left: the page's load went on to the link's generation (tabs.attention.link) through a
+    step in the page that threw when the page was not opened by a link to a generation, so every page load cost a
+    failed call's status pass. Invariant: no step run in the page throws, in the whole app; the link's generation
+    follows a gate after the load (widgets.ui.gate): a step in the page, run after the load, that reads the link's
+    flag and counts, and the generation's listener follows the count's change. Failed before: that step threw."""
+    import app
+
+    demo = app.build_demo()
+    config = demo.get_config_file()
+    assert not [dep["js"] for dep in config["dependencies"] if dep.get("js") and "throw" in dep["js"]]
+    load = next(i for i, fn in demo.fns.items() if getattr(fn.fn, "__name__", "") == "opened_by_link")
+    generation = next(fn for fn in demo.fns.values() if getattr(fn.fn, "__name__", "") == "generate_linked")
+    flag = generation.inputs[0]._id  # the link's flag (tabs.generate: `linked`)
+    [(count, event)] = config["dependencies"][generation._id]["targets"]
+    assert event == "change"
+    [step] = [dep for dep in config["dependencies"] if dep["trigger_after"] == load and dep["outputs"] == [count]]
+    assert step["js"] and not step["backend_fn"] and step["inputs"] == [count, flag], step
+    assert "[]" in step["js"] and "given" in step["js"]  # without the flag the count stays as it is
