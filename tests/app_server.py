@@ -5,6 +5,42 @@ import contextlib
 
 
 UNREACHED = "localhost is not accessible"  # gradio's launch: the new server did not answer its one check in time
+# gradio_client's HTTP calls (the config, joining the queue, uploads) give up after httpx's 5 s by default: on a loaded
+# CI machine an app in the test's own process has been seen to answer later (httpx.ReadTimeout before any assertion).
+# The stream of a call's updates carries gradio's heartbeat every 15 s, well inside this bound.
+HTTP_TIMEOUT_S = 60
+
+
+# How long a test waits for a condition on a running app before it fails: a training waits its turn in the training
+# line behind the other runs of the test process, and a loaded 2-core machine runs it slowly. The wait ends as soon
+# as the condition holds, so a longer bound only delays a failure.
+WAIT_S = 300
+
+
+def wait_for(condition, seconds: float = WAIT_S) -> bool:
+    """Poll `condition()` until it holds or `seconds` have passed; its last value."""
+    import time
+
+    deadline = time.monotonic() + seconds
+    while not condition() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return condition()
+
+
+def streaming(job, updates: int = 1, seconds: float = WAIT_S) -> None:
+    """Wait until the gradio_client `job` (a streaming call) has sent `updates` updates and is still running; fail
+    saying so. A Stop sent before then would find nothing training and the run would go on to its end."""
+    assert wait_for(lambda: len(job.outputs()) >= updates or job.done(), seconds), (
+        f"{len(job.outputs())} updates after {seconds} s: {job.status()}")
+    assert not job.done(), f"the run ended before it was stopped: {job.outputs()[-1:]}"
+
+
+def api_client(url: str, **kwargs):
+    """A gradio_client Client of the app at `url` (quiet) whose HTTP calls wait up to HTTP_TIMEOUT_S for an answer;
+    `kwargs` go to Client (headers, ...)."""
+    from gradio_client import Client
+
+    return Client(url, verbose=False, httpx_kwargs={"timeout": HTTP_TIMEOUT_S}, **kwargs)
 
 
 def launch_local(tries: int = 3):

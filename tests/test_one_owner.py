@@ -398,3 +398,31 @@ def test_markers_kinds_and_heads_each_have_one_owner():
     found = {p.relative_to(ROOT).as_posix(): restated(p.read_text(encoding="utf-8")) for p in files}
     assert {name: lines for name, lines in found.items() if lines and name not in KIND_AND_HEAD_OWNERS} == {}
     assert all(restated((ROOT / owner).read_text(encoding="utf-8")) for owner in KIND_AND_HEAD_OWNERS)
+
+
+def gradio_clients(source: str) -> list[int]:
+    """The lines of `source` that make a gradio_client Client themselves (`Client(...)`, `gradio_client.Client(...)`;
+    httpx.Client is another thing)."""
+    return [node.lineno for node in ast.walk(ast.parse(source)) if isinstance(node, ast.Call) and (
+        (isinstance(node.func, ast.Name) and node.func.id == "Client") or (
+            isinstance(node.func, ast.Attribute) and node.func.attr == "Client"
+            and isinstance(node.func.value, ast.Name) and node.func.value.id == "gradio_client"))]
+
+
+def test_the_client_scanner_sees_each_form():
+    """Oracle: hand-written lines, each known to make a gradio_client Client or not."""
+    assert gradio_clients("c = Client(url, verbose=False)") == [1]
+    assert gradio_clients("c = gradio_client.Client(url)") == [1]
+    assert gradio_clients("with httpx.Client(timeout=60) as http: pass") == []
+    assert gradio_clients("c = api_client(url)") == []
+
+
+def test_every_gradio_client_of_the_tests_is_made_by_api_client():
+    """Invariant: the tests' gradio_client Clients are made by tests/app_server.py's api_client alone, which waits
+    HTTP_TIMEOUT_S for each HTTP answer. A Client made elsewhere kept httpx's 5 s, and on a loaded CI machine the app
+    of the test's own process has answered later (httpx.ReadTimeout before any assertion). Failed before: 16 files
+    of tests/app and tests/reliability made their own."""
+    files = sorted((ROOT / "tests").rglob("*.py"))
+    found = {p.relative_to(ROOT).as_posix(): gradio_clients(p.read_text(encoding="utf-8")) for p in files}
+    assert len(found.pop("tests/app_server.py")) == 1  # api_client's own
+    assert {name: lines for name, lines in found.items() if lines} == {}

@@ -4,7 +4,6 @@ import json
 import math
 import re
 import shutil
-import time
 
 import pytest
 from gradio_client.exceptions import AppError
@@ -13,6 +12,7 @@ from transformer import load_checkpoint
 from transformer.data import TASKS
 from transformer.generate import generate_text
 
+from tests.app_server import streaming
 from tests.chart_reader import pixel_tolerance, read_chart
 
 GEN_DEFAULTS = dict(strategy="greedy", temperature=1.0, top_k=0, top_p=1.0, num_beams=4, max_new_tokens=40, seed=0)
@@ -285,10 +285,7 @@ def test_stop_during_a_comparison_stops_it_without_an_error(client):
     comparison ends with "Comparison stopped" and the curves as far as they got."""
     job = client.submit(*{**TRAIN_DEFAULTS, "steps": 1500, "d_model": 32}.values(), "kv-heads",
                         api_name="/compare_variants")
-    for _ in range(200):
-        if len(job.outputs()) >= 2:
-            break
-        time.sleep(0.25)
+    streaming(job, 2)
     client.predict(api_name="/stop")  # no AppError: the comparison's own Stop signal is set
     figure, status, table, details = job.result()  # the last update, once the comparison has ended
     assert "Comparison stopped" in status, status

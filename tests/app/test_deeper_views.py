@@ -90,12 +90,10 @@ def test_identical_inputs_change_no_head(client):
 def test_watch_an_induction_head_form_streams_and_stops_into_a_model(client):
     """The Train tab's live run streams the loss and the two scores on one time axis; Stop ends it and keeps the
     model in this browser's checkpoint list (the run to the end is tests/integration/test_induction_phase_change)."""
-    import time
+    from tests.app_server import streaming
 
     job = client.submit(api_name="/watch_induction")
-    deadline = time.monotonic() + 120
-    while len(job.outputs()) < 3 and time.monotonic() < deadline:
-        time.sleep(0.05)
+    streaming(job, 3)
     client.predict(api_name="/stop")
     outputs = list(job)
     curves, status, attention, ckpt = outputs[-1]

@@ -5,8 +5,8 @@ SentencePiece models trained in the test; no network)."""
 from __future__ import annotations
 
 import pytest
-from gradio_client import Client
 
+from tests.app_server import api_client
 from tests.conftest import add_to_hub_cache
 from tests.tiny_marian import build_tiny_marian
 
@@ -31,7 +31,7 @@ def client(cache):
     from tests.app_server import serve_app_with_hub_cache
 
     with serve_app_with_hub_cache(cache) as url:
-        yield Client(url, verbose=False)
+        yield api_client(url)
 
 
 def library():

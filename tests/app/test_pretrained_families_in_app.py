@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 import torch
-from gradio_client import Client
 
+from tests.app_server import api_client
 from tests.hf_models import families_hub_cache
 
 LLAMA, BERT = "tiny-llama (pretrained)", "tiny-bert (pretrained)"
@@ -22,7 +22,7 @@ def client(cache):
     from tests.app_server import serve_app_with_hub_cache
 
     with serve_app_with_hub_cache(cache) as url:
-        yield Client(url, verbose=False)
+        yield api_client(url)
 
 
 def library(name: str):

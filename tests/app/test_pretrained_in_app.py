@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from gradio_client import Client
 
+from tests.app_server import api_client
 from tests.conftest import TINY_GPT2_REPO
 
 
@@ -15,7 +15,7 @@ def client(tiny_gpt2_hub_cache):
     from tests.app_server import serve_app_with_hub_cache
 
     with serve_app_with_hub_cache(tiny_gpt2_hub_cache) as url:
-        yield Client(url, verbose=False)
+        yield api_client(url)
 
 
 NAME = TINY_GPT2_REPO.split("/")[-1] + " (pretrained)"

@@ -15,15 +15,14 @@ import re
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 import pytest
 import torch
-from gradio_client import Client
 
 from store.gpu import GPU_FUNCTIONS, GPU_SECONDS_LIMIT, _capped, on_zero_gpu
 from tests.app.test_app_api import decode, plot_json
+from tests.app_server import api_client, streaming
 
 ROOT = Path(__file__).resolve().parents[2]
 TINY_TRAIN = ("task", "reverse", "", None, "", 1, 4, 32, 3e-3, 30, 8)
@@ -67,9 +66,7 @@ def gpu_functions():
 def call(client, api, args):
     if api == "/watch_induction":  # a run of minutes: stopped once it streams updates from its training
         job = client.submit(*args, api_name=api)
-        deadline = time.monotonic() + 120
-        while len(job.outputs()) < 3 and time.monotonic() < deadline:
-            time.sleep(0.05)
+        streaming(job, 3)
         client.predict(api_name="/stop")
         return list(job)[-1] if job.outputs() else None
     if api in ("/train", "/compare_variants", "/generate"):
@@ -123,7 +120,7 @@ def test_every_model_forward_runs_inside_a_gpu_function(app_url, monkeypatch):
 
     for method in ("forward", "encode", "decode"):
         monkeypatch.setattr(Transformer, method, watch(getattr(Transformer, method)))
-    client = Client(app_url, verbose=False)
+    client = api_client(app_url)
     published = set(client.view_api(print_info=False, return_format="dict")["named_endpoints"])
     assert published == {api for api, _ in ENDPOINTS}, "an endpoint was added or removed: list it in ENDPOINTS"
     for api, args in ENDPOINTS:
@@ -253,7 +250,7 @@ def test_the_app_works_when_gpu_calls_run_in_a_forked_worker(forked_gpu, app_url
     from transformer.generate import generate
     from transformer.interpretability.probe import encode_input, record_attention
 
-    client = Client(app_url, verbose=False)
+    client = api_client(app_url)
     final = list(client.submit(*TINY_TRAIN, api_name="/train"))[-1]
     assert "finished" in final[1] and "my reverse model #1" in [c[0] for c in final[4]["choices"]]
     model, tok, _ = USER_MODELS.get(f"session:{client.session_hash}", "my reverse model #1")
@@ -269,9 +266,7 @@ def test_the_app_works_when_gpu_calls_run_in_a_forked_worker(forked_gpu, app_url
     assert text == tok.decode(s.token_id for s in generate(model, encode_input(model, tok, "abcd").ids, 10))
 
     job = client.submit("task", "reverse", "", None, "", 1, 4, 32, 3e-3, 5000, 8, api_name="/train")
-    deadline = time.monotonic() + 60
-    while len(job.outputs()) < 3 and time.monotonic() < deadline:  # "Starting", then updates from the worker
-        time.sleep(0.05)
+    streaming(job, 3)  # "Starting", then updates from the worker
     client.predict(api_name="/stop")
     for _ in job:
         pass

@@ -44,11 +44,11 @@ def main() -> int:
     torch.set_num_threads(1)
     import app
     import httpx
-    from gradio_client import Client
+    from tests.app_server import api_client
 
     demo, (_, url, _) = app.launch(server_name="127.0.0.1", server_port=None, prevent_thread_lock=True, quiet=True)
     try:
-        client = Client(url, verbose=False)
+        client = api_client(url)
         client.predict("reverse", "attention", "", api_name="/attention")
         client.predict("cross", 1, 0, "anti-diagonal", api_name="/draw_attention")
         client.predict(api_name="/export_attention")

@@ -16,12 +16,10 @@ GENERIC = "has not enabled verbose error reporting"
 
 @pytest.fixture(scope="module")
 def client():
-    from gradio_client import Client
-
-    from tests.app_server import serve_app
+    from tests.app_server import api_client, serve_app
 
     with serve_app() as url:
-        yield Client(url, verbose=False)
+        yield api_client(url)
 
 
 def refused(client, api_name, *args) -> str:

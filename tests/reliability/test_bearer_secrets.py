@@ -15,9 +15,9 @@ import uuid
 import httpx
 import pytest
 from gradio_client import Client
-from gradio_client.utils import Status
 
 from store.sessions import KEY_COOKIE
+from tests.app_server import api_client, streaming
 
 TINY = ("task", "reverse", "", None, "", 1, 4, 32, 3e-3, 10, 8)
 LONG = ("task", "reverse", "", None, "", 1, 4, 32, 3e-3, 5000, 8)  # minutes, unless stopped
@@ -34,12 +34,12 @@ def app_url():
 def page(url: str) -> tuple[Client, str]:
     """A client holding a browser's key, as the page does (its cookie)."""
     key = uuid.uuid4().hex
-    return Client(url, verbose=False, headers={"Cookie": f"{KEY_COOKIE}={key}"}), key
+    return api_client(url, headers={"Cookie": f"{KEY_COOKIE}={key}"}), key
 
 
 def thief(url: str, session: str) -> Client:
     """A client that knows a session id, and nothing else."""
-    client = Client(url, verbose=False)
+    client = api_client(url)
     client.session_hash = session
     return client
 
@@ -57,7 +57,7 @@ def test_no_function_takes_a_browser_key_from_a_callers_data(app_url):
     session still opens none of Alice's models (before: fn adopt_browser_key made them its own)."""
     alice, key = page(app_url)
     alice.predict(*TINY, api_name="/train")
-    mallory = Client(app_url, verbose=False)
+    mallory = api_client(app_url)
     config = httpx.get(app_url + "config", timeout=30).json()
     with httpx.Client(timeout=60) as http:
         for dep in config["dependencies"]:
@@ -73,11 +73,7 @@ def test_stop_needs_the_browser_key_that_started_the_run(app_url):
     alice, _ = page(app_url)
     job = alice.submit(*LONG, api_name="/train")
     try:
-        for _ in range(600):
-            if job.status().code == Status.ITERATING or job.done():
-                break
-            time.sleep(0.1)
-        assert job.status().code == Status.ITERATING, job.status()
+        streaming(job)
         config = httpx.get(app_url + "config", timeout=30).json()
         stop = next(d["id"] for d in config["dependencies"] if d.get("api_name") == "stop")
         answer = httpx.post(app_url + "gradio_api/run/predict", timeout=30, json={  # stopped Alice's run before

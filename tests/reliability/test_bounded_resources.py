@@ -34,12 +34,10 @@ def private_tmp(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def client(private_tmp):
-    from gradio_client import Client
-
-    from tests.app_server import serve_app
+    from tests.app_server import api_client, serve_app
 
     with serve_app() as url:
-        yield Client(url, verbose=False)
+        yield api_client(url)
 
 
 def test_fifty_attention_requests_write_no_file_and_exports_stay_bounded(client, private_tmp):

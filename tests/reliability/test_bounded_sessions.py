@@ -7,13 +7,12 @@ Bounded: SESSIONS + 100 cheap requests and 16 views, all to 127.0.0.1."""
 from __future__ import annotations
 
 import re
-import time
 import uuid
 
 import httpx
 import pytest
 
-from tests.app_server import serve_demo
+from tests.app_server import api_client, serve_demo, streaming
 
 from limits import SESSIONS
 
@@ -49,10 +48,8 @@ def test_a_session_keeps_the_page_size_however_many_requests_it_makes(served):
     ranges, a redraw reads them) added a component and its config to the session, forever: gradio files the
     updated component under its new id when it is next an input. 20 clients grew the server by ~40 MB per 1,000
     requests (bench/RESULTS.md, issue 18)."""
-    from gradio_client import Client
-
     demo, url = served
-    client = Client(url, verbose=False)
+    client = api_client(url)
     for i in range(8):
         client.predict("reverse", ["attention", "transformer"][i % 2], "", api_name="/attention")
         client.predict("cross", i % 2, i % 4, "entropy", api_name="/draw_attention")
@@ -71,21 +68,14 @@ def test_a_page_whose_session_was_let_go_keeps_its_models_and_its_stop(served):
     key (its trained models, from the page's cookie) and its running training's Stop must survive that
     (store.sessions): before, Stop answered "Nothing is training" while the run went on, and the page's models
     were "unknown" until a reload."""
-    from gradio_client import Client
-    from gradio_client.utils import Status
-
     from store.catalogue import USER_MODELS
     from store.sessions import KEY_COOKIE
 
     demo, url = served
     key = uuid.uuid4().hex
-    client = Client(url, verbose=False, headers={"Cookie": f"{KEY_COOKIE}={key}"})  # the page's cookie
+    client = api_client(url, headers={"Cookie": f"{KEY_COOKIE}={key}"})  # the page's cookie
     job = client.submit(*LONG, api_name="/train")
-    for _ in range(600):
-        if job.status().code == Status.ITERATING or job.done():
-            break
-        time.sleep(0.1)
-    assert job.status().code == Status.ITERATING, job.status()
+    streaming(job)
     demo.state_holder.session_data.pop(client.session_hash)  # gradio lets the session's state go
     client.predict(api_name="/stop")  # raised "Nothing is training in this tab" before
     outputs = job.result(timeout=120)

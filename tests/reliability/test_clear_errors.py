@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import httpx
 import pytest
-from gradio_client import Client
+
+from tests.app_server import api_client
 
 
 @pytest.fixture(scope="module")
@@ -20,7 +21,7 @@ def app_url():
 
 @pytest.fixture(scope="module")
 def client(app_url):
-    return Client(app_url, verbose=False)
+    return api_client(app_url)
 
 
 def test_a_lone_surrogate_is_named_in_show_attention_and_generate(client):

@@ -23,12 +23,10 @@ ckpts = st.one_of(st.sampled_from(["reverse", "shakespeare-char", "no-such", "..
 
 @pytest.fixture(scope="module")
 def client():
-    from gradio_client import Client
-
-    from tests.app_server import serve_app
+    from tests.app_server import api_client, serve_app
 
     with serve_app() as url:
-        yield Client(url, verbose=False)
+        yield api_client(url)
 
 
 def call(client, api_name, *args):

@@ -10,9 +10,8 @@ from __future__ import annotations
 import httpx
 import pytest
 from gradio.queueing import Queue
-from gradio_client import Client
 
-from tests.app_server import serve_demo
+from tests.app_server import api_client, serve_demo
 
 
 @pytest.fixture(scope="module")
@@ -33,7 +32,7 @@ def test_no_analytics_summary_is_computed_per_event(served, monkeypatch):
         return get_df(records)
 
     monkeypatch.setattr(Queue, "_get_df", staticmethod(counted))
-    client = Client(url, verbose=False)
+    client = api_client(url)
     for text in ("attention", "transformer", "attention"):
         client.predict("reverse", text, "", api_name="/attention")
         client.predict("cross", 0, 0, "entropy", api_name="/draw_attention")

@@ -19,14 +19,13 @@ import asyncio
 import contextlib
 import functools
 import threading
-import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 import pytest
 
-from tests.app_server import launch_local
+from tests.app_server import api_client, launch_local, wait_for
 
 from limits import (ADDRESS_WAITING, ATTENTION_CONCURRENCY, BROWSER_WAITING, DEFAULT_BROWSER_WAITING, QUEUE_WAITING,
                     REFUSAL_BACKOFF)
@@ -72,17 +71,14 @@ def paused(demo, url: str, config: dict, group: str, api_name: str, data: list):
     if group not in queue.event_queue_per_concurrency_id:
         assert join(url, fn_index(config, api_name), data, new_session()).status_code == 200
     line = queue.event_queue_per_concurrency_id[group]
-    deadline = time.monotonic() + 60
-    while line.queue and time.monotonic() < deadline:  # that call starts before the pause: else it would wait in the
-        time.sleep(0.05)                                 # line (seen in CI), first among the test's own requests
+    # that call starts before the pause: else it would wait in the line (seen in CI), first among the test's own
+    wait_for(lambda: not line.queue)
     line.current_concurrency += PAUSE  # as if that many ran: gradio starts none (and counts down those that end)
     try:
         yield line
     finally:
         line.current_concurrency -= PAUSE
-        deadline = time.monotonic() + 120
-        while line.queue and time.monotonic() < deadline:  # the joined calls run (and fail at once): drained
-            time.sleep(0.1)
+        wait_for(lambda: not line.queue)  # the joined calls run (and fail at once): drained
 
 
 def sessions_in(line) -> list[str]:
@@ -145,17 +141,13 @@ def test_new_sessions_from_ten_addresses_cannot_lock_an_honest_student_out(serve
 def test_a_full_line_tells_the_request_that_made_room_why(served):
     """A busy address holds three of a full line; a newcomer of an address holding none takes the place of the busy
     address's last served, and that request ends with a message saying why (it was not left waiting)."""
-    from gradio_client import Client
-
     demo, url, config = served
     index, busy = fn_index(config, "train"), "203.0.113.50"
     with paused(demo, url, config, "train", "train", BAD_TRAINING) as line:
         for _ in range(2):
             assert join(url, index, BAD_TRAINING, new_session(), busy).status_code == 200
-        job = Client(url, verbose=False, headers={"X-Forwarded-For": busy}).submit(*BAD_TRAINING[:11],
-                                                                                   api_name="/train")
-        while len(line.queue) < 3:
-            time.sleep(0.05)
+        job = api_client(url, headers={"X-Forwarded-For": busy}).submit(*BAD_TRAINING[:11], api_name="/train")
+        assert wait_for(lambda: len(line.queue) >= 3), sessions_in(line)
         while len(line.queue) < QUEUE_WAITING["train"]:
             assert join(url, index, BAD_TRAINING, new_session(), f"203.0.113.{60 + len(line.queue)}").status_code \
                 == 200
@@ -187,16 +179,8 @@ def gated(demo, index: int):
         gate.set()
         fn.fn = original
         line = demo._queue.event_queue_per_concurrency_id.get("attention")
-        deadline = time.monotonic() + 120
-        while line is not None and (line.queue or line.current_concurrency) and time.monotonic() < deadline:
-            time.sleep(0.1)  # the flood's requests run (on `reverse`, short inputs: quickly) and the line is empty
-
-
-def wait_for(condition, seconds: float = 60) -> bool:
-    deadline = time.monotonic() + seconds
-    while not condition() and time.monotonic() < deadline:
-        time.sleep(0.05)
-    return condition()
+        # the flood's requests run (on `reverse`, short inputs: quickly) and the line is empty
+        wait_for(lambda: line is None or not (line.queue or line.current_concurrency))
 
 
 @pytest.mark.parametrize("flooder", ["one browser", "an address inventing browsers"])

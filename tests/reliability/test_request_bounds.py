@@ -178,9 +178,9 @@ def app_url():
 
 def test_the_server_refuses_a_text_over_the_limit_before_queueing_it(app_url):
     """2,000,001 characters pasted through the API: refused with the limit named (it was cut and trained on)."""
-    from gradio_client import Client
+    from tests.app_server import api_client
 
-    client = Client(app_url, verbose=False)
+    client = api_client(app_url)
     with pytest.raises(ValueError, match="2,000,000"):
         client.predict("text", "reverse", "ab" * 1_000_000 + "c", None, "", 1, 4, 32, 3e-3, 10, 8, api_name="/train")
 
