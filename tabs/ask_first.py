@@ -60,13 +60,15 @@ def sign_changes(values) -> int:
 # "revealed" shows all of it, the answer in the question's place. The body keeps the id of the figure asked about
 # (FIGURE: Question.figure).
 ASK_JS = """(ask) => {
+    if (window.inViewStop) window.inViewStop();  // the last demo's figure no longer pulls the page to it
     document.body.classList.remove('asking', 'revealed');
     if (ask && ASK) document.body.classList.add('asking');
     document.body.dataset.askedFigure = FIGURE;
     return [QUESTION, ANSWER];
 }"""
-# The figures whose caption (what to see in them, in words) sits under them: it comes into view with the figure.
-CAPTIONS = {"att-one": "att-caption"}
+# What comes into view with a figure, under it: the one-head heatmap's caption (what to see in it, in words); the
+# watch's chart under its status line (on a phone, after "Induction head forming", both sat ~1,700 px down the page).
+CAPTIONS = {"att-one": "att-caption", "train-status": "train-curves"}
 # Bring a figure into view (its id): "nearest" scrolls only as far as needed (not at all when it is in view), so
 # that its bottom (its caption's, CAPTIONS) meets the fold, or to its top when it is taller than the screen. On a
 # projector a demo's notes (its question or answer and its explanation, #demo-notes) stay pinned at the screen's top
@@ -95,29 +97,44 @@ REVEAL_JS = """() => {
 # the second input's record and the patching: seconds later), and plotly may redraw it once for its margins: wait
 # until the drawn plot's height has held for 3 frames, for at most 60 s, and not at all once the visitor scrolls the
 # page. Below a 3-line explanation at 1280x800 the heatmaps of "The causal mask" (41 positions) and the patching
-# demos ended up to 500 px under the fold; on a phone they started at y 650-760 of 844.
+# demos ended up to 500 px under the fold; on a phone they started at y 650-760 of 844. What a run streams to (the
+# watch's status line, STREAMING) is in view as soon as it is laid out, and followed while it and what comes with it
+# grow (the status taking more lines, the chart its legend) until the visitor scrolls, another demo is clicked
+# (window.inViewStop, also called by ASK_JS) or the 60 s have passed.
 IN_VIEW_WHEN_DRAWN_JS = """() => {
-    const figure = document.getElementById(FIGURE), started = performance.now();
-    const moves = ['wheel', 'touchmove', 'keydown'];
-    let last = -1, held = 0, moved = false;
+    if (window.inViewStop) window.inViewStop();  // the last demo's wait or follow ends here
+    const started = performance.now(), moves = ['wheel', 'touchmove', 'keydown'];
+    let last = -1, held = 0, moved = false, follow = null;
     const move = () => { moved = true; };
+    const stop = window.inViewStop = () => {
+        moved = true;
+        if (follow) follow.disconnect();
+        moves.forEach(e => window.removeEventListener(e, move));
+    };
     moves.forEach(e => window.addEventListener(e, move, {passive: true}));
-    const wait = () => {
-        const svg = figure && figure.querySelector('.main-svg');
-        const height = svg ? svg.getBoundingClientRect().height : -1;
+    const wait = () => {  // looked up at each frame: a tab not shown yet may not have built it
+        const figure = document.getElementById(FIGURE);
+        const drawn = figure && (STREAMING ? figure : figure.querySelector('.main-svg'));
+        const height = drawn ? drawn.getBoundingClientRect().height : -1;
         held = height > 0 && height === last ? held + 1 : 0;
         last = height;
         if (!moved && held < 3 && performance.now() - started < 60000) return requestAnimationFrame(wait);
-        moves.forEach(e => window.removeEventListener(e, move));
-        if (!moved && held >= 3 && !document.body.classList.contains('asking')) (IN_VIEW)(FIGURE);
+        if (moved || held < 3 || document.body.classList.contains('asking')) return stop();
+        (IN_VIEW)(FIGURE);
+        if (!STREAMING) return stop();
+        follow = new ResizeObserver(() => moved ? stop() : (IN_VIEW)(FIGURE));
+        [figure, document.getElementById(CAPTIONS[FIGURE] || '')].forEach(e => e && follow.observe(e));
+        setTimeout(stop, Math.max(0, 60000 - (performance.now() - started)));
     };
     requestAnimationFrame(wait);
-}""".replace("IN_VIEW", IN_VIEW)
+}""".replace("IN_VIEW", IN_VIEW).replace("CAPTIONS", json.dumps(CAPTIONS))
 
 
-def in_view_when_drawn(figure: str) -> str:
-    """The page's JS that brings the figure of id `figure` into view once it is drawn (IN_VIEW_WHEN_DRAWN_JS)."""
-    return IN_VIEW_WHEN_DRAWN_JS.replace("FIGURE", json.dumps(figure))
+def in_view_when_drawn(figure: str, streaming: bool = False) -> str:
+    """The page's JS that brings the figure of id `figure` into view once it is drawn (IN_VIEW_WHEN_DRAWN_JS): a
+    plotly figure once its plot is drawn; what a run streams to (`streaming`) once it is laid out, then kept in
+    view while it grows."""
+    return IN_VIEW_WHEN_DRAWN_JS.replace("STREAMING", json.dumps(streaming)).replace("FIGURE", json.dumps(figure))
 
 
 SWITCHED_OFF_JS = "(ask) => { if (!ask) document.body.classList.remove('asking', 'revealed'); }"

@@ -292,5 +292,7 @@ def wire_demos(buttons, explain, tabs, ckpt, attention: dict, train: dict):
             drawn.then(None, None, None, js=in_view_when_drawn(d.figure), api_visibility="private")
             if d.text_b:  # then the second input: the patching section draws the pair when it arrives
                 drawn.then(**attention["compare"], api_visibility="private")
-        if d.watch:
+        if d.watch:  # the watch's status line and its chart in view as soon as the Train tab shows them
+            event.then(None, None, None, js=in_view_when_drawn("train-status", streaming=True),
+                       api_visibility="private")
             train["watch_after"](event.then, api_visibility="private")
