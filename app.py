@@ -153,6 +153,10 @@ body.asking .tabs > .tabitem {visibility: hidden !important}
    `.pending`, opacity 0.2), and a running watch or training always has one, so the line a class reads (step, loss,
    the best heads) was read at opacity 0.2 in one CI run (tests/browser/test_readable_texts.py) */
 #train-status .pending, #train-status.pending {opacity: 1 !important}
+/* A metric's value on one line: gradio's prose lets a word break anywhere (overflow-wrap: anywhere), so on a phone the
+   Model tab's value column was as narrow as one character and "0.9646" read "0.964" over "6"; the names beside it
+   wrap between words (tests/browser/test_readable_texts.py) */
+#model-summary td:nth-child(2) {white-space: nowrap; overflow-wrap: normal}
 #title h1 {margin: 0 0 var(--size-1) 0}
 /* What the checkpoint was trained on and expects: small, under the list and beside the Attention tab's input */
 .ckpt-about p {font-size: 13px !important; line-height: 1.35 !important; margin: 0 !important}

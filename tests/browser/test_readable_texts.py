@@ -34,30 +34,63 @@ _BROKEN_WORDS = """sel => [...document.querySelectorAll(sel)].flatMap(cell => {
     return broken.map(b => ({cell: text.trim(), at: b}));
 })"""
 _NAMES = "#model-summary table tbody td:first-child"
+# JS: each metric value cell of the Model tab (its text and on how many lines it is laid out: the distinct tops of
+# its text's boxes), and each metric table (its right edge, the screen's width; whether something around it scrolls
+# sideways, and the "swipe →" hint of its block)
+_VALUES = """() => ({
+    values: [...document.querySelectorAll('#model-summary table tbody td:nth-child(2)')].map(cell => {
+        const range = document.createRange();
+        range.selectNodeContents(cell);
+        const tops = [...range.getClientRects()].filter(b => b.width > 0).map(b => Math.round(b.top));
+        return {text: cell.innerText.trim(), lines: new Set(tops).size};
+    }),
+    tables: [...document.querySelectorAll('#model-summary table')].map(table => {
+        let scroller = table;
+        while (scroller && !(scroller.scrollWidth > scroller.clientWidth + 1
+                             && ['auto', 'scroll'].includes(getComputedStyle(scroller).overflowX)))
+            scroller = scroller.parentElement;
+        const block = table.closest('.block');
+        return {right: table.getBoundingClientRect().right, width: innerWidth, scrolls: !!scroller,
+                hint: !!block && getComputedStyle(block, '::after').content.includes('swipe')};
+    }),
+})"""
 
 
-def test_the_metric_names_are_words_that_wrap_whole_on_a_phone(open_at):
-    """Regression (issue 29, leftover 5): at 390x844 the Model tab printed the translation card's raw keys
-    (`bleu_copy_source`, `path_patching_previous_token_to_induction_key`) in its metric tables, and the browser broke
-    them mid-word to fit the narrow first column. Invariant, measured on the laid-out text of every metric name cell
-    of the translation card and the induction card (the longest names): no line break inside a word, and no name
-    left as a key (an underscore)."""
+def test_the_metric_tables_read_whole_on_a_phone(open_at):
+    """Regression (issue 29, leftover 5, and the value column after it): at 390x844 the Model tab printed the
+    translation card's raw keys (`bleu_copy_source`, `path_patching_previous_token_to_induction_key`) in its metric
+    tables, and the browser broke them mid-word to fit the narrow first column; the value column beside them was as
+    narrow as one character (gradio's prose breaks a word anywhere), so the reverse card's "0.9646" read "0.964" over
+    "6" and "2 entries (not shown)" took 3 lines. Invariants, measured on the laid-out text of the translation,
+    induction and reverse cards (the longest names, the longest values, a 4-decimal number): no line break inside a
+    name's word, no name left as a key (an underscore), every value on one line, and every table inside the screen's
+    width or in a box that scrolls sideways and says "swipe →" (as test_layout.py::test_what_scrolls_sideways_says_so
+    asks of the other tables)."""
     page = open_at(390)
-    checked = 0
-    for name in ("translate-en-es", "induction"):
+    names, values = 0, []
+    for name in ("translate-en-es", "induction", "reverse"):
         tour.select_checkpoint(page, name)
         tour.show_tab(page, "model")
         page.wait_for_function("n => document.querySelector('#model-summary').textContent.includes(n + ':') && "
                                "document.querySelector('#model-summary table')", arg=name)
         cells = page.locator(_NAMES).all_text_contents()
-        checked += len(cells)
+        names += len(cells)
         keys = [c for c in cells if "_" in c]
         assert not keys, f"{name}: metric names left as keys: {keys}"
         broken = page.evaluate(_BROKEN_WORDS, _NAMES)
         assert not broken, f"{name}: metric names broken inside a word at 390 px: {broken}"
+        laid = page.evaluate(_VALUES)
+        values += laid["values"]
+        wrapped = [v for v in laid["values"] if v["lines"] != 1]
+        assert not wrapped, f"{name}: values not on one line at 390 px: {wrapped}"
+        unsaid = [t for t in laid["tables"] if t["right"] > t["width"] + 1 and not (t["scrolls"] and t["hint"])]
+        assert not unsaid, f"{name}: a metric table wider than the screen, not said: {unsaid}"
         tour.small_screenshot(page, tour.SHOTS / f"model-metrics-{name}-390.png")
-    MEASURED["metric names checked at 390"] = str(checked)
-    assert checked >= 40, f"only {checked} metric names were on the page"
+    MEASURED["metric names checked at 390"] = str(names)
+    longest = max((v["text"] for v in values), key=len)
+    MEASURED["metric values on one line at 390"] = f"{len(values)}, the longest {longest!r}"
+    assert names >= 40, f"only {names} metric names were on the page"
+    assert any(re.fullmatch(r"\d\.\d{4}", v["text"]) for v in values), "no 4-decimal number was checked"
 
 
 # JS: the one-head heatmap as drawn (plotly's own data on the page): its tick labels and its cells
