@@ -24,7 +24,7 @@ import gradio as gr  # noqa: E402
 from limits import DEFAULT_CONCURRENCY, DELETE_CACHE, QUEUE_SIZE  # noqa: E402
 from server.admission import door  # noqa: E402
 from server.compat import GradioChanged  # noqa: E402
-from server.guard import protect  # noqa: E402
+from server.guard import protect, serving  # noqa: E402
 from store.catalogue import NOTICES, SHIPPED, fixed_choices, load_at_start, pretrained  # noqa: E402
 from store.memory import arrow_on_malloc  # noqa: E402
 from store.sessions import KEY_COOKIE  # noqa: E402
@@ -248,7 +248,9 @@ def launch(**overrides):
                     server_port=int(os.environ.get("GRADIO_SERVER_PORT", 7860)), ssr_mode=False, theme=THEME,
                     css=CSS, js=SIDEWAYS_JS, footer_links=["gradio", "settings"], **protect(demo))
     try:
-        return demo, demo.launch(**{**settings, **overrides})
+        launched = demo.launch(**{**settings, **overrides})
+        serving(demo)
+        return demo, launched
     except Exception:
         demo.close()  # a launch that failed after its server started (gradio's reachability check) leaves none running
         raise

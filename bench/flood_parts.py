@@ -89,11 +89,13 @@ def main():
     parser.add_argument("--parts", default="none,long,refused,both")
     parser.add_argument("--switch-interval", type=float, default=0.0,
                         help="experiment: the server's sys.setswitchinterval in s (CPython's default: 0.005)")
+    parser.add_argument("--app-dir", type=Path, default=Path(__file__).resolve().parent.parent,
+                        help="the checkout whose app is served (this one's by default)")
     parser.add_argument("--alone", action="store_true", help="first the server CPU per refused join, per long "
                         "translation and per cached Show attention, each alone")
     args = parser.parse_args()
     parts = args.parts.split(",")
-    server, _ = serve_in_fresh_cache("flood-parts-cache-", args.switch_interval)
+    server, _ = serve_in_fresh_cache("flood-parts-cache-", args.switch_interval, args.app_dir)
     rows = []
     try:
         url = server.wait_ready(600)

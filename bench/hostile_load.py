@@ -2,6 +2,7 @@
 
     nice -n 10 python bench/hostile_load.py --peer          # 20 clients, the floods, 90 s; then the peer window
     nice -n 10 python bench/hostile_load.py --seconds 45    # shorter, no peer
+    nice -n 10 python bench/hostile_load.py --seconds 60 --app-dir /tmp/before --profile /tmp/prof   # main's app
 
 Starts the app of this checkout in a subprocess on 127.0.0.1 (bench/load.py's driver), with gradio's cache in a
 fresh folder and ATTENTION_LAB_TRUST_FORWARDED=1 (so X-Forwarded-For names a client's address, as on a Space),
@@ -25,13 +26,16 @@ each within its turn (server.turn_rule on the server's own record of the trainin
 stdin once the window's trainings have run: after its address's earlier runs, at most one run of each other address
 started before it); 3/3 models kept in both eviction orders; RSS 60 s after within
 +300 MB of the warm start; 0 errors for honest clients. The machine may be shared: the load average is printed, and
-the goals table at the end says which goals were met.
+the goals table at the end says which goals were met. Also printed: honest Show attention's p95 by 10 s of the
+window (when the slow ones started), the server's CPU over the window, and with `--profile PATH`, py-spy's samples
+of the server's Python stacks during each window to PATH.txt (bench/profile_stacks.py says where the CPU went).
 """
 from __future__ import annotations
 
 import argparse
 import os
 import random
+import subprocess
 import sys
 import tempfile
 import threading
@@ -42,7 +46,8 @@ sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve
 from server.turn_record import Run  # noqa: E402
 from server.turn_rule import check_turns  # noqa: E402
 from flooders import Student, attention_flood, training_flood  # noqa: E402
-from load import INPUTS, KINDS, Server, cpu_seconds, loadavg, make_client, opened_kind, percentile  # noqa: E402
+from load import (INPUTS, KINDS, Server, cpu_seconds, loadavg, make_client, opened_kind, percentile,  # noqa: E402
+                  revision)
 
 ROOT = Path(__file__).resolve().parent.parent
 TINY = ("task", "reverse", "", None, "", 1, 4, 32, 3e-3, 10, 8)
@@ -62,6 +67,7 @@ def folder_mb(root: Path) -> float:
 class Tally:
     def __init__(self):
         self.ms: dict[str, list[float]] = {}
+        self.at: dict[str, list[float]] = {}  # when each of `ms` started (time.perf_counter)
         self.errors: dict[str, list[str]] = {}
         self.lock = threading.Lock()
 
@@ -78,7 +84,19 @@ class Tally:
                 return None
         with self.lock:
             self.ms.setdefault(what, []).append((time.perf_counter() - t0) * 1e3)
+            self.at.setdefault(what, []).append(t0)
         return out
+
+    def by_slice(self, what: str, start: float, seconds: float, slices: int = 6) -> str:
+        """p95 / max of `what` by slice of the window that began at `start` (when in the window the slow ones
+        started: at the start, as every client connects, or all along)."""
+        cut = [[] for _ in range(slices)]
+        for t0, ms in zip(self.at.get(what, []), self.ms.get(what, [])):
+            if start <= t0 < start + seconds:
+                cut[int((t0 - start) / seconds * slices)].append(ms)
+        step = seconds / slices
+        return ", ".join(f"{i * step:.0f}-{(i + 1) * step:.0f} s: {percentile(ms, 95):.0f} / "
+                         f"{max(ms, default=float('nan')):.0f} ms (n={len(ms)})" for i, ms in enumerate(cut))
 
 
 def classroom(i: int, url: str, tally: Tally, end: float):
@@ -100,14 +118,14 @@ def stop_prober(url: str, tally: Tally, end: float):
         time.sleep(0.5)
 
 
-def serve_in_fresh_cache(prefix: str, switch_interval: float = 0.0) -> tuple[Server, Path]:
-    """The app of this checkout started in a subprocess with gradio's cache in a new folder (whose size the bench
-    reads), its log beside that folder; the load average is printed first (the machine may be shared).
+def serve_in_fresh_cache(prefix: str, switch_interval: float = 0.0, app_dir: Path = ROOT) -> tuple[Server, Path]:
+    """The app of `app_dir` (this checkout) started in a subprocess with gradio's cache in a new folder (whose size
+    the bench reads), its log beside that folder; the load average is printed first (the machine may be shared).
     `switch_interval` > 0: the server's sys.setswitchinterval (an experiment; CPython's default is 5 ms)."""
     cache = Path(tempfile.mkdtemp(prefix=prefix))
     os.environ["GRADIO_TEMP_DIR"] = str(cache)
-    print(f"load average before: {loadavg()}", flush=True)
-    return Server(ROOT, 0, switch_interval, cache.parent / f"{cache.name}.log"), cache
+    print(f"load average before: {loadavg()}; the app of {app_dir} ({revision(app_dir)})", flush=True)
+    return Server(app_dir, 0, switch_interval, cache.parent / f"{cache.name}.log"), cache
 
 
 def open_inputs(url: str, inputs) -> None:
@@ -166,10 +184,30 @@ def wait_idle(pid: int, limit_s: float = 600) -> float:
     return time.perf_counter() - t0
 
 
-def window(url: str, args, tally: Tally, counts: dict, flooder: bool) -> list:
+class Profile:
+    """What the server spends its CPU on during a window: its CPU seconds, and with `path`, py-spy's samples of its
+    Python stacks (raw format, by thread, without pausing it) to that file."""
+
+    def __init__(self, pid: int, seconds: float, path: str | None):
+        self.pid, self.before = pid, cpu_seconds(pid)
+        self.spy = subprocess.Popen(["py-spy", "record", "--pid", str(pid), "--duration", str(int(seconds)),
+                                     "--rate", "50", "--format", "raw", "--threads", "--nonblocking", "-o", path],
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) if path else None
+
+    def report(self, seconds: float, label: str = "") -> None:
+        print(f"{label}server CPU over the window: {(cpu_seconds(self.pid) - self.before) / seconds:.2f} cores",
+              flush=True)
+        if self.spy is not None:
+            self.spy.wait()
+
+
+def window(url: str, args, tally: Tally, counts: dict, flooder: bool, pid: int | None = None,
+           label: str = "") -> list:
     """`args.seconds` of the classroom, the Stop prober, the training floods, the students (and, if `flooder`, the
-    attention flooder); every thread joined. The students, timed."""
-    end = time.perf_counter() + args.seconds
+    attention flooder); every thread joined. The students, timed. With the server's `pid`, its CPU over
+    the window (and with `args.profile`, py-spy's samples to PATH`label`.txt)."""
+    tally.window_start, end = time.perf_counter(), time.perf_counter() + args.seconds
+    profile = Profile(pid, args.seconds, args.profile and f"{args.profile}{label}.txt") if pid else None
     threads = [threading.Thread(target=classroom, args=(i, url, tally, end), daemon=True)
                for i in range(args.clients)]
     threads += [threading.Thread(target=stop_prober, args=(url, tally, end), daemon=True)]
@@ -180,6 +218,9 @@ def window(url: str, args, tally: Tally, counts: dict, flooder: bool) -> list:
         t.start()
     time.sleep(5)  # the floods fill the training line first
     students = [Student(url, "198.51.100.7") for _ in range(5)] + [Student(url, f"192.0.2.{i}") for i in (1, 2)]
+    time.sleep(max(0.0, end - time.perf_counter()))
+    if profile is not None:
+        profile.report(args.seconds, label)
     for t in threads:
         t.join(args.seconds + 180)
     for s in students:
@@ -238,9 +279,13 @@ def main():
     parser.add_argument("--downloads", type=int, default=100)
     parser.add_argument("--peer", action="store_true",
                         help="then the same window without the attention flooder, for the ratio of the p95s")
+    parser.add_argument("--app-dir", type=Path, default=ROOT, help="the checkout whose app is served (git worktree "
+                        "add /tmp/before main: the bench of this checkout against another's app)")
+    parser.add_argument("--profile", metavar="PATH", help="py-spy's samples of the server during each window to "
+                        "PATH.txt (PATHpeer.txt for the peer's): bench/profile_stacks.py attributes them")
     args = parser.parse_args()
     os.environ["ATTENTION_LAB_TRUST_FORWARDED"] = "1"  # the X-Forwarded-For addresses below (loopback only)
-    server, cache = serve_in_fresh_cache("hostile-load-cache-")
+    server, cache = serve_in_fresh_cache("hostile-load-cache-", app_dir=args.app_dir)
     tally, counts, using, peer, peer_counts = Tally(), {}, threading.Event(), Tally(), {}
     peer_students, peer_load = [], "n/a"
     try:
@@ -255,7 +300,7 @@ def main():
         keep_using(class_second, tally, using)
         eviction_flood(url, 18, counts)
         window_load = loadavg()
-        students = window(url, args, tally, counts, flooder=True)
+        students = window(url, args, tally, counts, True, server.proc.pid)
         window_load = f"{window_load} -> {loadavg()}"
         drained = wait_idle(server.proc.pid)  # what the floods left queued has run: the load is over
         turns = server.turns([(s.address, s.session) for s in students])  # before the ring moves on
@@ -271,7 +316,7 @@ def main():
         peak_rss, end_rss = rss_mb(server.proc.pid, "VmHWM"), rss_mb(server.proc.pid)
         if args.peer:  # the same window without the attention flooder, on the same server, right after
             peer_load = loadavg()
-            peer_students = window(url, args, peer, peer_counts, flooder=False)
+            peer_students = window(url, args, peer, peer_counts, False, server.proc.pid, "peer")
             peer_load = f"{peer_load} -> {loadavg()}"
             wait_idle(server.proc.pid)
             peer_turns = server.turns([(s.address, s.session) for s in peer_students])
@@ -282,6 +327,8 @@ def main():
     print(f"eviction flood: {flood_done} tiny trainings from new sessions in {flood_s:.0f} s; flood first: "
           f"{flood_first} before a class of 3, then 18 more")
     latencies(tally)
+    print("honest Show attention p95 / max by 10 s of the window: "
+          + tally.by_slice("attention", tally.window_start, args.seconds, max(1, round(args.seconds / 10))))
     print(f"honest Show attention refusals: {refusals(tally)} (goal 0); p95 goal <= 1000 ms")
     within, started = started_in_turn(turns, students)
     print(f"students' trainings started: {started}/{len(students)}, within their turn: {within}/{len(students)}")
@@ -302,6 +349,8 @@ def main():
     if args.peer:
         print("\nthe peer: the same window without the attention flooder")
         latencies(peer, "peer ")
+        print("peer honest Show attention p95 / max by 10 s of the window: "
+              + peer.by_slice("attention", peer.window_start, args.seconds, max(1, round(args.seconds / 10))))
         peer_within, peer_started = started_in_turn(peer_turns, peer_students, "peer ")
         print(f"peer: refusals {refusals(peer)}, errors {sum(map(len, peer.errors.values()))}, students started "
               f"{peer_started}/{len(peer_students)}, within their turn {peer_within}/{len(peer_students)}, training "

@@ -4,8 +4,9 @@ server.admission replaces the queue's `push` and reads its lines and running job
 and hides a client's requests from gradio while it runs its share (wrapping `get_events`, and `process_events` to
 record when a training ends), ends a request that made room with gradio's own error message and sends places in
 line; server.admission and server.session_state wrap the input preparation `Blocks.preprocess_data`;
-server.session_state reads a session's `blocks_config`; server.analytics stops the queue's per-event analytics
-summary (`compute_analytics_summary`) and records.
+server.session_state reads a session's `blocks_config` and has the store of sessions (StateHolder.__getitem__
+making SessionState(self.blocks)) build a session's configs on demand; server.analytics stops the queue's per-event
+analytics summary (`compute_analytics_summary`) and records.
 gradio has no public way to do these jobs (a line per concurrency group, one training per client,
 refusing a URL before gradio fetches it, a session kept at the page's size). If a gradio release renamed any of them,
 an assignment would add an attribute nobody calls and the protection would switch off without a word; so `check`
@@ -22,7 +23,7 @@ import gradio as gr
 import gradio.routes
 from gradio.blocks import Blocks
 from gradio.queueing import Event, EventQueue, Queue
-from gradio.state_holder import SessionState
+from gradio.state_holder import SessionState, StateHolder
 
 PINNED = "6.31.0"  # requirements.txt's gradio, the version whose internals these are
 
@@ -46,6 +47,15 @@ def _completed_error() -> bool:
 
     payload = error_payload(gr.Error("compat"), True)
     return ProcessCompletedMessage(output=payload, title="Error", success=False).output["error"] == "compat"
+
+
+def _session_on_demand(demo: Blocks) -> bool:
+    """A session built on demand (server.session_state) has gradio's attributes and reads gradio's configs."""
+    from server.session_state import PageSession
+
+    ours, theirs = PageSession(demo), SessionState(demo)
+    some = next(iter(theirs.config_values))
+    return vars(ours).keys() == vars(theirs).keys() and ours.config_values[some] == theirs.config_values[some]
 
 
 # (what gradio must have, the check on the app's Blocks, who relies on it)
@@ -74,6 +84,10 @@ REQUIRED = [
      "server.session_state"),
     ("Blocks.default_config.blocks", lambda demo: isinstance(demo.default_config.blocks, dict),
      "server.session_state"),
+    ("StateHolder.__getitem__ making SessionState(self.blocks) in .session_data; SessionState(blocks) reading only "
+     "blocks.default_config and blocks.blocks", lambda demo: (lambda src: "SessionState(self.blocks)" in src and
+     "self.session_data[session_id]" in src)(inspect.getsource(StateHolder.__getitem__)) and _session_on_demand(
+         demo), "server.session_state"),
     ("Queue.start_processing calling self.get_events() under delete_lock", lambda demo: (lambda src: "self.get_events()"
      in src and "self.delete_lock" in src)(inspect.getsource(Queue.start_processing)), "server.lines"),
     ("Queue.get_events picking only from a line's .queue (its first), none from an empty one; start_processing "

@@ -9,7 +9,7 @@ import gradio as gr
 from starlette.middleware import Middleware
 
 from limits import BODY_BYTES, DISK_BYTES, DISK_SWEEP_SECONDS, SESSIONS, UPLOAD_BYTES
-from server import admission, analytics, compat, session_state
+from server import admission, analytics, compat, optional_modules, session_state
 from server.http_gate import RequestGate
 from store.disk import DiskBudget
 from store.exports import EXPORTS
@@ -36,6 +36,7 @@ def protect(demo: gr.Blocks) -> dict:
     size and its exports inside gradio's cache; returns the settings `demo.launch` needs: the upload limit, the
     sessions kept, the front-door middleware and no monitoring dashboard (server.analytics)."""
     compat.check(demo)
+    optional_modules.remember_missing()
     admission.install(demo)
     analytics.switch_off(demo._queue)
     # gradio's input preparation, wrapped here and only here, innermost first: the URL refusal runs before gradio
@@ -48,3 +49,9 @@ def protect(demo: gr.Blocks) -> dict:
     gate = Middleware(RequestGate, max_body=BODY_BYTES, on_upload=budget.wrote, functions=demo.fns)
     return dict(max_file_size=UPLOAD_BYTES, state_session_capacity=SESSIONS, app_kwargs={"middleware": [gate]},
                 **analytics.MONITORING)
+
+
+def serving(demo: gr.Blocks) -> None:
+    """What of the protection needs `demo`'s running server (call it after demo.launch: gradio makes its store of
+    sessions there): new sessions cost no config of the whole page (server.session_state)."""
+    session_state.sessions_built_on_demand(demo)

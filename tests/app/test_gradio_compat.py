@@ -50,6 +50,7 @@ def _init_without(monkeypatch, cls, attribute):
     (lambda mp: _init_without(mp, Event, "concurrency_id"), "Event.session_hash, Event.request, Event.concurrency_id"),
     (lambda mp: _init_without(mp, SessionState, "blocks_config"), "SessionState.blocks_config.blocks"),
     (lambda mp: _init_without(mp, Queue, "active_jobs"), "Queue.active_jobs"),
+    (lambda mp: _init_without(mp, SessionState, "config_values"), "StateHolder.__getitem__ making SessionState"),
     (lambda mp: mp.setattr(Queue, "get_events", lambda self: None), "Queue.get_events picking only from a line's"),
 ])
 def test_start_up_refuses_a_gradio_without_an_internal_it_patches(monkeypatch, change, named):
