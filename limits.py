@@ -86,8 +86,11 @@ STORED_MODELS = 48  # trained models kept for every browser together (each brows
 MODELS_PER_BROWSER = 3  # the Train tab says: "your last 3 models are kept"
 EVICTED_NAMES_KEPT = 8  # names of a browser's evicted models remembered, to tell it what happened
 BROWSERS_REMEMBERED = 4096  # browsers remembered without any model (counters, evicted names), oldest out first
-SESSIONS = 256  # sessions whose state gradio keeps (~0.4 MB each: its copy of the page's config), least recently
-#                used out first; gradio's default, 10,000, let invented session ids hold about 4 GB
+SESSIONS = 256  # sessions whose state gradio keeps (up to ~0.4 MB each: its copy of the page's config, each
+#                component's built when a call reads it, server.session_state), least recently used out first;
+#                gradio's default, 10,000, let invented session ids hold about 4 GB
+CONFIGS_KEPT = 8  # the page's config as answered to `GET /config` for as many root URLs (server.config_cache: one
+#                   for every client of a Space or of 127.0.0.1; a forged Host header's rebuilt, one at a time)
 EXPORTS_KEPT = 32  # exported checkpoints kept on disk, the oldest removed first
 SHIPPED_RECORDS = 64  # attention records of the shipped checkpoints, shared by everyone (a record is cut to 64
 #                       tokens: the largest, translate-en-es's, is 0.8 MiB, so 64 hold at most 51 MiB)

@@ -281,11 +281,13 @@ def main():
                         help="then the same window without the attention flooder, for the ratio of the p95s")
     parser.add_argument("--app-dir", type=Path, default=ROOT, help="the checkout whose app is served (git worktree "
                         "add /tmp/before main: the bench of this checkout against another's app)")
+    parser.add_argument("--switch-interval", type=float, default=0.0,
+                        help="experiment: the server's sys.setswitchinterval in s (CPython's default: 0.005)")
     parser.add_argument("--profile", metavar="PATH", help="py-spy's samples of the server during each window to "
                         "PATH.txt (PATHpeer.txt for the peer's): bench/profile_stacks.py attributes them")
     args = parser.parse_args()
     os.environ["ATTENTION_LAB_TRUST_FORWARDED"] = "1"  # the X-Forwarded-For addresses below (loopback only)
-    server, cache = serve_in_fresh_cache("hostile-load-cache-", app_dir=args.app_dir)
+    server, cache = serve_in_fresh_cache("hostile-load-cache-", args.switch_interval, args.app_dir)
     tally, counts, using, peer, peer_counts = Tally(), {}, threading.Event(), Tally(), {}
     peer_students, peer_load = [], "n/a"
     try:

@@ -8,8 +8,9 @@ from pathlib import Path
 import gradio as gr
 from starlette.middleware import Middleware
 
-from limits import BODY_BYTES, DISK_BYTES, DISK_SWEEP_SECONDS, SESSIONS, UPLOAD_BYTES
+from limits import BODY_BYTES, CONFIGS_KEPT, DISK_BYTES, DISK_SWEEP_SECONDS, SESSIONS, UPLOAD_BYTES
 from server import admission, analytics, compat, optional_modules, session_state
+from server.config_cache import ConfigAnswers
 from server.http_gate import RequestGate
 from store.disk import DiskBudget
 from store.exports import EXPORTS
@@ -34,7 +35,8 @@ def protect(demo: gr.Blocks) -> dict:
     """Check that gradio still has what the protection patches (server.compat: GradioChanged otherwise, and the
     app does not start), put the admission checks on `demo` (after demo.queue()), keep its sessions at the page's
     size and its exports inside gradio's cache; returns the settings `demo.launch` needs: the upload limit, the
-    sessions kept, the front-door middleware and no monitoring dashboard (server.analytics)."""
+    sessions kept, the front-door middleware (and the page's config kept per root, server.config_cache) and no
+    monitoring dashboard (server.analytics)."""
     compat.check(demo)
     optional_modules.remember_missing()
     admission.install(demo)
@@ -47,8 +49,9 @@ def protect(demo: gr.Blocks) -> dict:
     budget = disk_budget(demo)
     EXPORTS.parent = budget.root
     gate = Middleware(RequestGate, max_body=BODY_BYTES, on_upload=budget.wrote, functions=demo.fns)
-    return dict(max_file_size=UPLOAD_BYTES, state_session_capacity=SESSIONS, app_kwargs={"middleware": [gate]},
-                **analytics.MONITORING)
+    configs = Middleware(ConfigAnswers, kept=CONFIGS_KEPT)  # behind the gate: what it refuses is never kept
+    return dict(max_file_size=UPLOAD_BYTES, state_session_capacity=SESSIONS,
+                app_kwargs={"middleware": [gate, configs]}, **analytics.MONITORING)
 
 
 def serving(demo: gr.Blocks) -> None:
