@@ -31,6 +31,23 @@ NODES_PER_SECOND = 10.0  # the slope of the detached nodes over the window (medi
 NODE_MARGIN = 150  # the last sample's detached nodes at most this + NODES_PER_SECOND x the window above the first
 HEAP_MB_PER_SECOND = 0.1  # a 60 s window on a busy CI machine measured 0.035 (GC timing); the plotly leak was 0.45-40
 HEAP_MARGIN_MB = 4.0
+# Stop click -> "Training stopped" on the page: the click's request reaches the server, the run ends its step and sends
+# its last update, the page draws it: 0.15-0.35 s on a quiet machine. Every link stretches when the machine is loaded
+# (at load 10: 0.9 s, 0.6 s of it before the server had the click; at load 14, 1.16 s and 1.79 s failed a bound of
+# 1 s): the bound is STOP_MS beyond two of the page's round trips to the server measured during the run just before
+# the click (the request and the last update cross the same loaded machine). The regression was 43 s.
+STOP_MS = 1000
+# The page's round trip to the server: the median of 5 fetches of a small file (through the offline guard, as the
+# page's own requests go)
+_ROUND_TRIP = """async () => {
+    const times = [];
+    for (let i = 0; i < 5; i++) {
+        const t0 = performance.now();
+        await (await fetch('favicon.ico?' + i, {cache: 'no-store'})).arrayBuffer();
+        times.push(performance.now() - t0);
+    }
+    return times.sort((a, b) => a - b)[2];
+}"""
 # Every change of the status text, with its time (the status changes once per update of the stream).
 _WATCH = """() => {
     window.__statuses = [];
@@ -100,7 +117,8 @@ def test_a_live_run_keeps_the_page_light_readable_and_stoppable(lab):
     """While the default run streams: at most ~2.5 status updates a second; JS heap, DOM nodes and listeners do
     not grow with the run's length (the last sample within a small margin of the first, taken after the first
     evaluation); the status line readable (not greyed under a progress overlay); Stop answered with "Training
-    stopped" within 1 s of the click."""
+    stopped" within STOP_MS of the click beyond two of the page's round trips to the server, measured just
+    before the click."""
     page = lab.page
     cdp = page.context.new_cdp_session(page)
     cdp.send("Performance.enable")
@@ -111,12 +129,12 @@ def test_a_live_run_keeps_the_page_light_readable_and_stoppable(lab):
     steps.press("Enter")
     page.evaluate(_WATCH)
     page.locator("#train-start").click()
-    _status_matches(page, "step \\d")
+    _status_matches(page, "step \\d", timeout=tour.TRAINING_MS)
     # the baseline: once the page has everything a run shows (an evaluation's map and samples) and has replaced them
     # once (the second evaluation: the components then hold what they hold for the rest of the run)
-    page.locator("#train-attention svg.heatmap-chart rect.cell").first.wait_for()
+    page.locator("#train-attention svg.heatmap-chart rect.cell").first.wait_for(timeout=tour.TRAINING_MS)
     first_map = page.evaluate(_MAP_STEP)
-    page.wait_for_function(f"() => ({_MAP_STEP})() !== {first_map!r}")
+    page.wait_for_function(f"() => ({_MAP_STEP})() !== {first_map!r}", timeout=tour.TRAINING_MS)
     page.wait_for_timeout(1000)
     start, t0 = _metrics(cdp), time.perf_counter()
     window_from = page.evaluate("() => performance.now()")
@@ -134,6 +152,7 @@ def test_a_live_run_keeps_the_page_light_readable_and_stoppable(lab):
     busy = (samples[-1]["busy_s"] - start["busy_s"]) / seconds
     still_training = "Training finished" not in statuses[-1]["text"]
     _screenshots(page, "mid-run")
+    round_trip = page.evaluate(_ROUND_TRIP)
     clicked = page.evaluate("() => performance.now()")
     page.locator("#train-stop").click(force=True)
     _status_matches(page, "Training stopped")
@@ -151,7 +170,7 @@ def test_a_live_run_keeps_the_page_light_readable_and_stoppable(lab):
         f"{max(detached):.0f} -> {detached[-1]:.0f}; the chart's elements {curves[0]} -> {curves[-1]}); listeners "
         f"{listeners[0]:.0f} -> max {max(listeners):.0f} -> {listeners[-1]:.0f}; growth {node_rate:.2f} detached "
         f"nodes/s, {heap_rate * 1000:.1f} kB heap/s; main thread busy {busy:.0%}; Stop click -> 'Training stopped' "
-        f"{(stopped - clicked) / 1000:.2f} s")
+        f"{(stopped - clicked) / 1000:.2f} s (the page's round trip to the server then {round_trip:.0f} ms)")
     print(MEASURED[f"live run, {seconds:.0f} s sampled"])
     print("heap MB:", [round(h, 1) for h in heap], "nodes:", [int(n) for n in nodes], "listeners:",
           [int(n) for n in listeners])
@@ -167,7 +186,8 @@ def test_a_live_run_keeps_the_page_light_readable_and_stoppable(lab):
     assert listeners[-1] <= listeners[0] + NODE_MARGIN, listeners
     assert heap_rate <= HEAP_MB_PER_SECOND, f"JS heap grows {heap_rate:.3f} MB a second: {heap}"
     assert heap[-1] <= heap[0] + HEAP_MARGIN_MB and max(heap) <= heap[0] + 2 * HEAP_MARGIN_MB, heap
-    assert stopped - clicked <= 1000, f"'Training stopped' {stopped - clicked:.0f} ms after the Stop click"
+    assert stopped - clicked <= STOP_MS + 2 * round_trip, (
+        f"'Training stopped' {stopped - clicked:.0f} ms after the Stop click (round trip {round_trip:.0f} ms)")
 
 
 def test_a_short_run_ends_with_training_finished(lab):
@@ -181,6 +201,6 @@ def test_a_short_run_ends_with_training_finished(lab):
     steps.fill("30")
     steps.press("Enter")
     page.locator("#train-start").click()
-    _status_matches(page, "Training finished", timeout=180_000)
+    _status_matches(page, "Training finished", timeout=tour.TRAINING_MS)
     status = page.locator("#train-status").inner_text()
     assert "is now in the checkpoint list" in status and "exact match" in status, status

@@ -10,7 +10,8 @@ _NOTICE = "() => document.querySelector('#train-notice').innerText"
 
 
 def _wait_status(page, text: str) -> None:
-    page.wait_for_function(f"() => document.querySelector('#train-status').innerText.includes({text!r})")
+    page.wait_for_function(f"() => document.querySelector('#train-status').innerText.includes({text!r})",
+                           timeout=tour.TRAINING_MS)
 
 
 def test_stop_with_nothing_running_says_so_in_words(lab):
@@ -45,7 +46,8 @@ def test_a_second_run_is_refused_in_words_and_starts_after_stop(lab):
     tour.click_demo(page, "Induction head forming")
     # the watch trains: its own status ("Starting …" or "step n/…"), not the stopped run's "… after n steps"
     page.wait_for_function("() => { const s = document.querySelector('#train-status').innerText; return "
-                           "!s.includes('Training stopped') && (s.includes('Starting') || s.includes('loss')); }")
+                           "!s.includes('Training stopped') && (s.includes('Starting') || s.includes('loss')); }",
+                           timeout=tour.TRAINING_MS)
     page.wait_for_function("() => !document.querySelector('#train-notice').innerText.includes('already running')")
     page.locator("#train-stop").click(force=True)
     _wait_status(page, "Training stopped")

@@ -21,6 +21,9 @@ LAUNCH_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-backgro
                "--disable-component-update", "--disable-sync", "--no-first-run"]
 VIEWPORT = {"width": 1400, "height": 1000}
 TIMEOUT_MS = 60_000
+# A training's progress on the page (its first step, its evaluations, its end): the run may first wait its turn in the
+# training line, and its steps share the cores with the other worker's tests. Each wait ends when the page shows it.
+TRAINING_MS = 180_000
 # Screenshots (the README's and the layout tests'): written into docs/screenshots only when asked
 # (ATTENTION_LAB_SCREENSHOTS=1), so a test run leaves the working tree as it was; otherwise into a temporary folder
 # (still taken, so the code path runs).
