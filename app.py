@@ -126,6 +126,8 @@ CSS = """
 /* A figure whose cells would be smaller than readable is drawn wider than its box (visualize.sizes): the box
    scrolls it sideways instead of cutting it off. */
 .js-plotly-plot {overflow-x: auto; overflow-y: hidden}
+/* A figure's caption (widgets.figure_caption, a gr.HTML) where a Markdown's text would be: gr.HTML pads it */
+.figure-caption-box .html-container {padding: 0 !important}
 /* A figure's exports (tabs.figure_export): one short line under it, the buttons and what they saved */
 .figure-export {gap: var(--size-2) !important; align-items: center; flex-wrap: nowrap !important}
 .figure-export-said p {font-size: var(--text-sm); margin: 0}

@@ -50,7 +50,8 @@ class Demo:
         return "patch-heads" if self.text_b else "att-one"
 
 
-FIGURE_OUTPUTS = ("record", "one", "grid", "overview", "table", "caption")  # what an attention demo clears at once
+FIGURE_OUTPUTS = ("record", "one", "grid", "overview", "table")  # what an attention demo clears at once (and so the
+# head caption, which the heatmap carries: widgets.figure_caption)
 
 REPEATED = "kqwzjxtbhmfa" * 2  # random letters, then the same letters again
 # "Attention forming live": the tiny preset at the Train tab's highest peak learning rate, twice as long. The preset

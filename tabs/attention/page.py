@@ -31,6 +31,7 @@ from tabs.attention.views import (NORMS_EXPLAINED, SHOW, cell_value, draw_captio
 from tabs.figure_export import figure
 from widgets.controls import Radio, index_control, index_slider, only_one
 from widgets.errors import handler
+from widgets.figure_caption import figure_caption, with_caption
 from widgets.ui import FAST, Followers, separately
 
 SCORES = ["entropy", "mean distance", "diagonal", "anti-diagonal", "previous token", "duplicate token", "induction",
@@ -161,15 +162,17 @@ def draw_cached(record, kind, layer, head, score, show=SHOW[0], words=False, mad
                 request: gr.Request = None):
     """draw_figures, each figure cached on what it depends on: the one-head heatmap on (kind, layer, head), the grid
     on (kind, layer), the overview and the table on (kind, score), each also on the view (show, words), the first two
-    also on whether the page's `width` is a phone's."""
+    also on whether the page's `width` is a phone's. The one-head heatmap carries its head's caption
+    (widgets.figure_caption: the page shows under it the caption of the heatmap drawn, never another's)."""
     if record is None:
         return None, None, None, None
     view = (show, words, made_by, request)
     pattern, layer, head = _selected(record, kind, layer, head, view)
     kind, args, shown = pattern.kind, (record, pattern.kind, layer, head, score), (show, bool(words))
     narrow = viz.narrow_page(width)  # a phone's figures differ (tick labels, the grid's columns)
-    one, = FIGURES.get(record, ("one", kind, layer, head, narrow) + shown,
-                       lambda: draw_figures(*args, parts=("one",), view=view, width=width))
+    one, = FIGURES.get(record, ("one", kind, layer, head, narrow) + shown, lambda: (with_caption(
+        *draw_figures(*args, parts=("one",), view=view, width=width),
+        draw_caption(record, kind, layer, head, show, words, made_by, request=request)),))
     grid, = FIGURES.get(record, ("grid", kind, layer, narrow) + shown,
                         lambda: draw_figures(*args, parts=("grid",), view=view, width=width))
     overview, table = FIGURES.get(record, ("overview", kind, score) + shown,
@@ -181,17 +184,16 @@ draw_attention = handler(draw_cached)
 
 
 def draw_view(record, view, score, *shown, request: gr.Request = None):
-    """The figures and the caption of the head a computation chose to open on (`view` = (kind, layer, head)), as
-    `shown` = (cells, words, made_by, page width) asks, in one call (each call costs the page a round of
+    """The figures of the head a computation chose to open on (`view` = (kind, layer, head)), its caption in the
+    heatmap, as `shown` = (cells, words, made_by, page width) asks, in one call (each call costs the page a round of
     status updates: tests/browser/test_translation_demo.py)."""
     if record is None or not view:
-        return (None,) * 4 + ("",)
-    return (*draw_attention(record, *view, score, *shown, request=request),
-            draw_caption(record, *view, *shown[:-1], request=request))
+        return (None,) * 4
+    return draw_attention(record, *view, score, *shown, request=request)
 
 
 def compute_and_draw(ckpt, text, target, focus, score, cells, words, width, request: gr.Request = None):
-    """compute_attention, then the head it chose drawn with its caption (draw_view) in the same call: the page's
+    """compute_attention, then the head it chose drawn, its caption in it (draw_view), in the same call: the page's
     every path to a new record (Show attention, Enter, the checkpoint, a demo, a link). One call instead of two: each
     queued call costs the page about six rounds of status updates (bench/RESULTS.md, "Issue 29 item 11")."""
     computed = compute_attention(ckpt, text, target, focus, request=request)
@@ -209,8 +211,9 @@ def adopt_page_width(width) -> float | None:
 
 
 def clear_attention():
-    """Before a new input is computed: no record, no notice, no figure and no caption of the previous input."""
-    return None, None, "", None, None, None, None, ""
+    """Before a new input is computed: no record, no notice and no figure (nor, so, its caption) of the previous
+    input."""
+    return None, None, "", None, None, None, None
 
 
 @handler
@@ -241,12 +244,14 @@ def build_attention_tab(demo, ckpt, followers: Followers, page_width: gr.State):
         given = gr.State(None)  # (input, target) the record was computed from
         width_box = gr.Number(visible=False)  # the browser's width, on its way to page_width (see below)
         api_only = gr.Button(visible=False)  # /attention for API clients (see below)
+        caption_only = gr.Button(visible=False)  # /head_caption for API clients: the page reads it in the heatmap
+        api_caption = gr.Markdown(visible=False)
         # The heatmap first: on a projector it starts right under the tab bar (above the fold after a demo click),
         # on a phone right after the demo's explanation; the input and the controls sit beside it, or under it.
         with gr.Row():
             with gr.Column(scale=3):
                 one = figure("One head", "att-one", name="attention-head")
-                caption = gr.Markdown(elem_id="att-caption")
+                figure_caption("att-one", "att-caption")  # the caption the heatmap drawn carries
                 link = link_row()
             with gr.Column(scale=2):
                 with gr.Row(equal_height=True):
@@ -288,7 +293,7 @@ def build_attention_tab(demo, ckpt, followers: Followers, page_width: gr.State):
     computed = [notice, ablate_heads, kind, layer, head, query, two["record_b"], made_by, given, view, record]
     lines = dict(concurrency_limit=ATTENTION_CONCURRENCY, concurrency_id="attention", show_progress_on=[one])
     compute = dict(fn=compute_and_draw, inputs=[ckpt, text, target, focus, score, cells, words, page_width],
-                   outputs=computed + figures + [caption], **lines)
+                   outputs=computed + figures, **lines)
     # The page's width, read in the browser at load (before the first heatmap: these events are not queued), so
     # that the grid of a layer's heads has as many columns as the screen holds (2 on a phone, 4 on a projector)
     demo.load(adopt_page_width, width_box, page_width, js="() => window.innerWidth", queue=False,
@@ -306,7 +311,7 @@ def build_attention_tab(demo, ckpt, followers: Followers, page_width: gr.State):
 
     for trigger in (show.click, text.submit, target.submit):
         # first clear, so that a refused input leaves no heatmap of the previous one on screen
-        compute_after(trigger(clear_attention, None, [record, made_by, notice] + figures + [caption], queue=False,
+        compute_after(trigger(clear_attention, None, [record, made_by, notice] + figures, queue=False,
                               api_visibility="private").then)
     # For API clients, /attention computes the record (as it did before the page drew in the same call); no button
     # of the page calls it
@@ -322,12 +327,12 @@ def build_attention_tab(demo, ckpt, followers: Followers, page_width: gr.State):
     # another kind of attention may have another number of layers (an encoder deeper than its decoder)
     kind.input(handler(fit_sliders), [record, kind, layer, head], [notice, layer, head], queue=False,
                api_visibility="private")
-    separately(kind.input, layer.input, head.input, cells.input, words.input)(
-        draw_caption, [record, kind, layer, head] + shown, caption, api_name="head_caption", **FAST)
+    caption_only.click(draw_caption, [record, kind, layer, head] + shown, api_caption, api_name="head_caption",
+                       **FAST)
     export.click(export_attention, record, files, api_name="export_attention",
                  concurrency_limit=EXPORT_CONCURRENCY)
     return dict(text=text, target=target, record=record, focus=focus, kind=kind, layer=layer, head=head,
-                score=score, one=one, grid=grid, overview=overview, table=table, caption=caption, show=show,
+                score=score, one=one, grid=grid, overview=overview, table=table, show=show,
                 words=words, compute_after=compute_after, text_b=two["text_b"], compare=two["compare"],
                 patch=patch, cells=cells, made_by=made_by, given=given, link=link, scores=SCORES, query=query,
                 lens_position=lens_position, record_b=two["record_b"], given_b=two["given_b"])

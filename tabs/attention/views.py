@@ -103,7 +103,7 @@ def cell_value(show) -> str:
 def draw_caption(record, kind, layer, head, show=SHOW[0], words=False, made_by=None,
                  request: gr.Request = None) -> str:
     """One line for the head on screen, from its scores on this input in this view (an empty line without a
-    record)."""
+    record): "Layer L, head H: <what it does>." (the page shows it in bold under the heatmap that carries it)."""
     if record is None:
         return ""
     pattern, norms, words = view_parts(record, kind, show, words, made_by, request)
@@ -111,4 +111,4 @@ def draw_caption(record, kind, layer, head, show=SHOW[0], words=False, made_by=N
     layer = check_index(layer, "layer", L)
     head = check_index(head, "head", H)
     caption = describe_view(pattern, layer, head, norms, words, display(record))  # scored in the view, said of its unit
-    return f"**Layer {layer}, head {head}: {caption.sentence}.**"
+    return f"Layer {layer}, head {head}: {caption.sentence}."

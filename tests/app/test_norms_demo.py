@@ -52,6 +52,7 @@ def test_the_demo_opens_the_norms_on_the_head_where_they_differ_most(fresh):
     from tabs.demos import apply_demo
     from transformer.interpretability.views import SHOW
     from visualize.reading import heatmap_cells
+    from widgets.figure_caption import caption_in
 
     demo, record, shares, (kind, layer, head) = fresh
     sets = dict(zip(OUTPUTS, apply_demo(LABEL, "reverse")))
@@ -61,7 +62,7 @@ def test_the_demo_opens_the_norms_on_the_head_where_they_differ_most(fresh):
         sets["ckpt"], sets["text"], sets["target"], sets["focus"], request=request)
     assert (kind_set["value"], layer_set["value"], head_set["value"]) == (kind, layer, head)
     assert tuple(view) == (kind, layer, head)
-    one, grid, *_, caption = draw_view(drawn, view, sets["score"], sets["cells"], sets["words"], made_by, None,
+    one, grid, *_ = draw_view(drawn, view, sets["score"], sets["cells"], sets["words"], made_by, None,
                                        request=request)
     assert json.loads(one.plot)["data"][0]["colorbar"]["title"]["text"] == "norms"
     assert json.loads(grid.plot)["layout"]["coloraxis"]["colorbar"]["title"]["text"] == "norms"
@@ -69,6 +70,7 @@ def test_the_demo_opens_the_norms_on_the_head_where_they_differ_most(fresh):
     norms, weights = shares[kind][layer, head].float(), record.patterns[kind].weights[layer, head].float()
     assert torch.allclose(z.nan_to_num(), norms, atol=1e-5)
     assert float((z.nan_to_num() - weights).abs().max()) >= BENCH_CELL_CHANGE
+    caption = caption_in(one)  # the heatmap carries its caption (widgets.figure_caption)
     assert f"Layer {layer}, head {head}" in caption and "the norms move" in caption
 
 

@@ -19,6 +19,7 @@ def test_one_show_attention_on_the_translation_demo_computes_each_view_once():
     from transformer.interpretability.analysis import head_scores
     from transformer.interpretability.views import pattern_in_words
     from transformer.translation.gold import aer_per_head, cross_words, verse_of
+    from widgets.figure_caption import caption_in
 
     demo = next(d for d in DEMOS if d.label == "Who reads whom: translation")
     request = page_call("memo")
@@ -28,8 +29,8 @@ def test_one_show_attention_on_the_translation_demo_computes_each_view_once():
         *_, made_by, _, view, record = compute_attention(demo.ckpt, demo.text, demo.target,
                                                          (demo.ckpt, demo.kind, demo.score), request=request)
         shown = ("weights", demo.words, made_by)
-        *figures, caption = draw_view(record, view, demo.score, *shown, 1280, request=request)
-    assert all(f is not None for f in figures) and caption.startswith("**Layer")
+        figures = draw_view(record, view, demo.score, *shown, 1280, request=request)
+    assert all(f is not None for f in figures) and caption_in(figures[0]).startswith("Layer")
     names = {f"{fn.__module__.rsplit('.', 1)[-1]}.{fn.__qualname__}" for fn in counted}
     assert set(calls.total) == names, f"each view is computed on this click: {dict(calls.total)}"
     assert not +calls.repeats, (f"computed again on the same input: {dict(+calls.repeats)} "
