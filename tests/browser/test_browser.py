@@ -130,6 +130,7 @@ def test_a_model_trained_in_the_page_can_be_selected(lab, trained):
     page = lab.page
     name = next(c for c in tour.checkpoint_choices(page) if c.startswith("my reverse"))
     tour.select_checkpoint(page, name)
+    tour.show_tab(page, "model")  # the summary is drawn once the tab is shown, not only after an earlier test
     page.wait_for_function("n => document.querySelector('#model-summary').textContent.includes(n + ':')", arg=name)
     summary = tour.tour_model(page)["summary"]
     assert "d_model 64" in summary, summary  # the "tiny" preset

@@ -174,7 +174,8 @@ def test_start_is_disabled_while_training_and_the_model_survives_a_reload(lab):
     tour.show_tab(page, "train")
     page.locator("#train-start").click()
     page.wait_for_function("() => document.querySelector('#train-start').disabled")
-    page.wait_for_function("() => document.querySelector('#train-status').innerText.includes('step')")
+    page.wait_for_function("() => document.querySelector('#train-status').innerText.includes('step')",
+                           timeout=tour.TRAINING_MS)
     # force: while the status streams, the page below keeps changing height, and on a loaded machine Playwright's
     # "stable" check (same box two frames in a row) can wait forever for a button that a person clicks at once
     page.locator("#train-stop").click(force=True)

@@ -30,9 +30,10 @@ def train_until_first_evaluation(page) -> None:
     """Start the default training, wait for the first evaluation's attention heatmap, stop, wait until stopped."""
     tour.show_tab(page, "train")
     page.locator("#train-start").click()
-    page.locator("#train-attention svg.heatmap-chart rect.cell").first.wait_for()
+    page.locator("#train-attention svg.heatmap-chart rect.cell").first.wait_for(timeout=tour.TRAINING_MS)
     page.locator("#train-stop").click()
-    page.wait_for_function("() => document.querySelector('#train-status').textContent.includes('Training stopped')")
+    page.wait_for_function("() => document.querySelector('#train-status').textContent.includes('Training stopped')",
+                           timeout=tour.TRAINING_MS)
 
 
 def show_with_figures(page, key: str) -> None:

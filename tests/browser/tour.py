@@ -322,11 +322,11 @@ def tour_train(page, min_updates: int = 2, seconds: float = 0.0) -> dict:
     page.locator("#train-start").click()
     first_ms = page.wait_for_function(f"""() => ({_LOSS_POINTS})() > 0 && window.__trainClick !== null
                                            && performance.now() - window.__trainClick""",
-                                      polling="raf").json_value()
+                                      polling="raf", timeout=TRAINING_MS).json_value()
     first_points = page.evaluate(_LOSS_POINTS)
     changes_before = page.evaluate("() => window.__trainStatus.length")
     page.wait_for_function(f"""([n, k]) => ({_LOSS_POINTS})() > n && window.__trainStatus.length >= k""",
-                           arg=[first_points, changes_before + min_updates])
+                           arg=[first_points, changes_before + min_updates], timeout=TRAINING_MS)
     remaining = seconds - (time.perf_counter() - started)
     if remaining > 0:
         page.wait_for_timeout(remaining * 1000)
