@@ -12,10 +12,18 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 # pytest.ini runs the suite in worker processes (pytest-xdist: "gw0", "gw1", ...). The apps the workers start must
 # not share gradio's cache folder (each app's disk guard would count, and clean, the other's files) nor race for the
-# same ports: each worker gets a folder of its own and ports of its own (gradio reads both when it is imported).
+# same ports: each worker gets a folder of its own and ports of its own (gradio reads both when it is imported). The
+# folder is this run's (xdist's id of the run), removed when the worker ends: two suites running at once on a shared
+# machine do not clean each other's files either.
 WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")
 if WORKER.startswith("gw"):
-    os.environ["GRADIO_TEMP_DIR"] = os.path.join(__import__("tempfile").gettempdir(), f"attention-lab-{WORKER}")
+    import atexit
+    import shutil
+    import tempfile
+
+    RUN = os.environ.get("PYTEST_XDIST_TESTRUNUID", "")[:8]
+    os.environ["GRADIO_TEMP_DIR"] = os.path.join(tempfile.gettempdir(), f"attention-lab-{RUN}-{WORKER}")
+    atexit.register(shutil.rmtree, os.environ["GRADIO_TEMP_DIR"], True)
     os.environ["GRADIO_SERVER_PORT"] = str(7860 + 100 * int(WORKER[2:]))
 
 import pytest  # noqa: E402  (after the environment is set)
