@@ -194,11 +194,13 @@ class Profile:
                                      "--rate", "50", "--format", "raw", "--threads", "--nonblocking", "-o", path],
                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) if path else None
 
-    def report(self, seconds: float, label: str = "") -> None:
-        print(f"{label}server CPU over the window: {(cpu_seconds(self.pid) - self.before) / seconds:.2f} cores",
-              flush=True)
+    def report(self, seconds: float, label: str = "") -> float:
+        """Print and return the server's CPU seconds over the window."""
+        spent = cpu_seconds(self.pid) - self.before
+        print(f"{label}server CPU over the window: {spent / seconds:.2f} cores", flush=True)
         if self.spy is not None:
             self.spy.wait()
+        return spent
 
 
 def window(url: str, args, tally: Tally, counts: dict, flooder: bool, pid: int | None = None,
@@ -220,7 +222,7 @@ def window(url: str, args, tally: Tally, counts: dict, flooder: bool, pid: int |
     students = [Student(url, "198.51.100.7") for _ in range(5)] + [Student(url, f"192.0.2.{i}") for i in (1, 2)]
     time.sleep(max(0.0, end - time.perf_counter()))
     if profile is not None:
-        profile.report(args.seconds, label)
+        tally.server_cpu = profile.report(args.seconds, label)
     for t in threads:
         t.join(args.seconds + 180)
     for s in students:
@@ -347,7 +349,9 @@ def main():
     rows = [(f"honest Show attention p50 / p95 / max (n={len(ms)})",
              f"{percentile(ms, 50):.0f} / {p95:.0f} / {max(ms, default=float('nan')):.0f} ms", "p95 <= 1000 ms",
              p95 <= 1000),
-            ("honest Show attention refusals", str(refusals(tally)), "0", refusals(tally) == 0)]
+            ("honest Show attention refusals", str(refusals(tally)), "0", refusals(tally) == 0),
+            ("honest Show attentions answered per server CPU second (the load apart)",
+             f"{len(ms) / getattr(tally, 'server_cpu', float('nan')):.1f}", "", None)]
     if args.peer:
         print("\nthe peer: the same window without the attention flooder")
         latencies(peer, "peer ")
