@@ -136,10 +136,14 @@ def say_if_refused(door=None, request: gr.Request = None) -> str:
 
 
 # Runs in the browser after the notice was written: a refusal said where the class looks (the notice is at the top of
-# the tab, which a click further down may have scrolled away)
+# the tab, which a click further down may have scrolled away). A refused run streams nothing: the status line a
+# training demo would keep in view (tabs.ask_first.in_view_when_drawn, window.inViewStop) no longer pulls the page
+# away from the notice.
 SHOW_NOTICE = """() => {
     const notice = document.querySelector('#train-notice');
-    if (notice && notice.innerText.trim()) notice.scrollIntoView({block: 'nearest'});
+    if (!notice || !notice.innerText.trim()) return;
+    if (window.inViewStop) window.inViewStop();
+    notice.scrollIntoView({block: 'nearest'});
 }"""
 
 
