@@ -23,6 +23,7 @@ from store import sessions
 from store.catalogue import USER_MODELS, checkpoint_choices
 from store.exports import EXPORTS
 from store.gpu import gpu, wall_seconds
+from tabs.ask_first import IN_VIEW
 from tabs.train.comparison import run_comparison_session
 from tabs.train.lifecycle import TabRun
 from tabs.train.live_heatmap import LiveHeatmap
@@ -136,15 +137,16 @@ def say_if_refused(door=None, request: gr.Request = None) -> str:
 
 
 # Runs in the browser after the notice was written: a refusal said where the class looks (the notice is at the top of
-# the tab, which a click further down may have scrolled away). A refused run streams nothing: the status line a
-# training demo would keep in view (tabs.ask_first.in_view_when_drawn, window.inViewStop) no longer pulls the page
-# away from the notice.
+# the tab, which a click further down may have scrolled away), brought into view the one way the page brings anything
+# into view (tabs.ask_first.IN_VIEW: under a demo's notes, which a projector keeps pinned at the screen's top and
+# which hid a notice scrolled to the top). A refused run streams nothing: the status line a training demo would keep
+# in view (tabs.ask_first.in_view_when_drawn, window.inViewStop) no longer pulls the page away from the notice.
 SHOW_NOTICE = """() => {
     const notice = document.querySelector('#train-notice');
     if (!notice || !notice.innerText.trim()) return;
     if (window.inViewStop) window.inViewStop();
-    notice.scrollIntoView({block: 'nearest'});
-}"""
+    (IN_VIEW)('train-notice');
+}""".replace("IN_VIEW", IN_VIEW)
 
 
 @handler

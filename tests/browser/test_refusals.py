@@ -7,6 +7,14 @@ from tests.browser import tour
 _ERRORS = "() => [...document.querySelectorAll('.toast-body')].map(t => t.innerText.trim())"
 _STATUS = "() => document.querySelector('#train-status').innerText"
 _NOTICE = "() => document.querySelector('#train-notice').innerText"
+# JS: where the notice's text is in the viewport (rounded to whole pixels: the page scrolls by fractions of one),
+# and whether the element drawn at its centre is the notice (not the demo notes pinned over the page's top)
+_SEEN = """() => {
+    const notice = document.querySelector('#train-notice'), r = notice.getBoundingClientRect();
+    const at = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
+    return {top: Math.round(r.top), bottom: Math.round(r.bottom), fold: innerHeight,
+            uncovered: !!at && notice.contains(at), at: at ? `${at.tagName}#${at.id}.${at.className}` : null};
+}"""
 
 
 def _wait_status(page, text: str) -> None:
@@ -74,8 +82,9 @@ def test_a_run_refused_by_the_line_is_said_in_the_page(lab, monkeypatch):
         click()
         page.wait_for_function(f"() => document.querySelector('#train-notice').innerText.includes({what_to_do!r})")
         assert "did not start" in page.evaluate(_NOTICE)
-        box, height = page.locator("#train-notice").bounding_box(), page.viewport_size["height"]
-        assert 0 <= box["y"] and box["y"] + box["height"] <= height, f"the notice is out of view: {box}"
+        seen = page.evaluate(_SEEN)
+        assert seen["top"] >= 0 and seen["bottom"] <= seen["fold"], f"the notice is out of view: {seen}"
+        assert seen["uncovered"], f"something lies over the notice: {seen}"
         page.wait_for_timeout(300)  # what a run would have written by now
         assert page.evaluate(_STATUS) == status and not page.locator("#train-start").is_disabled()
         monkeypatch.undo()
