@@ -90,3 +90,27 @@ def test_the_attention_tab_shows_berts_bidirectional_heads(client):
     table = client.predict("encoder self", ["1.0", "1.1"], api_name="/ablate")  # BERT: judged token by token
     assert table["headers"][-1] == "loss" and len(table["data"]) == 2
     assert table["data"][0][-1] != table["data"][1][-1]
+
+
+def test_the_llama_shows_its_direct_logit_attribution_as_the_library_computes_it(client):
+    """Issue 41: a class opening SmolLM2 met a raw AttributeError (RMSNorm has no bias) in the patching section.
+    Oracle: transformer.interpretability's direct_logit_attribution on the same cached Llama and pair, computed here:
+    the section plots its per-head grid (to 1e-4), and no message of the head says it was refused."""
+    from tests.app.test_app_api import decode, plot_json
+    from transformer.interpretability.logit_attribution import direct_logit_attribution
+    from transformer.interpretability.patching_metric import logit_difference
+    from transformer.interpretability.patching_runs import minimal_pair
+
+    clean, corrupted = "Alice went to the shop and Alice", "Alice went to the shop and Bobby"
+    model, tok, _ = library(LLAMA)
+    if len(tok.encode(clean)) != len(tok.encode(corrupted)):
+        pytest.fail("the test's pair must have as many tokens in both runs")
+    client.predict(LLAMA, clean, "", api_name="/attention")
+    client.predict(corrupted, api_name="/compare_inputs")
+    note, residual, heads, dla, into, out, head_note = client.predict("decoder self", 1, 0, "", "", -1,
+                                                                      api_name="/patching")
+    assert dla is not None, head_note
+    pair = minimal_pair(model, tok.encode(clean), tok.encode(corrupted), tokenizer=tok)
+    truth = direct_logit_attribution(model, pair, logit_difference(model, pair)).heads["decoder self"]
+    drawn = torch.tensor(decode(plot_json(dla)["data"][0]["z"]), dtype=torch.float64)
+    torch.testing.assert_close(drawn, truth, atol=1e-4, rtol=0)

@@ -99,3 +99,35 @@ def test_the_translation_demo_shows_a_cached_marian_beside_our_model(lab):
                                ".startsWith(t)", arg=[f"#att-beside-{name}", title])
     assert demo.target in page.locator("#att-beside-reference").text_content()
     assert not lab.guard.blocked
+
+
+def test_the_llama_draws_its_direct_logit_attribution_in_the_patching_section(lab):
+    """Issue 41: on an RMSNorm model (Llama, SmolLM2) the patching section raised a bare AttributeError. Oracle:
+    direct_logit_attribution on the same cached Llama and pair, computed here: the page's DLA heatmap plots its
+    per-head grid (to 1e-4), and the head's words are no refusal."""
+    import torch
+
+    from transformer.interpretability.logit_attribution import direct_logit_attribution
+    from transformer.interpretability.patching_metric import logit_difference
+    from transformer.interpretability.patching_runs import minimal_pair
+
+    clean, corrupted = "Alice went to the shop and Alice", "Alice went to the shop and Bobby"
+    page = lab.page
+    tour.select_checkpoint(page, LLAMA)
+    tour.show_tab(page, "attention")
+    page.locator("#att-text input, #att-text textarea").first.fill(clean)
+    page.locator("#att-show").click()
+    page.locator("#att-two-section > button").first.click()
+    page.locator("#two-text textarea").fill(corrupted)
+    page.locator("#two-compare").click()
+    page.locator("#att-patch-section > button").first.click()
+    page.locator("#patch-run").click()
+    page.wait_for_function("() => { const gd = document.querySelector('#patch-dla .js-plotly-plot');"
+                           " return gd && gd.data && gd.data.length && gd.data[0].z; }", timeout=300_000)
+    drawn = page.evaluate("() => document.querySelector('#patch-dla .js-plotly-plot').data[0].z")
+    model, tok, _ = library(LLAMA)
+    pair = minimal_pair(model, tok.encode(clean), tok.encode(corrupted), tokenizer=tok)
+    truth = direct_logit_attribution(model, pair, logit_difference(model, pair)).heads["decoder self"]
+    torch.testing.assert_close(torch.tensor(drawn, dtype=torch.float64), truth, atol=1e-4, rtol=0)
+    assert "pre-norm" not in page.locator("#patch-head-note").text_content()
+    assert not lab.guard.blocked

@@ -1,14 +1,19 @@
 """Direct logit attribution: how much each head and each feed-forward block writes, directly, into a logit difference.
 
-In a pre-norm decoder the residual stream the final LayerNorm reads is a sum of what every part wrote:
+In a pre-norm decoder the residual stream the final norm reads is a sum of what every part wrote:
 
     x = e + sum_l ( sum_h z_{l,h} W^O_{l,h} + b^O_l + FFN_l )        (e: token embedding + positions)
 
-and the logit difference of answer a over b is  LN(x) (u_a - u_b)  with u the unembedding's rows and
-LN(x) = (x - mean(x)) / sigma(x) * gamma + beta. Freezing sigma at its value on this run (the standard
-convention) makes that linear in each term c:
+and the logit difference of answer a over b is  N(x) (u_a - u_b)  with u the unembedding's rows and N the final
+norm, the paper's LayerNorm or Llama's RMSNorm:
+
+    LayerNorm(x) = (x - mean(x)) / sigma(x) * gamma + beta,      sigma(x) = sqrt(var(x) + eps)
+    RMSNorm(x)   =  x            / rms(x)   * g,                 rms(x)   = sqrt(mean(x^2) + eps)
+
+Freezing sigma (or rms) at its value on this run (the standard convention) makes that linear in each term c:
 
     DLA(c) = (c - mean(c)) / sigma * gamma . (u_a - u_b),      plus beta . (u_a - u_b) for the final norm's shift,
+    DLA(c) =  c            / rms   * g     . (u_a - u_b)        (RMSNorm: no centring, no shift),
 
 and the terms (embedding, each head, each FFN, the biases) sum to the logit difference exactly. A head's term
 leaves out the part of its output no input changes (`value_constants`: W^V's bias and the LayerNorm's shift
@@ -30,6 +35,7 @@ import torch
 from torch import Tensor, nn
 
 from ..model import Transformer
+from ..norms import RMSNorm
 from .patching_metric import LogitDifference
 from ..heads import AttentionKind
 from .patching_runs import MinimalPair, run
@@ -91,9 +97,41 @@ def value_constants(model: Transformer, kind: AttentionKind, layer: int) -> Tens
     return constant.view(attn.n_kv_heads, attn.d_k).repeat_interleave(attn.n_heads // attn.n_kv_heads, dim=0)
 
 
+@dataclass(frozen=True)
+class FrozenNorm:
+    """The final norm made linear by freezing its scale at its value on one residual vector x (the module's
+    docstring): `centre` is True for LayerNorm (it subtracts the mean; RMSNorm does not), `scale` (d_model,) is
+    gamma / sigma(x) (or g / rms(x)), `shift` beta (None for RMSNorm). `direction` is read through it."""
+
+    centre: bool
+    scale: Tensor
+    shift: Tensor | None
+
+    @classmethod
+    def at(cls, norm: nn.Module, x: Tensor) -> "FrozenNorm":
+        """`norm` (nn.LayerNorm or RMSNorm) frozen at x (d_model,), in float64."""
+        x = x.double()
+        if isinstance(norm, nn.LayerNorm):
+            sigma = (x.var(unbiased=False) + norm.eps).sqrt()  # sqrt(var(x) + eps)
+            return cls(True, norm.weight.double() / sigma, None if norm.bias is None else norm.bias.double())
+        if isinstance(norm, RMSNorm):
+            rms = (x.pow(2).mean() + norm.eps).sqrt()  # sqrt(mean(x^2) + eps)
+            return cls(False, norm.weight.double() / rms, None)
+        raise ValueError(f"direct logit attribution knows LayerNorm and RMSNorm, not {type(norm).__name__}")
+
+    def read(self, c: Tensor, direction: Tensor) -> Tensor:
+        """DLA(c): (..., d_model) -> (...), the term c's direct part of x . direction through the frozen norm."""
+        c = c - c.mean(-1, keepdim=True) if self.centre else c
+        return c @ (self.scale * direction)
+
+    def constant(self, direction: Tensor) -> float:
+        """The shift's part: beta . direction (0 for RMSNorm)."""
+        return 0.0 if self.shift is None else float(self.shift @ direction)
+
+
 @torch.no_grad()
 def direct_logit_attribution(model: Transformer, pair: MinimalPair, metric: LogitDifference) -> LogitAttribution:
-    """Each part's direct contribution to `metric` on the clean run, the final LayerNorm's scale frozen at its
+    """Each part's direct contribution to `metric` on the clean run, the final norm's scale frozen at its
     value there (see the module's docstring); refuses post-norm models."""
     check_pre_norm(model, "direct logit attribution")
     if not isinstance(metric, LogitDifference):
@@ -105,17 +143,14 @@ def direct_logit_attribution(model: Transformer, pair: MinimalPair, metric: Logi
     names += [f"decoder.{i}.ffn.out" for i in range(L)] if has_ffn else []
     names += [f"decoder.{L - 1}.resid_post"]
     logits, seen = run(model, pair, "clean", read=names)
-    norm: nn.LayerNorm = model.decoder_norm
-    x = seen[f"decoder.{L - 1}.resid_post"][0, p].double()  # (d_model,): what the final norm reads
-    sigma = (x.var(unbiased=False) + norm.eps).sqrt()
+    norm = FrozenNorm.at(model.decoder_norm, seen[f"decoder.{L - 1}.resid_post"][0, p])  # what the final norm reads
     u = model.lm_head.weight.double()
     direction = u[metric.answer] - u[metric.other]  # (d_model,)
-    scaled = norm.weight.double() * direction / sigma  # (d_model,): gamma (u_a - u_b) / sigma
 
     def dla(c: Tensor) -> Tensor:  # (..., d_model) -> (...)
-        return (c - c.mean(-1, keepdim=True)) @ scaled
+        return norm.read(c, direction)
 
-    heads, biases = {}, float(norm.bias.double() @ direction)
+    heads, biases = {}, norm.constant(direction)
     for kind in kinds:
         grid = torch.zeros(L, model.config.n_heads, dtype=torch.float64)
         for i in range(L):
