@@ -10,7 +10,13 @@ in the same run (the peer, in CPU time). The goal: every grid within 2 s on 2 co
 GPT-2-small-shaped model within 5 s (its peer: true head patching, one forward per head). The load average is
 printed with the figures.
 
-    python bench/patching.py [--rounds 3] [--threads 2] [--models induction ...] [--no-gpt2]
+`--clicks` times instead the app's two clicks of the patching section (tabs/attention/patching.py) on each model:
+the grids click (the metric's default answers, the residual grid, the heads grid) and the head click (direct logit
+attribution when the model is pre-norm, path patching into and from the head), each twice in the same run: with the
+pair run by every method (what the app did before issue 41: 6-10 forwards of the pair per click) and with one
+`run_pair` that every method reads (2).
+
+    python bench/patching.py [--rounds 3] [--threads 2] [--models induction ...] [--no-gpt2] [--clicks]
 """
 from __future__ import annotations
 
@@ -40,7 +46,7 @@ from transformer.interpretability.path_patching import path_patching, path_patch
 from transformer.interpretability.patching_demos import (TRANSLATION_EXAMPLES, diverging_position,  # noqa: E402
                                                          induction_texts)
 from transformer.interpretability.patching_metric import logit_difference, target_loss  # noqa: E402
-from transformer.interpretability.patching_runs import minimal_pair, run  # noqa: E402
+from transformer.interpretability.patching_runs import minimal_pair, run, run_pair  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 MODELS = ("induction", "reverse", "sort", "dates", "shakespeare-char", "translate-en-es")
@@ -95,6 +101,31 @@ def grids(model, pair, metric) -> dict[str, callable]:
     return out
 
 
+def clicks(model, pair, metric_of) -> dict[str, callable]:
+    """The app's grids click and head click (see the module's docstring), each as a function of whether the pair
+    is run once (`run_pair`) or by every method; `metric_of(pair)` is the click's metric on either."""
+    kind = AttentionKind.of(model.config)[-1]
+    stack = "encoder" if pair.encoder is not None else "decoder"
+    head = HeadId(kind, kind.n_layers(model.config) - 1, 0)
+
+    def grids_click(once: bool):
+        p = run_pair(model, pair) if once else pair
+        metric = metric_of(p)
+        return residual_patching(model, p, metric, stack), head_patching(model, p, metric, kind)
+
+    def head_click(once: bool):
+        p = run_pair(model, pair) if once else pair
+        metric = metric_of(p)
+        out = [path_patching_into(model, p, metric, head)]
+        if model.config.norm_first and hasattr(metric, "answer"):
+            out.append(direct_logit_attribution(model, p, metric))
+        return out
+
+    return {f"{what} click, pair {how}": (lambda f=f, once=once: f(once))
+            for what, f in (("grids", grids_click), ("head", head_click))
+            for how, once in (("run by every method", False), ("run once", True))}
+
+
 def timed(fn, rounds: int) -> tuple[float, float]:
     """(median wall seconds, median CPU seconds of this process) of `rounds` calls after one warm-up call."""
     fn()
@@ -113,6 +144,7 @@ def main():
     parser.add_argument("--threads", type=int, default=2, help="torch threads (the goal is for 2 cores)")
     parser.add_argument("--models", nargs="*", default=list(MODELS), help="shipped checkpoints to time")
     parser.add_argument("--no-gpt2", action="store_true", help="skip the GPT-2-small-shaped model")
+    parser.add_argument("--clicks", action="store_true", help="time the app's two clicks, pair run once or not")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     print(f"torch {torch.__version__}, {args.threads} threads, load average before: {os.getloadavg()}")
@@ -122,13 +154,19 @@ def main():
         pair, metric = demo_pair(name, model, tok)
         with torch.no_grad():
             _, forward = timed(lambda: run(model, pair, "clean"), args.rounds)  # CPU seconds: steadier under load
+        if args.clicks:
+            for click, fn in clicks(model, pair, lambda p, m=metric: m if hasattr(m, "target") else
+                                    logit_difference(model, p, position=m.position)).items():
+                wall, cpu = timed(fn, args.rounds)
+                print(f"| {name} | {click} | | {wall:.3f} | {cpu:.3f} | {cpu / forward:.0f} |")
+            continue
         for grid_name, fn in grids(model, pair, metric).items():
             result = fn()
             cells = sum(g.values.numel() for g in result.values()) if isinstance(result, dict) else (
                 result.values.numel() if hasattr(result, "values") else len(result.terms()))
             wall, cpu = timed(fn, args.rounds)
             print(f"| {name} | {grid_name} | {cells} | {wall:.3f} | {cpu:.3f} | {cpu / forward:.0f} |")
-    if not args.no_gpt2:
+    if not args.no_gpt2 and not args.clicks:
         gpt2_attribution(args.rounds)
     print(f"load average after: {os.getloadavg()}")
 

@@ -101,6 +101,12 @@ def points(read: Read = (), write: Write | None = None) -> Iterator[dict[str, Te
         _ACTIVE.reset(token)
 
 
+def stream_point(stack: str, layer: int, name: str) -> str:
+    """The named point `name` (resid_pre, resid_mid, resid_cross, resid_post, ffn.out) of layer `layer` of
+    `stack` ("encoder" or "decoder"); attention points are `transformer.heads.AttentionKind.point`."""
+    return f"{stack}.{layer}.{name}"
+
+
 def check(known: Collection[str]) -> None:
     """Raise ValueError naming every name the active blocks list that is not in `known` (a model's point names)."""
     scope = _ACTIVE.get()

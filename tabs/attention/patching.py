@@ -17,7 +17,7 @@ from transformer.interpretability.attribution_patching import attribution_patchi
 from transformer.interpretability.logit_attribution import direct_logit_attribution
 from transformer.interpretability.patching_demos import diverging_position
 from transformer.interpretability.patching_metric import logit_difference
-from transformer.interpretability.patching_runs import attention_kind, minimal_pair, stack_layers
+from transformer.interpretability.patching_runs import attention_kind, minimal_pair, run_pair, stack_layers
 from transformer.interpretability.path_patching import path_patching, path_patching_into, receivers
 
 from checks import UserError, check_index
@@ -46,17 +46,18 @@ PATCHINGS = RecordCache(PATCHINGS_KEPT)
 
 
 def _pair_and_metric(model, tok, clean, corrupted, target, answer, other, position):
-    """The library's MinimalPair and LogitDifference from plain values (answers as token text, '' = top token;
-    position -1 = the last, or for an encoder-decoder the first where the runs' top tokens differ)."""
-    pair = minimal_pair(model, list(clean), list(corrupted), list(target) if target is not None else None,
-                        tokenizer=tok)
+    """The library's PairRun (the pair's two inputs run once, which every grid and path of the click reads) and
+    LogitDifference from plain values (answers as token text, '' = top token; position -1 = the last, or for an
+    encoder-decoder the first where the runs' top tokens differ)."""
+    pair = run_pair(model, minimal_pair(model, list(clean), list(corrupted),
+                                        list(target) if target is not None else None, tokenizer=tok))
     ids = []
     for name, text in (("answer", answer), ("other answer", other)):
         token = target_tokens(tok, text) if text else []  # what the decoder writes: Marian's target.spm
         if text and len(token) != 1:
             raise ValueError(f"the {name} {text!r} is {len(token)} tokens for this model; type one token")
         ids.append(token[0] if token else None)
-    T = pair.length("decoder")
+    T = pair.pair.length("decoder")
     if position == -1:
         position = diverging_position(model, pair) if model.config.is_encoder_decoder else T - 1
     if not 0 <= position < T:
@@ -72,8 +73,8 @@ def grids_on_gpu(source: ModelRef, clean, corrupted, target, answer, other, posi
     try:
         pair, metric = _pair_and_metric(model, tok, clean, corrupted, target, answer, other, position)
         kind = attention_kind(model, kind)
-        stack = "encoder" if pair.encoder is not None else "decoder"
-        cells = stack_layers(model, stack) * pair.length(stack)
+        stack = "encoder" if pair.pair.encoder is not None else "decoder"
+        cells = stack_layers(model, stack) * pair.pair.length(stack)
         if cells > PATCHING["residual_cells"]:
             raise ValueError(f"residual patching here takes {cells} patched runs (layers x positions); the app runs "
                              f"at most {PATCHING['residual_cells']}: use a shorter input")

@@ -25,7 +25,8 @@ from torch import Tensor
 from ..model import Transformer
 from .patching_metric import Baseline, Metric
 from ..heads import AttentionKind
-from .patching_runs import Axis, Grid, MinimalPair, attention_kind, run, stack_layers
+from .patching_runs import Axis, Grid, MinimalPair, PairRun, attention_kind, run, run_pair, stack_layers
+from ..points import stream_point
 
 BATCH_ELEMENTS = 2 ** 23  # floats of logits and activations one patched batch may hold (~32 MB each)
 
@@ -62,14 +63,15 @@ def _writer(clean: Tensor, rows: list[tuple[int, tuple]]):
 
 
 @torch.no_grad()
-def patch_cells(model: Transformer, pair: MinimalPair, metric: Metric, cells: list[Cell]) -> tuple[Tensor, Baseline]:
+def patch_cells(model: Transformer, pair: MinimalPair | PairRun, metric: Metric, cells: list[Cell]
+                ) -> tuple[Tensor, Baseline]:
     """(len(cells),): the metric of the corrupted run with each cell patched from the clean run (not normalised),
-    and the metric on both runs unpatched. A cell whose clean value equals the corrupted one (a position both
-    inputs share, before anything differs) would patch nothing: it takes the corrupted run's metric without a run."""
-    needed = sorted({c.point for c in cells})
-    clean_logits, clean = run(model, pair, "clean", read=needed)
-    corrupted_logits, corrupted = run(model, pair, "corrupted", read=needed)
-    base = Baseline(float(metric(clean_logits)[0]), float(metric(corrupted_logits)[0]))
+    and the metric on both runs unpatched (read off the pair's one run, `run_pair`). A cell whose clean value
+    equals the corrupted one (a position both inputs share, before anything differs) would patch nothing: it takes
+    the corrupted run's metric without a run."""
+    runs = run_pair(model, pair)
+    pair, clean, corrupted = runs.pair, runs.seen["clean"], runs.seen["corrupted"]
+    base = Baseline(float(metric(runs.logits["clean"])[0]), float(metric(runs.logits["corrupted"])[0]))
     values = torch.full((len(cells),), base.corrupted)
     todo = [n for n, c in enumerate(cells) if not torch.equal(clean[c.point][(0, *c.index)],
                                                               corrupted[c.point][(0, *c.index)])]
@@ -97,40 +99,45 @@ def _heads(model: Transformer) -> Axis:
     return Axis("head", [str(h) for h in range(model.config.n_heads)])
 
 
-def residual_patching(model: Transformer, pair: MinimalPair, metric: Metric, stack: str = "decoder") -> Grid:
+def residual_patching(model: Transformer, pair: MinimalPair | PairRun, metric: Metric, stack: str = "decoder"
+                      ) -> Grid:
     """(layers, positions): the residual stream entering layer i (`{stack}.{i}.resid_pre`; layer 0's is the
     embedding) at one position, patched from the clean run. `stack` is "decoder" or "encoder" (the source)."""
+    runs = run_pair(model, pair)
+    pair = runs.pair
     if stack not in ("decoder", "encoder") or (stack == "encoder" and pair.encoder is None):
         raise ValueError(f"stack: {'decoder or encoder' if pair.encoder is not None else 'decoder'}, got {stack!r}")
     L, T = stack_layers(model, stack), pair.length(stack)
-    cells = [Cell(f"{stack}.{i}.resid_pre", (t,)) for i in range(L) for t in range(T)]
-    return _grid(model, pair, metric, cells, (L, T), [_layers(L), Axis("position", pair.labels[stack])],
+    cells = [Cell(stream_point(stack, i, "resid_pre"), (t,)) for i in range(L) for t in range(T)]
+    return _grid(model, runs, metric, cells, (L, T), [_layers(L), Axis("position", pair.labels[stack])],
                  f"the {stack}'s residual stream entering each layer, one position at a time")
 
 
-def head_patching(model: Transformer, pair: MinimalPair, metric: Metric,
+def head_patching(model: Transformer, pair: MinimalPair | PairRun, metric: Metric,
                   kind: AttentionKind | str = AttentionKind.DECODER_SELF, by_position: bool = False) -> Grid:
     """(layers, heads): each head's output z (before W^O) patched at every position at once; with `by_position`,
     (layers, heads, positions): at one query position at a time."""
     kind = attention_kind(model, kind)
+    runs = run_pair(model, pair)
     L, H = kind.n_layers(model.config), model.config.n_heads
     axes = [_layers(L), _heads(model)]
     if by_position:
-        T = pair.length(kind.stack)
+        T = runs.pair.length(kind.stack)
         cells = [Cell(kind.point(i, "z"), (t, h)) for i in range(L) for h in range(H) for t in range(T)]
-        axes.append(Axis("position", pair.labels[kind.stack]))
-        return _grid(model, pair, metric, cells, (L, H, T), axes,
+        axes.append(Axis("position", runs.pair.labels[kind.stack]))
+        return _grid(model, runs, metric, cells, (L, H, T), axes,
                      f"each {kind}-attention head's output (z, before W^O) at one position")
     cells = [Cell(kind.point(i, "z"), (slice(None), h)) for i in range(L) for h in range(H)]
-    return _grid(model, pair, metric, cells, (L, H), axes,
+    return _grid(model, runs, metric, cells, (L, H), axes,
                  f"each {kind}-attention head's output (z, before W^O) at every position")
 
 
-def pattern_patching(model: Transformer, pair: MinimalPair, metric: Metric,
+def pattern_patching(model: Transformer, pair: MinimalPair | PairRun, metric: Metric,
                      kind: AttentionKind | str = AttentionKind.DECODER_SELF) -> Grid:
     """(layers, heads): each head's attention pattern (every query's weights) patched from the clean run, its
     values (what the weights average) left those of the corrupted run: whether where a head looks matters."""
     kind = attention_kind(model, kind)
+    pair = run_pair(model, pair, patterns=True)  # its own run of the pair when it was run without them
     L, H = kind.n_layers(model.config), model.config.n_heads
     cells = [Cell(kind.point(i, "pattern"), (h,)) for i in range(L) for h in range(H)]
     return _grid(model, pair, metric, cells, (L, H), [_layers(L), _heads(model)],

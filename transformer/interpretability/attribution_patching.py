@@ -21,18 +21,18 @@ from torch import Tensor
 from ..model import Transformer
 from .patching_metric import Baseline, Metric
 from ..heads import AttentionKind
-from .patching_runs import Axis, Grid, MinimalPair, run
+from .patching_runs import Axis, Grid, MinimalPair, PairRun, run, run_pair
 
 
-def attribution_patching(model: Transformer, pair: MinimalPair, metric: Metric, by_position: bool = False
+def attribution_patching(model: Transformer, pair: MinimalPair | PairRun, metric: Metric, by_position: bool = False
                          ) -> dict[str, Grid]:
     """{kind: Grid (layer, head)} for every attention kind: the first-order estimate of head_patching's recovery
     for each head's output at every position at once; with `by_position`, (layer, head, position)."""
     kinds = AttentionKind.of(model.config)
     names = {k: [k.point(i, "z") for i in range(k.n_layers(model.config))] for k in kinds}
     every = [n for ns in names.values() for n in ns]
-    with torch.no_grad():
-        clean_logits, clean = run(model, pair, "clean", read=every)
+    runs = run_pair(model, pair)
+    pair, clean_logits, clean = runs.pair, runs.logits["clean"], runs.seen["clean"]
     offsets: dict[str, Tensor] = {}
 
     def offset(name: str):

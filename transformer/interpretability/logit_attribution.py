@@ -38,7 +38,8 @@ from ..model import Transformer
 from ..norms import RMSNorm
 from .patching_metric import LogitDifference
 from ..heads import AttentionKind
-from .patching_runs import MinimalPair, run
+from .patching_runs import MinimalPair, PairRun, run_pair
+from ..points import stream_point
 
 
 @dataclass(frozen=True)
@@ -130,7 +131,8 @@ class FrozenNorm:
 
 
 @torch.no_grad()
-def direct_logit_attribution(model: Transformer, pair: MinimalPair, metric: LogitDifference) -> LogitAttribution:
+def direct_logit_attribution(model: Transformer, pair: MinimalPair | PairRun, metric: LogitDifference
+                             ) -> LogitAttribution:
     """Each part's direct contribution to `metric` on the clean run, the final norm's scale frozen at its
     value there (see the module's docstring); refuses post-norm models."""
     check_pre_norm(model, "direct logit attribution")
@@ -138,12 +140,11 @@ def direct_logit_attribution(model: Transformer, pair: MinimalPair, metric: Logi
         raise ValueError("direct logit attribution splits a logit difference: choose two answer tokens")
     L, p = model.config.n_decoder_layers, metric.position
     kinds = [k for k in AttentionKind.of(model.config) if k.stack == "decoder"]  # what writes the decoder's stream
-    names = [k.point(i, "z") for k in kinds for i in range(L)] + ["decoder.0.resid_pre"]
     has_ffn = model.decoder[0].ffn is not None
-    names += [f"decoder.{i}.ffn.out" for i in range(L)] if has_ffn else []
-    names += [f"decoder.{L - 1}.resid_post"]
-    logits, seen = run(model, pair, "clean", read=names)
-    norm = FrozenNorm.at(model.decoder_norm, seen[f"decoder.{L - 1}.resid_post"][0, p])  # what the final norm reads
+    runs = run_pair(model, pair)
+    logits, seen = runs.logits["clean"], runs.seen["clean"]
+    point = lambda i, name: seen[stream_point("decoder", i, name)][0, p]  # noqa: E731  (d_model,) at position p
+    norm = FrozenNorm.at(model.decoder_norm, point(L - 1, "resid_post"))  # what the final norm reads
     u = model.lm_head.weight.double()
     direction = u[metric.answer] - u[metric.other]  # (d_model,)
 
@@ -163,6 +164,6 @@ def direct_logit_attribution(model: Transformer, pair: MinimalPair, metric: Logi
             if attn.out_proj.bias is not None:
                 biases += float(dla(attn.out_proj.bias.double()))
         heads[str(kind)] = grid
-    ffn = torch.stack([dla(seen[f"decoder.{i}.ffn.out"][0, p].double()) for i in range(L)]) if has_ffn else None
-    return LogitAttribution(heads, ffn, float(dla(seen["decoder.0.resid_pre"][0, p].double())), biases,
+    ffn = torch.stack([dla(point(i, "ffn.out").double()) for i in range(L)]) if has_ffn else None
+    return LogitAttribution(heads, ffn, float(dla(point(0, "resid_pre").double())), biases,
                             float(metric(logits)[0]), metric.describe())

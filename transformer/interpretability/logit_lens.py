@@ -15,7 +15,7 @@ from torch import Tensor
 
 from ..encoding import decoder_ids
 from ..model import Transformer
-from ..points import points
+from ..points import points, stream_point
 
 
 @dataclass
@@ -45,7 +45,8 @@ def decoder_residuals(model: Transformer, input_ids: list[int], target_ids: list
     if cfg.is_encoder_only:
         raise ValueError("the logit lens reads a decoder's next-token predictions, and an encoder-only model (BERT) "
                          "has no decoder")
-    names = ["decoder.0.resid_pre"] + [f"decoder.{i}.resid_post" for i in range(cfg.n_decoder_layers)]
+    names = [stream_point("decoder", 0, "resid_pre")] + [stream_point("decoder", i, "resid_post")
+                                                          for i in range(cfg.n_decoder_layers)]
     with torch.no_grad(), points(read=names) as seen:
         if cfg.is_encoder_decoder:
             dec_in, _ = decoder_ids(list(target_ids or []), cfg)

@@ -24,7 +24,7 @@ from .activation_patching import head_patching
 from .attribution_patching import attribution_patching, rank_correlation
 from .path_patching import path_patching
 from .patching_metric import logit_difference
-from .patching_runs import MinimalPair, minimal_pair, run
+from .patching_runs import MinimalPair, PairRun, minimal_pair, run_pair
 
 # (verse of data/bible-en-es/test.tsv, English, the changed English)
 TRANSLATION_EXAMPLES = [
@@ -44,9 +44,10 @@ def induction_texts(n: int = 20, seed: int = 0) -> tuple[str, str]:
 
 
 @torch.no_grad()
-def diverging_position(model: Transformer, pair: MinimalPair) -> int:
+def diverging_position(model: Transformer, pair: MinimalPair | PairRun) -> int:
     """The first decoder position where the clean and corrupted runs' top tokens differ (the last if none does)."""
-    top = [run(model, pair, w)[0][0].argmax(-1) for w in ("clean", "corrupted")]  # (T,) each
+    logits = run_pair(model, pair).logits
+    top = [logits[w][0].argmax(-1) for w in ("clean", "corrupted")]  # (T,) each
     differ = (top[0] != top[1]).nonzero()
     return int(differ[0]) if len(differ) else len(top[0]) - 1
 
@@ -73,6 +74,7 @@ def induction_circuit(model: Transformer, tokenizer, previous_token: tuple[int, 
     `rank_correlation` of the mean attribution grid with the mean patching grid, and its mean over pairs."""
     heads, attribution, path, rhos = [], [], [], []
     for pair in induction_pairs(model, tokenizer, n_pairs, n, keep_copied):
+        pair = run_pair(model, pair)  # each input of the pair once, for every figure below
         metric = logit_difference(model, pair)
         heads.append(head_patching(model, pair, metric).values)
         attribution.append(attribution_patching(model, pair, metric)[AttentionKind.DECODER_SELF].values)

@@ -19,7 +19,7 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from ..model import Transformer
-from .patching_runs import MinimalPair, run, token_name
+from .patching_runs import MinimalPair, PairRun, run_pair, token_name
 
 
 @dataclass(frozen=True)
@@ -59,16 +59,17 @@ class TargetLoss:
 Metric = LogitDifference | TargetLoss
 
 
-def logit_difference(model: Transformer, pair: MinimalPair, answer: int | None = None, other: int | None = None,
-                     position: int = -1) -> LogitDifference:
+def logit_difference(model: Transformer, pair: MinimalPair | PairRun, answer: int | None = None,
+                     other: int | None = None, position: int = -1) -> LogitDifference:
     """The logit difference of two answer tokens at a decoder position; by default `answer` is the clean run's top
-    token there and `other` the corrupted run's. Raises ValueError when the two are one token (nothing to measure)."""
-    T = len(pair.decoder["clean"])
+    token there and `other` the corrupted run's (read off `pair`'s run: `run_pair`). Raises ValueError when the two
+    are one token (nothing to measure)."""
+    T = len((pair.pair if isinstance(pair, PairRun) else pair).decoder["clean"])
     if not -T <= position < T:
         raise ValueError(f"position: the decoder reads {T} positions, got {position}")
     if answer is None or other is None:
-        with torch.no_grad():
-            top = {w: int(run(model, pair, w)[0][0, position].argmax()) for w in ("clean", "corrupted")}
+        logits = run_pair(model, pair).logits
+        top = {w: int(logits[w][0, position].argmax()) for w in ("clean", "corrupted")}
         answer = top["clean"] if answer is None else answer
         other = top["corrupted"] if other is None else other
     for name, token in (("answer", answer), ("other", other)):
@@ -110,7 +111,7 @@ class Baseline:
         return (values - self.corrupted) / (self.clean - self.corrupted)
 
 
-@torch.no_grad()
-def baseline(model: Transformer, pair: MinimalPair, metric: Metric) -> Baseline:
+def baseline(model: Transformer, pair: MinimalPair | PairRun, metric: Metric) -> Baseline:
     """The metric on both runs; raises ValueError when they are equal (no difference for patching to recover)."""
-    return Baseline.of(metric, run(model, pair, "clean")[0], run(model, pair, "corrupted")[0])
+    runs = run_pair(model, pair)
+    return Baseline.of(metric, runs.logits["clean"], runs.logits["corrupted"])

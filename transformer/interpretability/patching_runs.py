@@ -6,6 +6,10 @@ both runs, `run` runs the model on copies of one of them inside a `transformer.p
 mechanism that reads and writes the model's insides), and a `Grid` is what every method returns: plain values
 with a label for each axis, so every cell can say what it is.
 
+A `PairRun` (`run_pair`) is the pair's two inputs run once each, unpatched, with every point a method reads from
+them: every grid, metric and path of one question takes it in place of the pair, so a click that draws several
+of them runs each input once (each method then runs only its own patched forwards).
+
 Attention kinds are `transformer.heads.AttentionKind` ("encoder self", "decoder self", "cross"; their text is
 accepted too). A stream is "encoder" (the source positions) or "decoder" (the decoder's input positions).
 """
@@ -19,7 +23,7 @@ from torch import Tensor
 from ..encoding import decoder_ids
 from ..heads import AttentionKind
 from ..model import Transformer
-from ..points import Read, Write, points
+from ..points import Read, Write, points, stream_point
 
 
 def attention_kind(model: Transformer, kind: AttentionKind | str) -> AttentionKind:
@@ -123,6 +127,47 @@ def run(model: Transformer, pair: MinimalPair, which: str, copies: int = 1, read
     with points(read=read, write=write) as seen:
         logits = model(*pair.inputs(which, copies, model.device)).logits  # (copies, T, vocab_size)
     return logits, seen
+
+
+def patching_points(model: Transformer, patterns: bool = False) -> list[str]:
+    """Every point a patching method reads from the unpatched runs: each layer's residual stream entering it and
+    its feed-forward output (both stacks), every attention's z (and, with `patterns`, its pattern: reading one
+    makes attention build its weights explicitly instead of PyTorch's fused kernel, which differs in the last
+    float bits, so only pattern patching, whose patched runs write patterns, asks for them), and the decoder's last
+    layer's output (what the final norm reads)."""
+    cfg, names = model.config, []
+    for stack in ("encoder", "decoder"):
+        layers = range(stack_layers(model, stack))
+        names += [stream_point(stack, i, "resid_pre") for i in layers]
+        names += [stream_point(stack, i, "ffn.out") for i in layers if getattr(model, stack)[i].ffn is not None]
+    names += [k.point(i, name) for k in AttentionKind.of(cfg) for i in range(k.n_layers(cfg))
+              for name in (("z", "pattern") if patterns else ("z",))]
+    return names + [stream_point("decoder", cfg.n_decoder_layers - 1, "resid_post")]
+
+
+@dataclass(frozen=True)
+class PairRun:
+    """A pair's two inputs run once each, unpatched (`run_pair`): `logits[which]` (1, T, vocab_size) and
+    `seen[which][name]` every point of `patching_points`, for which in ("clean", "corrupted")."""
+
+    pair: MinimalPair
+    logits: dict[str, Tensor]
+    seen: dict[str, dict[str, Tensor]]
+    patterns: bool = False
+
+
+@torch.no_grad()
+def run_pair(model: Transformer, pair: MinimalPair | PairRun, patterns: bool = False) -> PairRun:
+    """`pair` run once per input, reading every point a patching method needs; a PairRun that has them (its
+    patterns too, if asked) is returned as it is."""
+    if isinstance(pair, PairRun):
+        if pair.patterns or not patterns:
+            return pair
+        pair = pair.pair
+    names, logits, seen = patching_points(model, patterns), {}, {}
+    for which in ("clean", "corrupted"):
+        logits[which], seen[which] = run(model, pair, which, read=names)
+    return PairRun(pair, logits, seen, patterns)
 
 
 @dataclass(frozen=True)

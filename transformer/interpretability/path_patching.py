@@ -33,7 +33,8 @@ from ..model import Transformer
 from .activation_patching import rows_per_batch
 from .patching_metric import Baseline, Metric
 from ..heads import AttentionKind, HeadId
-from .patching_runs import Axis, Grid, MinimalPair, attention_kind, run, stack_layers
+from .patching_runs import Axis, Grid, MinimalPair, PairRun, attention_kind, run, run_pair, stack_layers
+from ..points import stream_point
 
 INPUTS = {"q": "query", "k": "key", "v": "value"}
 
@@ -75,22 +76,22 @@ def _receiving(rows: list[tuple[int, int, Tensor]]):
 
 
 class _PathRuns:
-    """The runs every path shares: the clean and corrupted heads' outputs and feed-forward outputs, the metric's
-    two ends, and step 1 for any sender."""
+    """What every path shares: the clean and corrupted heads' outputs and feed-forward outputs and the metric's two
+    ends (read off the pair's one run, `run_pair`), and step 1 for any sender."""
 
-    def __init__(self, model: Transformer, pair: MinimalPair, metric: Metric):
+    def __init__(self, model: Transformer, pair: MinimalPair | PairRun, metric: Metric):
         cfg = model.config
         if cfg.attention == "mla" or (cfg.n_kv_heads or cfg.n_heads) != cfg.n_heads:
             raise ValueError("path patching into one head's key or value needs a key/value head per query head: "
                              "this model shares them (GQA, MQA or MLA)")
-        self.model, self.pair, self.metric = model, pair, metric
-        self.zs = [k.point(i, "z") for k in AttentionKind.of(cfg) for i in range(k.n_layers(cfg))]
-        ffns = [f"{s}.{i}.ffn.out" for s in ("encoder", "decoder") for i in range(stack_layers(model, s))
+        runs = run_pair(model, pair)
+        self.model, self.pair, self.metric = model, runs.pair, metric
+        zs = [k.point(i, "z") for k in AttentionKind.of(cfg) for i in range(k.n_layers(cfg))]
+        ffns = [stream_point(s, i, "ffn.out") for s in ("encoder", "decoder") for i in range(stack_layers(model, s))
                 ] if model.decoder[0].ffn is not None else []
-        clean_logits, self.clean = run(model, pair, "clean", read=self.zs)
-        corrupted_logits, self.corrupted = run(model, pair, "corrupted", read=self.zs + ffns)
-        self.base = Baseline.of(metric, clean_logits, corrupted_logits)
-        self.frozen = self.zs + ffns
+        self.clean, self.corrupted = runs.seen["clean"], runs.seen["corrupted"]
+        self.base = Baseline.of(metric, runs.logits["clean"], runs.logits["corrupted"])
+        self.frozen = zs + ffns
 
     def sender_reads(self, sender: HeadId, inputs: list[str]) -> dict[str, Tensor]:
         """Step 1: every head and FFN output frozen at its corrupted value, `sender`'s z at its clean value; what
@@ -129,7 +130,7 @@ def _grid(model: Transformer, kind: AttentionKind, values: Tensor, title: str, m
 
 
 @torch.no_grad()
-def path_patching(model: Transformer, pair: MinimalPair, metric: Metric, sender: HeadId | tuple[str, int, int]
+def path_patching(model: Transformer, pair: MinimalPair | PairRun, metric: Metric, sender: HeadId | tuple[str, int, int]
                   ) -> dict[str, Grid]:
     """{receiver kind: Grid (input, layer, head)}: the normalised metric with the path from `sender` (a HeadId, or
     (kind, layer, head)) into each receiver head's query, key or value patched (NaN where no such path exists)."""
@@ -154,7 +155,7 @@ def path_patching(model: Transformer, pair: MinimalPair, metric: Metric, sender:
 
 
 @torch.no_grad()
-def path_patching_into(model: Transformer, pair: MinimalPair, metric: Metric, receiver: HeadId | tuple[str, int, int]
+def path_patching_into(model: Transformer, pair: MinimalPair | PairRun, metric: Metric, receiver: HeadId | tuple[str, int, int]
                        ) -> dict[str, Grid]:
     """{sender kind: Grid (input, layer, head)}: the other direction, for one receiver: the normalised metric with
     the path from each earlier head into `receiver`'s query, key or value patched (NaN where no path exists).
