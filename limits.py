@@ -1,4 +1,4 @@
-"""Every bound of the app, in one place (README, "Safety and limits", states each): what a request may carry, how
+"""Every bound of the app, in one place (docs/safety.md, states each): what a request may carry, how
 many may wait, what a run may allocate or take, how much the app keeps for everyone, and the ranges of the
 controls. A leaf module: it imports nothing of the app, and every room (server/, store/, widgets/, tabs/, app.py)
 reads its numbers from here; tests/test_one_owner.py checks that the forms below are not written anywhere else.

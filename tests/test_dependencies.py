@@ -81,9 +81,9 @@ def test_the_app_and_library_never_import_transformers():
     assert "transformers" in imported_modules("from transformers import GPT2LMHeadModel")  # the checker sees it
 
 
-# The app's rooms (README, "What is where"): the first part of a module's dotted name.
+# The app's rooms (docs/architecture.md, "What is where"): the first part of a module's dotted name.
 APP = ("app", "checks", "limits", "server", "store", "tabs", "widgets")
-ROOM_RULES = {  # room -> the modules it never imports (its own job is in the README)
+ROOM_RULES = {  # room -> the modules it never imports (its own job is in docs/architecture.md)
     "limits": set(APP) | {"transformer", "visualize", "gradio"},  # a leaf: nothing of the app
     "checks": {"app", "server", "store", "tabs", "widgets", "gradio"},  # plain checks, used by every room
     "store": {"app", "server", "tabs", "widgets", "gradio"},  # what the server keeps: no page, no protection
@@ -157,7 +157,7 @@ def test_the_room_checker_finds_each_break(module, source, expected):
 
 
 def test_the_rooms_import_only_what_their_rule_allows():
-    """Invariant (README, "What is where"): server/ and tabs/ never import each other; store/ imports neither, nor
+    """Invariant (docs/architecture.md, "What is where"): server/ and tabs/ never import each other; store/ imports neither, nor
     widgets/ or gradio; limits imports nothing of the app; no room imports app.py."""
     modules = app_modules()
     assert {"limits", "server.admission", "store.catalogue", "widgets.controls", "tabs.train.page"} <= set(modules)

@@ -49,7 +49,7 @@ def test_the_scanner_sees_hand_assembly(line, caught):
     assert bool(assembly_lines(line)) == caught
 
 
-APP_ROOMS = ("server", "store", "tabs", "widgets")  # the app's packages (README, "What is where")
+APP_ROOMS = ("server", "store", "tabs", "widgets")  # the app's packages (docs/architecture.md, "What is where")
 APP_FILES = ("app.py", "checks.py", "limits.py")  # and its top-level modules
 
 # Where <s> or </s> may still be written: the owner, and the decoding loops that start the decoder from <s> (the
@@ -322,7 +322,7 @@ def test_the_limit_scanner_sees_each_form(source, caught):
 
 
 def test_no_limit_is_written_outside_limits_py():
-    """Invariant (README, "Safety and limits"): every bound of the app is read from limits.py; no module of the
+    """Invariant (docs/safety.md): every bound of the app is read from limits.py; no module of the
     app's rooms, and not app.py, writes one in the forms the limits took before (the scan above)."""
     files = [p for package in APP_ROOMS for p in sorted((ROOT / package).rglob("*.py"))]
     files += [ROOT / name for name in APP_FILES if name != "limits.py"]
