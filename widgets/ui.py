@@ -24,6 +24,18 @@ _SHOWN = "(document.getElementById('{0}') || {{checkVisibility: () => false}}).c
 _COUNT_IF = "(n, given) => ({0}) ? [(n || 0) + 1] : []"
 
 
+def open_states(demo: gr.Blocks, *sections: gr.Accordion) -> list[gr.State]:
+    """Whether each of `sections` is open in this page: False from the page's load (one call for all), True on
+    expand, False on collapse; None for an API client (which never opens a section: its calls always draw). The
+    sections' handlers take it to draw nothing while closed."""
+    shown = [gr.State(None) for _ in sections]
+    demo.load(lambda: [False] * len(shown), None, shown, queue=False, api_visibility="private")
+    for section, state in zip(sections, shown):
+        section.expand(lambda: True, None, state, queue=False, api_visibility="private")
+        section.collapse(lambda: False, None, state, queue=False, api_visibility="private")
+    return shown
+
+
 def separately(*triggers, only_open: str | None = None, only_shown: str | None = None):
     """An event for one listener of `triggers` among several, called as a trigger is: `separately(a.change)(fn,
     inputs, outputs, **kwargs)`. The listener follows (`.then`) a listener that does nothing, in the page, at once;

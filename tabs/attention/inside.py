@@ -25,7 +25,7 @@ from store.sessions import browser_key
 from tabs.figure_export import figure
 from widgets.controls import index_control
 from widgets.errors import handler
-from widgets.ui import FAST, separately
+from widgets.ui import FAST, open_states, separately
 
 
 def selected_pattern(record, kind):
@@ -147,7 +147,6 @@ def importance_on_gpu(source: ModelRef, record):
 
 def build_inside(demo, record, made_by, kind, layer, head):
     """The three views, under the heatmaps of the Attention tab."""
-    qk_shown, rollout_shown = gr.State(None), gr.State(None)  # None for API clients: always draw
     with gr.Accordion("The Q·K step for one query", open=False, elem_id="att-qk-section") as qk_section:
         query = index_control(ATTENTION_CAP, label="Query (row of the heatmap)", elem_id="att-query")
         qk_plot = figure("Q·K step", "att-qk")
@@ -169,10 +168,7 @@ def build_inside(demo, record, made_by, kind, layer, head):
             importance = gr.Button("Head importance (one head off at a time)", elem_id="att-importance")
         ablation = gr.Dataframe(label="With and without", elem_id="att-ablation", wrap=True)
         importance_plot = figure("Head importance", "att-importance-plot")
-    demo.load(lambda: (False, False), None, [qk_shown, rollout_shown], queue=False, api_visibility="private")
-    for section, shown in ((qk_section, qk_shown), (rollout_section, rollout_shown)):
-        section.expand(lambda: True, None, shown, queue=False, api_visibility="private")
-        section.collapse(lambda: False, None, shown, queue=False, api_visibility="private")
+    qk_shown, rollout_shown = open_states(demo, qk_section, rollout_section)
     separately(qk_section.expand, record.change, kind.change, layer.change, head.change, query.change,
                only_open="att-qk-section")(
         draw_qk, [made_by, record, kind, layer, head, query, qk_shown], qk_plot, api_name="draw_qk", **FAST)

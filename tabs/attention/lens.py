@@ -18,7 +18,7 @@ from store.sessions import browser_key
 from tabs.figure_export import figure
 from widgets.controls import index_control, index_slider
 from widgets.errors import handler
-from widgets.ui import FAST, separately
+from widgets.ui import FAST, open_states, separately
 
 LENS_EXPLAINED = ("Each row passes the residual stream after that layer through the model's final LayerNorm and "
                   "its unembedding, as the last layer's goes to make the output: a cell is the token that layer "
@@ -62,7 +62,6 @@ def draw_lens(made_by, record, position, shown=None, width=None, request: gr.Req
 
 def build_lens(demo, record, made_by, page_width):
     """The section, under the heatmaps of the Attention tab; returns its position slider."""
-    shown = gr.State(None)  # None for API clients: always draw
     with gr.Accordion("Logit lens: what each layer would predict", open=False,
                       elem_id="att-lens-section") as section:
         gr.Markdown(LENS_EXPLAINED)
@@ -70,9 +69,7 @@ def build_lens(demo, record, made_by, page_width):
         position = index_control(ATTENTION_CAP, label="Position (column) for the curve", elem_id="lens-position")
         grid = figure("Logit lens", "lens-grid")
         curve = figure("The final token by layer", "lens-curve")
-    demo.load(lambda: False, None, shown, queue=False, api_visibility="private")
-    section.expand(lambda: True, None, shown, queue=False, api_visibility="private")
-    section.collapse(lambda: False, None, shown, queue=False, api_visibility="private")
+    [shown] = open_states(demo, section)
     separately(section.expand, record.change, position.change, only_open="att-lens-section")(
         draw_lens, [made_by, record, position, shown, page_width], [grid, curve, note], api_name="logit_lens",
         **FAST)

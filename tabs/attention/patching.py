@@ -29,7 +29,7 @@ from store.sessions import browser_key
 from visualize.sizes import box_width
 from tabs.figure_export import figure
 from widgets.errors import handler
-from widgets.ui import FAST, separately
+from widgets.ui import FAST, open_states, separately
 
 PATCHING_EXPLAINED = (
     "**Clean** = the input above (A), **corrupted** = the second input of *Two inputs side by side* (B, same number "
@@ -221,7 +221,6 @@ def draw_patching(made_by, record, record_b, kind, layer, head, answer="", other
 
 def build_patching(demo, record, record_b, made_by, kind, layer, head, page_width):
     """The section, under "Two inputs side by side" in the Attention tab."""
-    shown = gr.State(None)  # None for API clients: always draw
     with gr.Accordion("What a head does: patching the two inputs", open=False,
                       elem_id="att-patch-section") as section:
         gr.Markdown(PATCHING_EXPLAINED)
@@ -243,9 +242,7 @@ def build_patching(demo, record, record_b, made_by, kind, layer, head, page_widt
         with gr.Row():
             senders = figure("Paths into the head", "patch-into")
             receivers_ = figure("Paths from the head", "patch-from")
-    demo.load(lambda: False, None, shown, queue=False, api_visibility="private")
-    section.expand(lambda: True, None, shown, queue=False, api_visibility="private")
-    section.collapse(lambda: False, None, shown, queue=False, api_visibility="private")
+    [shown] = open_states(demo, section)
     separately(section.expand, record_b.change, kind.input, layer.input, head.input, run.click, answer.submit,
                other.submit, only_open="att-patch-section")(
         handler(draw_patching), [made_by, record, record_b, kind, layer, head, answer, other, position, shown,
