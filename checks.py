@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 from transformer.tokenization import unknown_characters
+from visualize.text import markdown_text
 
 from limits import MAX_PROMPT_CHARS
 
@@ -70,4 +71,4 @@ def unknown_notice(tokenizer, text: str) -> str:
     unknown = unknown_characters(tokenizer, text)
     if not unknown:
         return ""
-    return f"Characters this model never saw became `<unk>`: {' '.join(repr(c) for c in unknown)}. "
+    return f"Characters this model never saw became `<unk>`: {markdown_text(' '.join(repr(c) for c in unknown))}. "

@@ -9,6 +9,7 @@ import pandas as pd
 
 import visualize as viz
 from visualize.key_window import heaviest_window
+from visualize.text import html_text
 from transformer.data import INDUCTION_ALPHABET, TASKS
 from transformer.fill_mask import fill_mask
 from transformer.generate import STRATEGIES, generate
@@ -211,7 +212,7 @@ def inspect_step(gen_state, step, page_width=None):
     cut = (f"; tokens {shown.start}-{shown.stop - 1} of {len(weights)}, holding {float(weights[shown].sum()):.0%} "
            f"of its weight" if len(weights) > size else "")
     where = viz.attended_bar(weights[shown], pattern.key_tokens[shown],
-                             title=f"where {chosen!r} looked (last layer, mean of heads{cut})")
+                             title=f"where {html_text(repr(chosen))} looked (last layer, mean of heads{cut})")
     return probs, where
 
 

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .line_chart import FONT_SIZE, TITLE_SIZE, TEXT_COLOR, escape
+from .line_chart import FONT_SIZE, TITLE_SIZE, TEXT_COLOR
 from .style import ATTENTION_COLORSCALE, FONT, MASKED_COLOR, as_array, visible_whitespace
+from .text import html_text
 
 WIDTH = 400  # viewBox units, as visualize.line_chart's (the two sit side by side)
 LEFT, RIGHT, TOP, BOTTOM = 70, 64, 34, 58  # room for query labels, the colour bar, the title, key labels
@@ -54,19 +55,20 @@ def head_heatmap_svg(weights, query_tokens, key_tokens, title: str = "", mask=No
     x1, y1 = x0 + cell * S, y0 + cell * T
     height = (y1 if T else y0 + 200) + BOTTOM
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" class="svg-figure heatmap-chart" viewBox="0 0 {WIDTH} '
-           f'{height:.0f}" role="img" aria-label="{escape(title or "attention")}" '
-           f'font-family="{escape(FONT["family"])}" font-size="{FONT_SIZE}" fill="{TEXT_COLOR}" style="width:100%;height:auto;display:block;'
+           f'{height:.0f}" role="img" aria-label="{html_text(title or "attention")}" '
+           f'font-family="{html_text(FONT["family"])}" font-size="{FONT_SIZE}" fill="{TEXT_COLOR}" style="width:100%;height:auto;display:block;'
            f'background:#ffffff"><rect x="0" y="0" width="{WIDTH}" height="{height:.0f}" fill="#ffffff"/>']
     if title:
         out.append(f'<text class="title" x="{WIDTH / 2}" y="22" text-anchor="middle" font-size="{TITLE_SIZE}">'
-                   f'{escape(title)}</text>')
+                   f'{html_text(title)}</text>')
     if message:
         out.append(f'<text class="message" x="{WIDTH / 2}" y="{y0 + 100}" text-anchor="middle" '
-                   f'font-size="{FONT_SIZE + 1}" fill="#666666">{escape(message)}</text>')
+                   f'font-size="{FONT_SIZE + 1}" fill="#666666">{html_text(message)}</text>')
     out.append('<g class="cells">')
     for i in range(T):
         for j in range(S):
-            where = f"query {i} {escape(repr(str(query_tokens[i])))} · key {j} {escape(repr(str(key_tokens[j])))}"
+            where = (f"query {i} {html_text(repr(str(query_tokens[i])))} · "
+                     f"key {j} {html_text(repr(str(key_tokens[j])))}")
             fill, note = ((attention_colour(w[i, j]), f"{w[i, j]:.3f}") if allowed[i, j]
                           else (MASKED_COLOR, "masked (this query may not attend here)"))
             out.append(f'<rect class="cell" data-q="{i}" data-k="{j}" x="{x0 + j * cell:.2f}" y="{y0 + i * cell:.2f}" '
@@ -78,18 +80,18 @@ def head_heatmap_svg(weights, query_tokens, key_tokens, title: str = "", mask=No
         size = FONT_SIZE if cell >= FONT_SIZE + 1 else max(10, int(cell - 1))  # a label per row while they fit
         step = _every(T, cell, size + 0.5)
         out += [f'<text class="query-label" x="{x0 - 5}" y="{y0 + (i + 0.5) * cell + size / 3:.2f}" '
-                f'text-anchor="end" font-size="{size}">{escape(_label(query_tokens[i]))}</text>'
+                f'text-anchor="end" font-size="{size}">{html_text(_label(query_tokens[i]))}</text>'
                 for i in range(0, T, step)]
         widest = max(len(_label(t)) for t in key_tokens) * 0.6 * size
         step = _every(S, cell, min(widest, size + 0.5) + 2)
         if widest <= cell * step - 2:  # upright labels fit
             out += [f'<text class="key-label" x="{x0 + (j + 0.5) * cell:.2f}" y="{y1 + size + 3}" '
-                    f'text-anchor="middle" font-size="{size}">{escape(_label(key_tokens[j]))}</text>'
+                    f'text-anchor="middle" font-size="{size}">{html_text(_label(key_tokens[j]))}</text>'
                     for j in range(0, S, step)]
         else:  # turned: each label reads downwards from under its column
             step = _every(S, cell, size + 0.5)
             out += [f'<text class="key-label" transform="translate({x0 + (j + 0.5) * cell + size / 3:.2f} '
-                    f'{y1 + 4}) rotate(90)" font-size="{size}">{escape(_label(key_tokens[j]))}</text>'
+                    f'{y1 + 4}) rotate(90)" font-size="{size}">{html_text(_label(key_tokens[j]))}</text>'
                     for j in range(0, S, step)]
         out.append(f'<text class="axis-title" x="{(x0 + x1) / 2:.2f}" y="{height - 6:.0f}" text-anchor="middle">'
                    f'key (attended to)</text>')

@@ -13,13 +13,13 @@ an eye, gets the numbers back. Every curve is thinned to at most `max_points` po
 """
 from __future__ import annotations
 
-import html
 import math
 from dataclasses import dataclass
 
 import numpy as np
 
 from .style import BAR_COLOR, FONT, HIGHLIGHT_COLOR
+from .text import html_text
 
 LIVE_POINTS = 200  # per curve: a projector laptop redraws the chart twice a second while a run streams
 WIDTH = 400  # viewBox units; the drawing is scaled to its container's width (~590 px on a projector, ~300 on a phone)
@@ -48,11 +48,6 @@ class Curve:
     right: bool = False
     markers: bool = False
     dash: bool = False
-
-
-def escape(text) -> str:
-    """Text safe inside SVG/HTML (and inside gradio's HTML template: no `${` or `{{` survives)."""
-    return html.escape(str(text), quote=True).replace("$", "&#36;").replace("{", "&#123;").replace("}", "&#125;")
 
 
 def nice_ticks(low: float, high: float, count: int = 5) -> list[float]:
@@ -111,7 +106,7 @@ def _y_axis(side: str, ticks: list[float], to_svg, line_x: tuple[float, float], 
         parts.append(f'<g class="tick" data-value="{t!r}"><line x1="{line_x[0]}" x2="{line_x[1]}" y1="{y:.2f}" '
                      f'y2="{y:.2f}" stroke="{line_color}"/><text x="{label_x}" y="{y + 5:.2f}" '
                      f'text-anchor="{anchor}">{tick_label(t, ticks)}</text></g>')
-    parts.append(f'<text class="axis-title" {title_at} text-anchor="middle">{escape(title)}</text></g>')
+    parts.append(f'<text class="axis-title" {title_at} text-anchor="middle">{html_text(title)}</text></g>')
     return parts
 
 
@@ -150,14 +145,14 @@ def line_chart(curves: list[Curve], title: str = "", x_title: str = "step", left
     def sy(v, ticks):
         return y1 - (v - ticks[0]) / (ticks[-1] - ticks[0]) * (y1 - y0)
 
-    font = escape(FONT["family"])
+    font = html_text(FONT["family"])
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" class="svg-figure line-chart" viewBox="0 0 {WIDTH} {height}" '
-           f'role="img" aria-label="{escape(title or left_title)}" font-family="{font}" font-size="{FONT_SIZE}" '
+           f'role="img" aria-label="{html_text(title or left_title)}" font-family="{font}" font-size="{FONT_SIZE}" '
            f'fill="{TEXT_COLOR}" style="width:100%;height:auto;display:block;background:#ffffff">',
            f'<rect x="0" y="0" width="{WIDTH}" height="{height}" fill="#ffffff"/>']
     if title:
         out.append(f'<text class="title" x="{WIDTH / 2}" y="21" text-anchor="middle" font-size="{TITLE_SIZE}">'
-                   f'{escape(title)}</text>')
+                   f'{html_text(title)}</text>')
     if band is not None:
         a, b = sx(max(band[0], x_ticks[0])), sx(min(band[1], x_ticks[-1]))
         out.append(f'<rect class="band" x="{a:.2f}" y="{y0}" width="{max(b - a, 1):.2f}" height="{y1 - y0}" '
@@ -171,7 +166,7 @@ def line_chart(curves: list[Curve], title: str = "", x_title: str = "step", left
                    f'stroke="{AXIS_COLOR}"/><text x="{x:.2f}" y="{y1 + 23}" text-anchor="middle">'
                    f'{tick_label(t, x_ticks)}</text></g>')
     out.append(f'<text class="axis-title" x="{(x0 + x1) / 2}" y="{y1 + 43}" text-anchor="middle">'
-               f'{escape(x_title)}</text></g>')
+               f'{html_text(x_title)}</text></g>')
     mid = (y0 + y1) / 2
     out += _y_axis("left", y_ticks, lambda t: sy(t, y_ticks), (x0, x1), GRID_COLOR, x0 - 6, "end",
                    f'transform="translate(14 {mid}) rotate(-90)"', left_title)
@@ -192,7 +187,7 @@ def line_chart(curves: list[Curve], title: str = "", x_title: str = "step", left
         points = [(sx(a), sy(b, ticks)) for a, b in zip(x[keep], y[keep]) if math.isfinite(a) and math.isfinite(b)]
         text = " ".join(f"{a:.2f},{b:.2f}" for a, b in points)
         dash = ' stroke-dasharray="7 4"' if c.dash else ""
-        name = escape(c.name)
+        name = html_text(c.name)
         out.append(f'<g class="series" data-name="{name}"><polyline class="curve" data-name="{name}" '
                    f'data-axis="{"right" if c.right else "left"}" points="{text}" fill="none" stroke="{c.color}" '
                    f'stroke-width="2.5" stroke-linejoin="round"{dash}/>')
@@ -201,7 +196,7 @@ def line_chart(curves: list[Curve], title: str = "", x_title: str = "step", left
         out.append("</g>")
     if message:
         out.append(f'<text class="message" x="{(x0 + x1) / 2}" y="{(y0 + y1) / 2}" text-anchor="middle" '
-                   f'font-size="{TITLE_SIZE + 3}" fill="#666666">{escape(message)}</text>')
+                   f'font-size="{TITLE_SIZE + 3}" fill="#666666">{html_text(message)}</text>')
     # the legend, under the plot
     top = y1 + 64
     for r, row in enumerate(legend):
@@ -211,7 +206,7 @@ def line_chart(curves: list[Curve], title: str = "", x_title: str = "step", left
             dash = ' stroke-dasharray="7 4"' if c.dash else ""
             out.append(f'<g class="legend-item"><line x1="{x:.1f}" x2="{x + 26:.1f}" y1="{y:.1f}" y2="{y:.1f}" '
                        f'stroke="{c.color}" stroke-width="3"{dash}/><text x="{x + 32:.1f}" y="{y + 5:.1f}">'
-                       f'{escape(c.name)}</text></g>')
+                       f'{html_text(c.name)}</text></g>')
             x += w
     out.append("</svg>")
     return "".join(out)

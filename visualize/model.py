@@ -1,11 +1,11 @@
 """The model's size: how many parameters each component holds."""
 from __future__ import annotations
 
-import html
 
 import plotly.graph_objects as go
 
 from .style import BAR_COLOR, style_figure
+from .text import html_text
 
 
 def _two_lines(name: str, width: int = 12) -> str:
@@ -23,7 +23,7 @@ def parameter_breakdown(counts: dict[str, int], title="") -> go.Figure:
     it fits there, else just after it (the axis leaves room for it).
     """
     names = list(counts)
-    labels = [html.escape(str(name), quote=False) for name in names]  # names, not tokens: spaces stay spaces
+    labels = [html_text(name) for name in names]  # names, not tokens: spaces stay spaces
     values = [int(counts[name]) for name in names]
     total = sum(values)
     text = [f"{v:,} ({100 * v / total:.1f}%)" if total else f"{v:,}" for v in values]

@@ -7,13 +7,12 @@ one line per cell saying what it is (the tabs pass the library's Grid.cell). The
 """
 from __future__ import annotations
 
-import html
-
 import numpy as np
 import plotly.graph_objects as go
 
 from .sizes import MIN_CELL_PX, MIN_LABEL_PX, figure_size
 from .style import CHAR_WIDTH, DIVERGING_COLORSCALE, FRAME, as_array, colorbar, style_figure
+from .text import html_text
 
 WRITTEN_CELLS = 400  # up to this many cells each has its value written in; past it only the hover and the caption
 CELL_FONT = 13  # px of a written value (at least MIN_LABEL_PX)
@@ -31,8 +30,8 @@ def _written(v: float, columns: int) -> str:
 
 
 def _escaped(labels) -> list[str]:
-    """Labels as plotly shows them: html-escaped (`<s>` would vanish as markup), spaces as they are."""
-    return [html.escape(str(label), quote=False) for label in labels]
+    """Labels as plotly shows them: as text (`<s>` would vanish as markup; visualize.text), spaces as they are."""
+    return [html_text(label) for label in labels]
 
 
 def patching_grid(values, rows, columns, hover, title: str, scale: str, row_title: str = "",
@@ -58,7 +57,7 @@ def patching_grid(values, rows, columns, hover, title: str, scale: str, row_titl
     size = figure_size(C, R, container_px or 1e9, label_px + 60, _AROUND_Y, column_px, max(MIN_CELL_PX, 30))
     fig = go.Figure(go.Heatmap(
         z=np.where(np.isfinite(v), v, None).tolist(), x=list(range(C)), y=list(range(R)), zmin=-bound, zmax=bound,
-        zmid=0, colorscale=DIVERGING_COLORSCALE, customdata=[[str(h) for h in row] for row in hover],
+        zmid=0, colorscale=DIVERGING_COLORSCALE, customdata=[_escaped(row) for row in hover],
         hovertemplate="%{customdata}<extra></extra>", text=text, texttemplate="%{text}" if text else None,
         textfont=dict(size=max(CELL_FONT, MIN_LABEL_PX)), xgap=1, ygap=1, colorbar=colorbar(scale)))
     ticks = dict(type="category", tickmode="array", showgrid=False, tickfont=dict(size=14), **FRAME)

@@ -12,6 +12,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from .sizes import MIN_LABEL_PX
+from .text import html_text
 
 FONT = dict(family="Helvetica, Arial, sans-serif", size=16, color="#222222")  # system fonts only, nothing fetched
 TITLE_SIZE = 18
@@ -115,8 +116,7 @@ def visible_whitespace(token) -> str:
 
 def axis_labels(tokens) -> list[str]:
     """Tokens as tick labels: html-escaped (plotly reads `<s>` as markup and hides it), whitespace made visible."""
-    return [visible_whitespace(html.escape(str(token), quote=False))  # & < > only: plotly does not decode &quot;
-            for token in tokens]
+    return [visible_whitespace(html_text(token)) for token in tokens]
 
 
 CHAR_WIDTH, LINE_HEIGHT = 0.62, 1.25  # a tick label's width per character, and its line's height, in font sizes

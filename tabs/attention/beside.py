@@ -16,6 +16,7 @@ from transformer.heads import AttentionKind
 from transformer.interpretability.probe import AttentionRecord
 from transformer.interpretability.views import SHOW
 from transformer.translation import TASK as TRANSLATION
+from visualize.text import markdown_text
 
 from checks import UserError, check_text
 from limits import BESIDE_CONCURRENCY, BESIDE_KEPT
@@ -92,7 +93,14 @@ def translations(ckpt: str, text: str, target: str, key: str) -> Translations:
 
 
 def _quoted(text: str) -> str:
-    return f"“{text}”" if text else "(nothing: it wrote </s> first)"
+    """A translation or the reference between quotes, as text (never markup: it came from a model, a user or a
+    link)."""
+    return f"“{markdown_text(text)}”" if text else "(nothing: it wrote \\</s\\> first)"
+
+
+def _named(ckpt: str) -> str:
+    """A checkpoint's name in bold, as text."""
+    return f"**{markdown_text(ckpt)}**"
 
 
 def section_texts(ckpt: str, shown: Translations, reference: str) -> tuple[str, str, str]:
@@ -100,12 +108,12 @@ def section_texts(ckpt: str, shown: Translations, reference: str) -> tuple[str, 
     Marian, or why it could not read the input."""
     read = (f"Reference (the Spanish both decoders read): {_quoted(reference)}" if reference else
             "No reference: each map reads its own model's greedy output (the target box is empty).")
-    ours = f"**{ckpt}** (ours, Bible verses) writes: {_quoted(shown.ours)}"
+    ours = f"{_named(ckpt)} (ours, Bible verses) writes: {_quoted(shown.ours)}"
     if shown.marian is None:
         return read, ours, GET_MARIAN
     if shown.refused:
-        return read, ours, f"**{shown.marian}** cannot read this: {shown.refused}"
-    return read, ours, f"**{shown.marian}** (Marian, OPUS) writes: {_quoted(shown.marian_text)}"
+        return read, ours, f"{_named(shown.marian)} cannot read this: {markdown_text(shown.refused)}"
+    return read, ours, f"{_named(shown.marian)} (Marian, OPUS) writes: {_quoted(shown.marian_text)}"
 
 
 def build_beside(record, made_by, text, target, page_width, draw, focus):
@@ -139,11 +147,12 @@ def build_beside(record, made_by, text, target, page_width, draw, focus):
         if rec is None or not ckpt or not translates(ckpt, key):
             yield (gr.Column(visible=False),) + (gr.update(),) * 5
             return
-        yield gr.Column(visible=True), "", f"**{ckpt}** (ours) …", None, "…", None
+        yield gr.Column(visible=True), "", f"{_named(ckpt)} (ours) …", None, "…", None
         try:
             shown = translations(ckpt, source, reference_text, key)
         except REFUSALS as e:  # our model refused to translate it (too long to decode, ...): say so in the section
-            yield gr.update(), "", f"**{ckpt}** cannot translate this: {_why(e)}", in_words(rec, width), "", None
+            yield (gr.update(), "", f"{_named(ckpt)} cannot translate this: {markdown_text(_why(e))}",
+                   in_words(rec, width), "", None)
             return
         read, ours, marian = section_texts(ckpt, shown, reference_text)
         yield (gr.update(), read, ours, in_words(rec, width), marian,

@@ -9,6 +9,7 @@ import gradio as gr
 import pandas as pd
 
 import visualize as viz
+from visualize.text import html_text
 from transformer.interpretability.ablation import default_eval_set, evaluate, head_importance_stream, heads_off
 from transformer.interpretability.analysis import attention_rollout
 from transformer.encoding import most_target_tokens
@@ -50,7 +51,8 @@ def draw_qk(made_by, record, kind, layer, head, query, shown=None, request: gr.R
     query = check_index(query, "query", len(pattern.query_tokens))
     s = qk_on_gpu(model_ref(made_by, browser_key(request)), record, kind, layer, head, query)
     return viz.qk_steps(s.scores, s.scaled, s.allowed, s.weights, s.contributions, s.key_tokens, s.d_k,
-                        title=f"query {query} ({s.query_token!r}), {kind}, layer {layer}, head {head}", bias=s.bias)
+                        title=f"query {query} ({html_text(repr(s.query_token))}), {kind}, layer {layer}, head {head}",
+                        bias=s.bias)
 
 
 @gpu(duration=10)

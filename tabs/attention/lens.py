@@ -7,6 +7,7 @@ import gradio as gr
 
 import visualize as viz
 from visualize.sizes import box_width
+from visualize.text import html_text
 from transformer.interpretability.logit_lens import LogitLens, logit_lens
 
 from checks import UserError, check_index
@@ -56,7 +57,8 @@ def draw_lens(made_by, record, position, shown=None, width=None, request: gr.Req
                                container_px=box_width(width, in_section=True) if width else None)
     token = lens.final_tokens[t]
     curve = viz.final_token_curve(lens.final_probs[:, t], lens.rows, token,
-                                  title=f"position {t} ({lens.position_tokens[t]!r}): p({token!r}) by layer")
+                                  title=f"position {t} ({html_text(repr(lens.position_tokens[t]))}): "
+                                        f"p({html_text(repr(token))}) by layer")
     return grid, curve, "" if lens.through_final_norm else POST_NORM
 
 

@@ -29,6 +29,7 @@ import gradio as gr
 
 from transformer.checkpoint import CheckpointError
 from transformer.heads import AttentionKind
+from visualize.text import markdown_text
 
 from checks import UserError, check_choice, check_index
 from limits import GENERATE_CONCURRENCY
@@ -134,12 +135,15 @@ def rows_linked(after, record, kind, note):
                                  positions)
     return (keep if view.query is None else index_slider(rows, view.query),
             keep if view.lens_position is None else index_slider(positions, view.lens_position),
-            said(([note] if note else []) + ignored) if ignored else keep)
+            said(ignored, shown=note) if ignored else keep)
 
 
-def said(ignored: list[str]):
-    """The note above the tabs: the sentences of what was ignored, shown only when there are some."""
-    return gr.update(value=" ".join(ignored), visible=bool(ignored))
+def said(ignored: list[str], shown: str = ""):
+    """The note above the tabs: the sentences of what was ignored, after the note `shown` already (as the page has
+    it), shown only when there are some. The sentences quote the link, so they reach the page as text
+    (visualize.text.markdown_text), never as markup."""
+    value = " ".join(part for part in (shown, markdown_text(" ".join(ignored))) if part)
+    return gr.update(value=value, visible=bool(value))
 
 
 def link_query(vocab: Vocabulary, made_by, given, record, kind, layer, head, cells, words, score, sections,

@@ -8,6 +8,7 @@ import pandas as pd
 import torch
 
 import visualize as viz
+from visualize.text import markdown_text
 from transformer.interpretability.analysis import LOW_IS_INTERESTING, top_head
 from transformer.heads import AttentionKind, HeadId
 from transformer.interpretability.probe import KINDS
@@ -62,7 +63,7 @@ def record_notice(record, kind: str) -> str:
     notice = "".join(f"**{m}** " for m in record.notices)
     if record.unknown_chars:
         notice += (f"Characters this model never saw became `<unk>`: "
-                   f"{' '.join(repr(c) for c in record.unknown_chars)}. ")
+                   f"{markdown_text(' '.join(repr(c) for c in record.unknown_chars))}. ")
     L, H = record.patterns[kind].shape
     return notice + only_one(layer=L, head=H)
 

@@ -27,6 +27,7 @@ from store.gpu import gpu
 from store.record_cache import RecordCache
 from store.sessions import browser_key
 from visualize.sizes import box_width
+from visualize.text import markdown_text
 from tabs.figure_export import figure
 from widgets.errors import handler
 from widgets.ui import FAST, open_states, separately
@@ -181,11 +182,11 @@ def draw_patching(made_by, record, record_b, kind, layer, head, answer="", other
     kind = str(AttentionKind.parse(kind)) if kind in record.patterns else record.kinds[0]
     grids = PATCHINGS.get(record, ("grids", kind) + args[1:], lambda: grids_on_gpu(source, *args, kind))
     if "refused" in grids:
-        return f"**Cannot patch:** {grids['refused']}", *(None,) * 5, ""
+        return f"**Cannot patch:** {markdown_text(grids['refused'])}", *(None,) * 5, ""
     L, H = grids["heads"].values.shape
     layer, head = check_index(layer, "layer", L), check_index(head, "head", H)
     how = "attribution patching (a gradient estimate)" if grids["approximate"] else "activation patching"
-    note = (f"Metric: **{grids['metric']}**. Heads by {how}; the selected head is outlined. "
+    note = (f"Metric: **{markdown_text(grids['metric'])}**. Heads by {how}; the selected head is outlined. "
             f"Patching tells which parts carry the difference; not how they compute it.")
     full = box_width(width, in_section=True) if width else None
     half = box_width(width, in_section=True, columns=1 if viz.narrow_page(width) else 2) if width else None
@@ -198,7 +199,7 @@ def draw_patching(made_by, record, record_b, kind, layer, head, answer="", other
     label = HeadId(kind, layer, head)
     words = [f"**Head {label}**: patched alone it recovers **{float(grids['heads'].values[layer, head]):.3f}**."]
     if isinstance(one["dla"], str):
-        dla, words = None, words + [f"Direct logit attribution: {one['dla']}"]
+        dla, words = None, words + [f"Direct logit attribution: {markdown_text(one['dla'])}"]
     else:
         values, total = one["dla"]
         hover = [[f"layer {i}, head {h}: {float(values[i, h]):+.3f} logits directly" for h in range(H)]
@@ -213,7 +214,8 @@ def draw_patching(made_by, record, record_b, kind, layer, head, answer="", other
                                                                                             "into later heads")):
         if isinstance(one[name], str):
             figures.append(None)
-            words.append(f"Path patching ({'into' if name == 'senders' else 'from'} the head): {one[name]}")
+            words.append(f"Path patching ({'into' if name == 'senders' else 'from'} the head): "
+                         f"{markdown_text(one[name])}")
         else:
             figures.append(_paths_figure(one[name], title, half))
     return (note, residual, heads, dla, *figures, " ".join(words))

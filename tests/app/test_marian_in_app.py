@@ -9,6 +9,7 @@ import pytest
 from tests.app_server import api_client
 from tests.conftest import add_to_hub_cache
 from tests.tiny_marian import build_tiny_marian
+from visualize.text import markdown_text
 
 MARIAN = "tiny-marian (pretrained)"
 FILES = ("config.json", "generation_config.json", "model.safetensors", "source.spm", "target.spm", "vocab.json",
@@ -89,7 +90,7 @@ def test_the_translation_demo_shows_what_the_generate_tab_writes_for_both_models
     shown = translations(demo.ckpt, demo.text, demo.target, "")
     assert (shown.ours, shown.marian, shown.marian_text) == (ours, MARIAN, marian)
     _, ours_line, marian_line = section_texts(demo.ckpt, shown, demo.target)
-    assert f"“{ours}”" in ours_line and f"“{marian}”" in marian_line
+    assert f"“{markdown_text(ours)}”" in ours_line and f"“{markdown_text(marian)}”" in marian_line
     from transformer.interpretability.probe import record_attention
 
     model, tok, _ = library()

@@ -15,6 +15,7 @@ from transformer.interpretability.patching_demos import induction_texts
 from transformer.interpretability.patching_metric import logit_difference
 from transformer.interpretability.patching_runs import minimal_pair
 from transformer.interpretability.path_patching import path_patching_into
+from visualize.text import markdown_text
 
 CLEAN, CORRUPTED = induction_texts()  # the induction demo's pair
 
@@ -47,7 +48,7 @@ def test_the_section_draws_the_librarys_grids(client):
     assert plot_json(heads)["data"][0]["customdata"][1][0] == truth.cell(1, 0)
     paths = path_patching_into(model, pair, metric, ("decoder self", 1, 0))["decoder self"]
     assert close(values(into), [paths.values[c, 0].tolist() for c in range(3)])  # layer 0's query, key, value
-    assert metric.describe(tok) in note and "1.0" in head_note and dla is not None
+    assert markdown_text(metric.describe(tok)) in note and "1.0" in head_note and dla is not None
 
 
 def test_a_pair_of_different_lengths_is_refused_in_words(client):
@@ -65,4 +66,4 @@ def test_direct_logit_attribution_of_a_post_norm_model_is_refused_in_words(clien
     client.predict("attentiom", api_name="/compare_inputs")
     note, residual, heads, dla, *_, head_note = client.predict("cross", 1, 0, "", "", -1, api_name="/patching")
     assert heads is not None and dla is None
-    assert "post-norm" in head_note
+    assert markdown_text("post-norm") in head_note

@@ -19,6 +19,7 @@ from tabs.attention.two_inputs import compare_and_keep, draw_two
 from tabs.generate import clear_generate, decoding_for, run_generate
 from tabs.generate_link import generate_linked, generation_query
 from tests.conftest import page_call
+from visualize.text import markdown_text
 
 KEY = "0123456789abcdef0123456789ab0029"  # a browser's key, in its page's cookie (store.sessions.browser_key)
 TABS = ("generate", "attention", "positional", "train", "model")
@@ -90,8 +91,8 @@ def test_a_query_row_or_position_past_the_input_is_ignored_in_words():
     rows = len(record.patterns["cross"].query_tokens)
     query_row, lens_position, note = rows_linked({"query": rows, "lens_position": 0}, record, "cross", "Earlier.")
     assert query_row == {"__type__": "update"} and lens_position["value"] == 0
-    assert note["visible"] and note["value"] == (f"Earlier. The link's query row {rows} was ignored: this input has "
-                                                 f"{rows} rows (0 to {rows - 1}).")
+    assert note["visible"] and note["value"] == "Earlier. " + markdown_text(  # the note as the page has it, then
+        f"The link's query row {rows} was ignored: this input has {rows} rows (0 to {rows - 1}).")  # text
     assert compare_linked("reverse", record, {"query": 1, "text_b": None}) == (gr.skip(), gr.skip())  # no B
 
 
@@ -103,9 +104,10 @@ def test_a_stale_link_opens_the_model_and_says_what_it_ignored():
     assert note["visible"] is True
     note = note["value"]
     assert (ckpt, text, target, opens) == ("reverse", "stale", "", "qk")
-    assert ("The link's head decoder self 5.2 was ignored: this model's decoder self attention has 2 layers of 4 "
-            "heads.") in note
-    assert "The link's words 'maybe' was ignored" in note and "The link's section 'vault' was ignored" in note
+    assert markdown_text("The link's head decoder self 5.2 was ignored: this model's decoder self attention has 2 "
+                         "layers of 4 heads.") in note
+    assert markdown_text("The link's words 'maybe' was ignored") in note
+    assert markdown_text("The link's section 'vault' was ignored") in note
     assert focus == ("reverse", "decoder self", None, None, None)
     *_, view, record = compute_attention(ckpt, text, target, focus, request=opening(query))
     assert view[0] == "decoder self" and view[1:] == record.patterns["decoder self"].sharpest_head()
@@ -128,7 +130,8 @@ def test_a_view_of_a_browsers_own_model_has_no_link():
     with pytest.raises(Exception, match="trained in this browser: it stays with the browser that trained it"):
         link_query(VOCAB, made_by, given, record, "cross", 0, 0, "weights", False, "entropy", "")
     note = open_link(VOCAB, "reverse", opening(f"?tab=attention&ckpt={name}&text=abc"))[8]["value"]
-    assert f"The link's checkpoint {name!r} was ignored" in note and "stays with the browser" in note
+    assert markdown_text(f"The link's checkpoint {name!r} was ignored") in note
+    assert markdown_text("stays with the browser") in note
 
 
 def test_the_sections_a_link_opens_are_the_pages_own():
