@@ -22,10 +22,17 @@ def check_text(text, what: str = "input", limit: int = MAX_PROMPT_CHARS) -> str:
         raise UserError(f"the {what} is empty: type something first")
     if len(text) > limit:
         raise UserError(f"the {what} is {len(text):,} characters long; the limit here is {limit:,}")
+    return check_characters(text, f"the {what}")
+
+
+def check_characters(text: str, what: str) -> str:
+    """`text` when every character of it is one (UTF-8 can write it); a lone UTF-16 surrogate, half of a pair that a
+    client can send in JSON, gets a UserError naming `what` and where (no tokenizer can read it: tokenizers raises
+    TypeError, and the reply that echoed it could not be encoded)."""
     try:
         text.encode("utf-8")
-    except UnicodeEncodeError as e:  # a lone UTF-16 surrogate: no tokenizer can read it (tokenizers: TypeError)
-        raise UserError(f"the {what} has a lone surrogate at character {e.start + 1} (half of a UTF-16 pair, not a "
+    except UnicodeEncodeError as e:
+        raise UserError(f"{what} has a lone surrogate at character {e.start + 1} (half of a UTF-16 pair, not a "
                         f"character): remove it") from None
     return text
 

@@ -13,6 +13,8 @@ MAX_PROMPT_CHARS = 2000  # a prompt or any other typed input of the Generate and
 HUB_NAME_CHARS = 200  # the name of a Hugging Face Hub dataset to train on
 LINK_CHARS = 8000  # the query of a link to a view (store.view_link): proxies and chat apps cut longer URLs (nginx
 #                    and many proxies stop at 8 KiB of request line); a 2,000-character ASCII input fits
+QUERY_CHARS = 2 * LINK_CHARS  # any request's query (a link's, which the page's calls repeat, with a host's own keys):
+#                               longer is refused in words (414); past 65,536 httpx fails inside gradio (HTTP 500)
 
 # How many may wait and run
 TRAINING_GROUP = "train"  # the concurrency group of every training (Start, Compare, Watch) and its own waiting line

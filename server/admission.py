@@ -22,8 +22,10 @@ import inspect
 
 import gradio as gr
 
+from checks import UserError, check_characters
 from limits import REFUSAL_BACKOFF
 from store.clients import client_address
+from widgets import errors
 
 from . import lines
 from .backoff import RefusalBackoff
@@ -55,11 +57,42 @@ def check_no_urls(inputs) -> None:
             raise Refused("a file must be uploaded, not named by a URL: this server fetches nothing for a client")
 
 
+def label_of(block) -> str:
+    """How a message names an input: its label as the page shows it, else its kind of component."""
+    return getattr(block, "label", None) or type(block).__name__
+
+
+def texts_in(value) -> list[str]:
+    """Every string inside a call's input (a list's, a dict's), walked without recursion."""
+    found, stack = [], [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            found.append(item)
+        elif isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, (list, tuple)):
+            stack.extend(item)
+    return found
+
+
+def check_characters_of(inputs, data: list) -> None:
+    """Every text of every input is made of characters: a lone UTF-16 surrogate is refused naming its input
+    (checks.check_characters), before a tokenizer fails on it with a traceback."""
+    for i, (block, value) in enumerate(zip(inputs, data or [])):
+        for text in texts_in(value):
+            try:
+                check_characters(text, label_of(block))
+            except UserError as e:
+                raise Refused(str(e), i) from None
+
+
 def check_values(fn, data: list) -> None:
-    """Texts within their Textbox's max_length; a file input holds an uploaded file's reference or nothing; a
-    checkbox group, a list (gradio fails on anything else with a generic error)."""
+    """Texts within their Textbox's max_length and made of characters; a file input holds an uploaded file's
+    reference or nothing; a checkbox group, a list (gradio fails on anything else with a generic error)."""
+    check_characters_of(fn.inputs, data)
     for i, (block, value) in enumerate(zip(fn.inputs, data)):
-        label = getattr(block, "label", None) or type(block).__name__
+        label = label_of(block)
         limit = getattr(block, "max_length", None) if isinstance(block, gr.Textbox) else None
         if limit and isinstance(value, str) and len(value) > limit:
             raise Refused(f"{label}: {len(value):,} characters; the limit is {limit:,}", i)
@@ -128,8 +161,9 @@ def refusing_urls(prepare):
     async def checked_preprocess(block_fn, inputs, *args, **kwargs):
         try:
             check_no_urls(inputs)
+            check_characters_of(block_fn.inputs, inputs)  # calls that skip the queue's door too
         except Refused as refusal:
-            raise gr.Error(str(refusal)) from None
+            raise errors.refusal(str(refusal)) from None
         return await prepare(block_fn, inputs, *args, **kwargs)
 
     return checked_preprocess

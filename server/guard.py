@@ -8,7 +8,8 @@ from pathlib import Path
 import gradio as gr
 from starlette.middleware import Middleware
 
-from limits import BODY_BYTES, CONFIGS_KEPT, DISK_BYTES, DISK_SWEEP_SECONDS, SESSIONS, UPLOAD_BYTES
+from limits import (BODY_BYTES, CONFIGS_KEPT, DISK_BYTES, DISK_SWEEP_SECONDS, LINK_CHARS, QUERY_CHARS, SESSIONS,
+                    UPLOAD_BYTES)
 from server import admission, analytics, compat, optional_modules, session_state
 from server.config_cache import ConfigAnswers
 from server.http_gate import RequestGate
@@ -48,7 +49,8 @@ def protect(demo: gr.Blocks) -> dict:
     demo.preprocess_data = session_state.tidying(prepare, demo)
     budget = disk_budget(demo)
     EXPORTS.parent = budget.root
-    gate = Middleware(RequestGate, max_body=BODY_BYTES, on_upload=budget.wrote, functions=demo.fns)
+    gate = Middleware(RequestGate, max_body=BODY_BYTES, on_upload=budget.wrote, functions=demo.fns,
+                      max_query=QUERY_CHARS, made_links=LINK_CHARS)
     configs = Middleware(ConfigAnswers, kept=CONFIGS_KEPT)  # behind the gate: what it refuses is never kept
     return dict(max_file_size=UPLOAD_BYTES, state_session_capacity=SESSIONS,
                 app_kwargs={"middleware": [gate, configs]}, **analytics.MONITORING)

@@ -12,6 +12,9 @@ is checked for before gradio reads it.
   any string (100,000 characters, `../../x`, right-to-left marks) and kept it, and an empty one gave HTTP 500.
 - A JSON body's `fn_index` must name one of the app's functions (`functions`): a huge one or -1 gave HTTP 500 from
   a KeyError inside gradio.
+- A query (what follows "?") over `max_query` characters is refused with 414 in words: a link to a view is opened
+  through the page's query, which the page's calls repeat, and past 65,536 characters gradio failed with HTTP 500
+  (httpx.InvalidURL) where it reads the request's URL.
 - After an upload (`/upload`), its size is reported to `on_upload` (the disk budget counts it).
 """
 from __future__ import annotations
@@ -25,6 +28,9 @@ SESSION_ID = re.compile(r"[0-9a-z]{1,32}|[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{1
 BAD_SESSION = ("the session id must look like gradio's own (1 to 32 lowercase letters and digits, as the page makes "
                "them, or a UUID, as gradio_client does); got {got}")
 NO_FUNCTION = "no function {index} in this app: its functions are numbered 0 to {last}"
+LONG_QUERY = ("this link is {length:,} characters long after its '?'; the app opens links of at most {limit:,} "
+              "(the links it makes have at most {made:,}): open the app's address without what follows the '?', or "
+              "copy a new link from the app")
 
 
 def session_refusal(session) -> str | None:
@@ -80,8 +86,10 @@ def fetches_a_url(path: str) -> bool:
 
 
 class RequestGate:
-    def __init__(self, app, max_body: int, on_upload=None, functions=None):
+    def __init__(self, app, max_body: int, on_upload=None, functions=None, max_query: int | None = None,
+                 made_links: int | None = None):
         self.app, self.max_body, self.on_upload = app, max_body, on_upload
+        self.max_query, self.made_links = max_query, made_links if made_links is not None else max_query
         self.functions = frozenset(functions) if functions is not None else None
 
     async def __call__(self, scope, receive, send):
@@ -89,6 +97,10 @@ class RequestGate:
             return await self.app(scope, receive, send)
         if fetches_a_url(scope.get("path", "")):
             return await _respond(send, 403, "this server fetches no URL for a client")
+        query = scope.get("query_string", b"")
+        if self.max_query is not None and len(query) > self.max_query:
+            return await _respond(send, 414, LONG_QUERY.format(length=len(query), limit=self.max_query,
+                                                              made=self.made_links))
         for session in named_sessions(scope):
             if (why := session_refusal(session)) is not None:
                 return await _respond(send, 400, why)

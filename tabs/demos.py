@@ -19,6 +19,7 @@ from tabs.ask_first import (Question, ask_first_row, column_mean, in_view_when_d
 from tabs.attention.translation_view import GOLD_SCORE
 from tabs.attention.views import SHOW
 from tabs.train.request import HYPER_PARAMETERS
+from widgets.errors import refusal
 
 
 @dataclass(frozen=True)
@@ -224,7 +225,7 @@ def apply_demo(label: str, ckpt: str):
     """
     demo = next((d for d in available_demos() if d.label == label), None)
     if demo is None:
-        raise gr.Error(f"unknown demo {str(label)[:40]!r}")
+        raise refusal(f"unknown demo {str(label)[:40]!r}")
     if not runs(demo):
         return (gr.update(),) * 6 + (f"**{demo.label}.** {demo.missing}",) + (gr.update(),) * (
             4 + len(FIGURE_OUTPUTS) + len(HYPER_PARAMETERS) + len(PATCH_OUTPUTS))

@@ -26,7 +26,7 @@ from store.catalogue import ModelRef, description, model_ref, pretrained, pretra
 from store.gpu import gpu
 from store.sessions import browser_key
 from tabs.figure_export import figure
-from widgets.controls import Number, Slider, index_control, index_slider
+from widgets.controls import Number, Radio, Slider, index_control, index_slider
 from widgets.errors import handler
 from widgets.link import copy_link_row
 from widgets.ui import Followers
@@ -169,7 +169,7 @@ def run_fill_mask(ckpt, text, top_k, request: gr.Request = None):
     for any other model, a notice saying which model can and how to get one."""
     key = browser_key(request)
     text = check_text(text, "text")
-    top_k = check_number(top_k, "Top tokens", *FILL_MASK_TOP, integer=True)
+    top_k = check_number(top_k, "Top tokens per mask", *FILL_MASK_TOP, integer=True)
     _, _, info = resolve(ckpt, key)
     if info["model"]["arch"] != "encoder-only":
         return None, fill_mask_notice(ckpt)
@@ -236,7 +236,7 @@ def build_generate_tab(ckpt, followers: Followers, page_width: gr.State):
                 example = gr.Button("New example", elem_id="gen-example")
                 go = gr.Button("Generate", variant="primary", elem_id="gen-go")
         with gr.Row():
-            strategy = gr.Radio(list(STRATEGIES), value="greedy", label="Decoding", elem_id="gen-decoding")
+            strategy = Radio(list(STRATEGIES), value="greedy", label="Decoding", elem_id="gen-decoding")
             temperature = Slider(*GENERATE["temperature"], value=OPENING["temperature"], step=0.05,
                                  label="Temperature (sample)")
             top_k = Slider(*GENERATE["top_k"], value=OPENING["top_k"], step=1, label="Top-k (0 = off)")

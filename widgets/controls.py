@@ -10,6 +10,7 @@ from __future__ import annotations
 import gradio as gr
 
 from checks import UserError, real_number
+from widgets.errors import refusal
 
 
 def _checked_number(component, payload):
@@ -19,7 +20,7 @@ def _checked_number(component, payload):
     try:
         return real_number(payload, component.label, component.minimum, component.maximum)
     except UserError as e:
-        raise gr.Error(str(e)) from None
+        raise refusal(str(e)) from None
 
 
 def index_slider(count: int, value: int | None = None) -> dict:
@@ -61,35 +62,53 @@ class Slider(gr.Slider):
 
 
 class Number(gr.Number):
-    """gr.Number with the same clear error as Slider for text, NaN, infinities or a list (None stays None)."""
+    """gr.Number with the same clear error as Slider for text, NaN, infinities or a list (None stays None), and for
+    a number outside its range (gradio's own says "Value 9 is greater than maximum value 4." of no field)."""
 
     def preprocess(self, payload):
         value = _checked_number(self, payload)
         if value is not None and self.precision == 0 and value != int(value):  # gradio would round 1.5 to 2
-            raise gr.Error(f"{self.label} must be a whole number, got {value:g}")
+            raise refusal(f"{self.label} must be a whole number, got {value:g}")
+        if value is not None and self.minimum is not None and value < self.minimum:
+            raise refusal(f"{self.label} must be at least {self.minimum:g}, got {value:g}")
+        if value is not None and self.maximum is not None and value > self.maximum:
+            raise refusal(f"{self.label} must be at most {self.maximum:g}, got {value:g}")
         return super().preprocess(value)
 
 
 class Radio(gr.Radio):
-    """gr.Radio that passes a value outside its current choices on to the handler instead of failing in gradio.
+    """gr.Radio that passes a value outside its current choices on to the handler instead of failing in gradio
+    (whose "Value: ... is not in the list of choices" names no field): every handler checks the value and names the
+    field (checks.check_choice, tabs.train.request).
 
     When a new record changes the choices (a model without cross-attention), change events already on their way
     still carry the old choice; the handler, which knows the record, decides what to draw (tabs.attention.page)."""
 
     def preprocess(self, payload):
         if payload is not None and not isinstance(payload, str):
-            raise gr.Error(f"{self.label} must be one of the listed choices, got {str(payload)[:40]!r}")
+            raise refusal(f"{self.label} must be one of the listed choices, got {str(payload)[:40]!r}")
+        return payload
+
+
+class CheckboxGroup(gr.CheckboxGroup):
+    """gr.CheckboxGroup that passes ticked values outside its current choices on to the handler, as Radio does
+    (the heads to switch off: tabs.attention.inside names the head the model does not have); anything but a list
+    of texts gets an error naming the control."""
+
+    def preprocess(self, payload):
+        if payload is not None and not (isinstance(payload, list) and all(isinstance(v, str) for v in payload)):
+            raise refusal(f"{self.label} must be a list of the listed choices, got {str(payload)[:40]!r}")
         return payload
 
 
 class Dropdown(gr.Dropdown):
-    """gr.Dropdown that passes a name outside its current choices on to the handler instead of failing in gradio
-    (the checkpoint list). A page whose session state gradio let go (store.sessions) still lists the models it
-    trained, while the server's fresh copy of its list has only the fixed checkpoints; the handler
-    (store.catalogue.resolve) knows the browser's models and answers an unknown name with a clear message. (Named
-    as gradio's: the page draws a component by its class name.)"""
+    """gr.Dropdown that passes a name outside its current choices on to the handler instead of failing in gradio,
+    as Radio does: the handler names the field. The checkpoint list: a page whose session state gradio let go
+    (store.sessions) still lists the models it trained, while the server's fresh copy of its list has only the fixed
+    checkpoints; the handler (store.catalogue.resolve) knows the browser's models and answers an unknown name with a
+    clear message. (Named as gradio's: the page draws a component by its class name.)"""
 
     def preprocess(self, payload):
         if payload is not None and not isinstance(payload, str):
-            raise gr.Error(f"{self.label} must be one of the listed choices, got {str(payload)[:40]!r}")
+            raise refusal(f"{self.label} must be one of the listed choices, got {str(payload)[:40]!r}")
         return payload

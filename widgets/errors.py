@@ -12,6 +12,12 @@ from transformer.checkpoint import CheckpointError
 from checks import UserError
 
 
+def refusal(message: str) -> gr.Error:
+    """The error a user sees for a value the app refuses, in words: gradio shows its message, and prints no
+    traceback in the server's log (gr.Error prints one by default: a refusal is not a fault of the server)."""
+    return gr.Error(message, print_exception=False)
+
+
 def _message(e: Exception) -> str:
     return str(e) if not isinstance(e, KeyError) else str(e.args[0] if e.args else e)
 
@@ -27,7 +33,7 @@ def handler(fn):
             except gr.Error:
                 raise
             except (UserError, ValueError, CheckpointError) as e:
-                raise gr.Error(_message(e)) from None
+                raise refusal(_message(e)) from None
         return wrapped_generator
 
     @functools.wraps(fn)
@@ -37,5 +43,5 @@ def handler(fn):
         except gr.Error:
             raise
         except (UserError, ValueError, CheckpointError) as e:
-            raise gr.Error(_message(e)) from None
+            raise refusal(_message(e)) from None
     return wrapped

@@ -24,7 +24,7 @@ from store.catalogue import ModelRef, model_ref
 from store.gpu import gpu
 from store.sessions import browser_key
 from tabs.figure_export import figure
-from widgets.controls import index_control
+from widgets.controls import CheckboxGroup, index_control
 from widgets.errors import handler
 from widgets.ui import FAST, open_states, separately
 
@@ -81,9 +81,9 @@ def _parse_heads(kind, labels, L, H):
         try:
             head = HeadId.parse(str(label), kind)
         except ValueError:
-            raise UserError(f"heads are named layer.head, got {str(label)[:20]!r}") from None
+            raise UserError(f"heads to switch off are named layer.head, got {str(label)[:20]!r}") from None
         if not (0 <= head.layer < L and 0 <= head.head < H):
-            raise UserError(f"there is no head {label} here ({L} layers x {H} heads)")
+            raise UserError(f"heads to switch off: there is no head {label} here ({L} layers x {H} heads)")
         heads.append((head.kind, head.layer, head.head))
     return heads
 
@@ -96,11 +96,19 @@ def _continue(model, tok, record, mask) -> str:
     return tok.decode(ids)
 
 
+def _known_kind(record, kind):
+    """`kind` when the record has it (or there is no record yet: selected_pattern says so), else a UserError naming
+    the Attention control."""
+    if record is not None and kind not in record.patterns:
+        raise UserError(f"the attention kind must be one of {', '.join(record.kinds)}; got {str(kind)[:40]!r}")
+    return kind
+
+
 @handler
 def run_ablation(made_by, record, kind, labels, request: gr.Request = None):
     """The model's output and its score on a fixed evaluation set, with every head on and with the chosen heads
     off (zeroed before the output projection, for this call only)."""
-    pattern = selected_pattern(record, kind)
+    pattern = selected_pattern(record, _known_kind(record, kind))
     source = model_ref(made_by, browser_key(request))
     heads = _parse_heads(kind, labels, *pattern.shape)
     if not heads:
@@ -125,9 +133,7 @@ def ablation_on_gpu(source: ModelRef, record, heads: list, label: str) -> list[d
 def run_importance(made_by, record, kind, request: gr.Request = None, progress=gr.Progress()):
     """Each head switched off alone: how much worse the model gets, as a layers x heads grid of the selected kind
     (checked before the minute of computing, not after)."""
-    if record is not None and kind not in record.patterns:
-        raise UserError(f"kind must be one of {', '.join(record.kinds)}; got {str(kind)[:40]!r}")
-    selected_pattern(record, kind)
+    selected_pattern(record, _known_kind(record, kind))
     for done, result in importance_on_gpu(model_ref(made_by, browser_key(request)), record):
         if result is None:
             progress(done, desc="heads")
@@ -164,7 +170,7 @@ def build_inside(demo, record, made_by, kind, layer, head):
                     "the loss of the target given the source (translation: the reference Spanish when you gave "
                     "it, else the model's own translation), or the loss on the input (language models). Head "
                     "importance switches off one head at a time.")
-        heads = gr.CheckboxGroup([], label="Heads to switch off (layer.head)", elem_id="att-ablate-heads")
+        heads = CheckboxGroup([], label="Heads to switch off (layer.head)", elem_id="att-ablate-heads")
         with gr.Row():
             run = gr.Button("Run with these heads off", elem_id="att-ablate")
             importance = gr.Button("Head importance (one head off at a time)", elem_id="att-importance")

@@ -29,6 +29,7 @@ import gradio as gr
 
 from transformer.checkpoint import CheckpointError
 from transformer.heads import AttentionKind
+from transformer.interpretability.views import SHOW
 from visualize.text import markdown_text
 
 from checks import UserError, check_choice, check_index
@@ -157,6 +158,7 @@ def link_query(vocab: Vocabulary, made_by, given, record, kind, layer, head, cel
     if record is None or given is None or made_by is None:
         raise UserError("press Show attention first: the link opens the view on the screen")
     kind = check_choice(kind, "attention", record.kinds)
+    cells, score = check_choice(cells, "cells show", SHOW), check_choice(score, "overview colour", vocab.scores)
     L, H = record.patterns[kind].shape
     names = tuple(s for s in SECTIONS if s in str(sections or "").split(","))
     rows = len(selected_pattern(record, kind).query_tokens)

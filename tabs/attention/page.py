@@ -30,7 +30,7 @@ from tabs.attention.two_inputs import build_two_inputs
 from tabs.attention.views import (NORMS_EXPLAINED, SHOW, cell_value, draw_caption, norms_focus, view_pattern,
                                   view_title)
 from tabs.figure_export import figure
-from widgets.controls import Radio, index_control, index_slider, only_one
+from widgets.controls import Dropdown, Radio, index_control, index_slider, only_one
 from widgets.errors import handler
 from widgets.figure_caption import figure_caption, with_caption
 from widgets.ui import FAST, Followers, separately
@@ -271,7 +271,7 @@ def build_attention_tab(demo, ckpt, followers: Followers, page_width: gr.State):
                 with gr.Row():
                     layer = index_control(2, label="Layer", elem_id="att-layer")
                     head = index_control(4, label="Head", elem_id="att-head")
-                score = gr.Dropdown(SCORES, value="anti-diagonal", label="Overview colour", elem_id="att-score")
+                score = Dropdown(SCORES, value="anti-diagonal", label="Overview colour", elem_id="att-score")
                 overview = figure("Layers x heads", "att-overview")
         beside = build_beside(record, made_by, text, target, page_width, draw=draw_figures, focus=focus_head)
         gr.Markdown("Each row is a token looking at the tokens of the columns; a row's weights sum to 1. Grey "

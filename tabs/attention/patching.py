@@ -29,6 +29,7 @@ from store.sessions import browser_key
 from visualize.sizes import box_width
 from visualize.text import markdown_text
 from tabs.figure_export import figure
+from widgets.controls import Number
 from widgets.errors import handler
 from widgets.ui import FAST, open_states, separately
 
@@ -231,8 +232,8 @@ def build_patching(demo, record, record_b, made_by, kind, layer, head, page_widt
                                 elem_id="patch-answer")
             other = gr.Textbox(label="Other token (empty: the corrupted run's top token)",
                                max_length=MAX_PROMPT_CHARS, elem_id="patch-other")
-            position = gr.Number(-1, precision=0, label="Position (-1: the last; translation: where the runs "
-                                                        "first differ)", elem_id="patch-position")
+            position = Number(-1, precision=0, label="Position (-1: the last; translation: where the runs "
+                                                     "first differ)", elem_id="patch-position")
             run = gr.Button("Patch", elem_id="patch-run", min_width=80)
         note = gr.Markdown(elem_id="patch-note")
         residual = figure("Residual stream", "patch-residual")

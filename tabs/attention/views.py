@@ -52,7 +52,7 @@ def display(record):
 def view_parts(record, kind, show, words, made_by, request=None):
     """(the pattern of `kind` over tokens, its value-weighted norms or None, words): what the view switches ask."""
     pattern = selected_pattern(record, kind)
-    show = check_choice(show if show is not None else SHOW[0], "show", SHOW)
+    show = check_choice(show if show is not None else SHOW[0], "cells show", SHOW)
     if words is not None and not isinstance(words, bool):
         raise UserError(f"words must be true or false, got {str(words)[:20]!r}")
     norms = kind_norms(record, pattern.kind, made_by, request) if show != SHOW[0] else None

@@ -29,7 +29,7 @@ def run_comparison_session(request: TrainingRequest, which: str = "kv-heads",
     variants trained before get their rows, every curve stays as far as it got."""
     request = request.validated()
     if which not in COMPARISONS:
-        raise ValueError(f"Compare: choose one of {', '.join(COMPARISONS)}, got {which!r}")
+        raise ValueError(f"Variants to compare must be one of {', '.join(COMPARISONS)}, got {str(which)[:40]!r}")
     request.steps = min(request.steps, COMPARE["steps"])
     run = build_run(request)
     config, train_cfg = run.model.config, run.train_cfg

@@ -32,7 +32,7 @@ from tabs.train.session import SAMPLE_COLUMNS, export_checkpoint, run_training_s
 from tabs.train.stop_signal import StopSignal
 from tabs.train.watch import WATCH_EXPLAINED, run_watch
 from tabs.figure_export import svg_exports
-from widgets.controls import Number, index_control, index_slider
+from widgets.controls import Dropdown, Number, Radio, index_control, index_slider
 from widgets.errors import handler
 from widgets.ui import FAST
 
@@ -192,7 +192,8 @@ def disables_the_buttons(fn):
 
 
 def bounded_number(key: str, label: str) -> Number:
-    """A number box preset to the tiny model's value; gradio itself refuses values outside TRAINING[key]."""
+    """A number box preset to the tiny model's value; a value outside TRAINING[key] is refused naming the box
+    (widgets.controls.Number)."""
     lo, hi = TRAINING[key]
     return Number(value=PRESETS["tiny"][key], label=f"{label} ({lo:g}-{hi:g})", minimum=lo, maximum=hi,
                      precision=None if isinstance(lo, float) else 0)
@@ -208,8 +209,8 @@ def build_train_tab(ckpt, door=None):
                     f"Your last {USER_MODELS.per_browser} models stay in the checkpoint list of this browser, also "
                     "after a reload.")
         with gr.Row():
-            source = gr.Radio(["task", "text"], value="task", label="Train on", elem_id="train-source")
-            task = gr.Dropdown(sorted(TASKS), value="reverse", label="Task", elem_id="train-task")
+            source = Radio(["task", "text"], value="task", label="Train on", elem_id="train-source")
+            task = Dropdown(sorted(TASKS), value="reverse", label="Task", elem_id="train-task")
             preset = gr.Radio(list(PRESETS), value="tiny", label="Model size")
         with gr.Accordion("Text (for “text”): paste, upload a .txt, or name a Hub dataset", open=False):
             gr.Markdown(f"A text model reads one character per token: the {CHAR_VOCAB - len(SPECIAL_TOKENS)} most "
@@ -228,17 +229,17 @@ def build_train_tab(ckpt, door=None):
                 lr, steps, batch = (bounded_number(k, label) for k, label in
                                     (("lr", "Peak learning rate"), ("steps", "Steps"), ("batch_size", "Batch size")))
             with gr.Row():
-                attention = gr.Dropdown([("multi-head (MHA)", "mha"), ("multi-head latent (MLA)", "mla")],
-                                        value="mha", label="Attention", elem_id="train-attention-kind")
-                positions = gr.Dropdown([("sinusoidal (the paper)", "sinusoidal"), ("learned", "learned"),
-                                         ("RoPE (rotary)", "rope"), ("ALiBi (linear bias)", "alibi")],
-                                        value="sinusoidal", label="Positions", elem_id="train-positions")
+                attention = Dropdown([("multi-head (MHA)", "mha"), ("multi-head latent (MLA)", "mla")],
+                                     value="mha", label="Attention", elem_id="train-attention-kind")
+                positions = Dropdown([("sinusoidal (the paper)", "sinusoidal"), ("learned", "learned"),
+                                      ("RoPE (rotary)", "rope"), ("ALiBi (linear bias)", "alibi")],
+                                     value="sinusoidal", label="Positions", elem_id="train-positions")
         with gr.Row():
             start = gr.Button("Start", variant="primary", elem_id="train-start")
             stop = gr.Button("Stop", variant="stop", elem_id="train-stop")
             compare = gr.Button("Compare variants (trains once per variant)", elem_id="train-compare")
-            compare_which = gr.Dropdown([(label, key) for key, label in COMPARISONS.items()], value="kv-heads",
-                                        label="Variants to compare", elem_id="train-compare-which")
+            compare_which = Dropdown([(label, key) for key, label in COMPARISONS.items()], value="kv-heads",
+                                     label="Variants to compare", elem_id="train-compare-which")
         with gr.Accordion("Watch an induction head form (2-4 minutes)", open=False, elem_id="train-watch-section"):
             gr.Markdown(WATCH_EXPLAINED)
             watch = gr.Button("Watch an induction head form", elem_id="train-watch")
