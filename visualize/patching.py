@@ -13,7 +13,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from .sizes import MIN_CELL_PX, MIN_LABEL_PX, figure_size
-from .style import CHAR_WIDTH, DIVERGING_COLORSCALE, FRAME, as_array, colorbar, style_figure
+from .style import CHAR_WIDTH, DIVERGING_COLORSCALE, FRAME, as_array, colorbar, cut_label, style_figure
 
 WRITTEN_CELLS = 400  # up to this many cells each has its value written in; past it only the hover and the caption
 CELL_FONT = 13  # px of a written value (at least MIN_LABEL_PX)
@@ -31,8 +31,9 @@ def _written(v: float, columns: int) -> str:
 
 
 def _escaped(labels) -> list[str]:
-    """Labels as plotly shows them: html-escaped (`<s>` would vanish as markup), spaces as they are."""
-    return [html.escape(str(label), quote=False) for label in labels]
+    """Labels as plotly shows them: html-escaped (`<s>` would vanish as markup), spaces as they are, cut past
+    MAX_LABEL_CHARS (style.cut_label)."""
+    return [html.escape(cut_label(str(label)), quote=False) for label in labels]
 
 
 def patching_grid(values, rows, columns, hover, title: str, scale: str, row_title: str = "",

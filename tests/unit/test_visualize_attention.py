@@ -335,3 +335,36 @@ def test_visualize_never_imports_gradio():
             names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
                 [node.module or ""] if isinstance(node, ast.ImportFrom) else []
             assert not any(n.split(".")[0] == "gradio" for n in names), path
+
+
+# Issue 38, item 1: the translation demo's English verse read by `reverse` in words is one 37-character "word"
+# (every space and capital an <unk>); its label, upright under a layer's grid, pushed the grid's margins past the
+# figure's 370 px height: plotly threw "Something went wrong with axis scaling" and the page drew nothing more.
+LONG_WORD = "<unk>he<unk>disciples<unk>were<unk>fi"
+
+
+@pytest.mark.parametrize("narrow, box", [(False, 720), (True, 326)])
+def test_a_long_token_is_cut_and_leaves_every_figure_a_plot_area(narrow, box):
+    """Invariant: whatever the tokens, each figure's margins leave its plot area at least MIN_CELL_PX a cell on each
+    side, and no tick label is longer than MAX_LABEL_CHARS as read (html unescaped); the hover names the whole
+    token. Oracle for the cut: the token's first 15 characters and "…"."""
+    import html
+
+    from visualize.sizes import MAX_LABEL_CHARS
+
+    tokens = [LONG_WORD, "</s>"]
+    w = np.array([[1.0, 0.0], [0.5, 0.5]])
+    one = head_heatmap(w, tokens, tokens, title="cross attention in words, layer 1, head 2", narrow=narrow,
+                       box_px=box)
+    grid = layer_grid(np.stack([w] * 4), tokens, tokens, title="cross attention in words, layer 1, all heads",
+                      cols=2 if narrow else 4, box_px=box if narrow else 1216)
+    for fig, width in ((one, one.layout.width or box), (grid, box if narrow else 1216)):
+        layout = fig.layout
+        labels = [html.unescape(t) for t in (layout.xaxis.ticktext or layout.xaxis.labelalias.values())]
+        assert max(map(len, labels)) <= MAX_LABEL_CHARS, labels
+        rows = 1 if fig is one else math.ceil(4 / (2 if narrow else 4))
+        assert layout.height - layout.margin.t - layout.margin.b >= MIN_CELL_PX * len(tokens) * rows, \
+            (layout.height, layout.margin)
+        assert width - layout.margin.l - layout.margin.r >= MIN_CELL_PX * len(tokens), (width, layout.margin)
+    assert html.unescape(one.layout.xaxis.ticktext[0]) == "<unk>he<unk>dis…"
+    assert html.unescape(one.data[0].customdata[0][0][1]) == LONG_WORD  # the hover: the whole token
