@@ -98,6 +98,11 @@ BESIDE_KEYS_PX = {False: 158, True: 62}
 QUERY_CHAR = 0.45  # a query label's width per character, in font sizes (measured: 10 letters at 16 px, 72 px)
 
 
+def least_column(key_tokens) -> float:
+    """The least width (px) of a key's column: MIN_CELL_PX, and room for its label side by side or upright."""
+    return max(MIN_CELL_PX, label_space(tick_labels(key_tokens), MIN_LABEL_PX))
+
+
 def heatmap_size(query_tokens, key_tokens, narrow: bool, box_px: float | None = None, masked: bool = False
                  ) -> FigureSize:
     """The one-head heatmap's size on a projector's page (narrow False) or a phone's (True), in a box `box_px`
@@ -106,7 +111,7 @@ def heatmap_size(query_tokens, key_tokens, narrow: bool, box_px: float | None = 
     and a label's line (visualize.sizes.figure_size: past the box, the figure is wider and the page scrolls it)."""
     T, S = len(query_tokens), len(key_tokens)
     font = token_font_size(T, every_token=True)
-    column = max(MIN_CELL_PX, label_space(tick_labels(key_tokens), MIN_LABEL_PX))
+    column = least_column(key_tokens)
     row = max(MIN_CELL_PX, LINE_HEIGHT * font)
     widest = max((len(html.unescape(label)) for label in tick_labels(query_tokens)), default=1)
     around_x = BESIDE_KEYS_PX[bool(narrow)] + QUERY_CHAR * font * widest
@@ -154,9 +159,25 @@ def head_heatmap(weights, query_tokens, key_tokens, title="", mask=None, narrow:
     if narrow is None:
         return style_figure(fig, title)
     # The figure's width is known: so are its margins (visualize.margins), and plotly draws it once
+    box = HEATMAP_BOX_PX[bool(narrow)] if box_px is None else box_px
     flat = bool(narrow or size.width)  # the colour bar lies flat above the plot (see below), or stands beside it
-    margin = fit_margins(fig, size.width or (HEATMAP_BOX_PX[bool(narrow)] if box_px is None else box_px),
-                         colorbar=not flat, bar_px=COLORBAR_THICKNESS, legend_rows=int(allowed is not None))
+    margin = fit_margins(fig, size.width or box, colorbar=not flat, bar_px=COLORBAR_THICKNESS,
+                         legend_rows=int(allowed is not None))
+    # heatmap_size guessed what lies beside the cells; the margins are what does. A figure wider than its box is as
+    # wide as its cells at their least and its margins, and one whose margins leave its cells under their least
+    # grows past its box, its bar flat (issue 38: the causal mask at 1280 was 820 px where 732 held it; on a phone
+    # "Previous-token head" drew 15.8 px cells, "Weights or what moves" 15.4, under MIN_CELL_PX)
+    S = len(key_tokens)
+    need = math.ceil(margin["l"] + margin["r"] + least_column(key_tokens) * S)
+    if need > box and not flat:
+        flat = True
+        margin = fit_margins(fig, need, colorbar=False, bar_px=COLORBAR_THICKNESS,
+                             legend_rows=int(allowed is not None))
+        need = math.ceil(margin["l"] + margin["r"] + least_column(key_tokens) * S)
+    if size.width or need > box:
+        layout["width"] = max(need, math.ceil(box))
+    drawn = (layout.get("width", box) - margin["l"] - margin["r"]) / S  # a cell's width as drawn
+    layout["meta"] = dict(cell_px=min(drawn, size.row_px))
     if flat:
         layout["height"] = size.height + (0 if narrow else _BAR_ABOVE)  # heatmap_size counts it on a phone
     # tall enough for the margins and every row at its size

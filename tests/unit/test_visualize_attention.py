@@ -11,7 +11,7 @@ import torch
 from transformer.interpretability.analysis import head_scores
 from visualize import (attended_bar, axis_labels, grid_columns, head_heatmap, layer_grid, overview,
                        scores_table, token_probabilities)
-from visualize.attention import BESIDE_KEYS_PX, HEATMAP_BOX_PX, MASKED, QUERY_CHAR
+from visualize.attention import HEATMAP_BOX_PX, MASKED
 from visualize.sizes import MIN_CELL_PX, MIN_LABEL_PX
 from visualize.style import ATTENTION_COLORSCALE, CHAR_WIDTH, LINE_HEIGHT, MASKED_COLOR
 
@@ -74,8 +74,11 @@ def test_a_phone_keeps_readable_cells_and_labels_and_grows_wider_than_its_box(to
     for axis in (fig.layout.xaxis, fig.layout.yaxis):
         assert axis.tickmode == "array" and list(axis.ticktext) == tokens and axis.tickfont.size >= MIN_LABEL_PX
     assert fig.layout.meta["cell_px"] >= MIN_CELL_PX
-    widest = max(len(t) for t in tokens)  # the query labels beside the cells, in a 12 px font
-    assert fig.layout.width == math.ceil(BESIDE_KEYS_PX[True] + QUERY_CHAR * 12 * widest + 24 * MIN_CELL_PX)
+    # issue 38: as wide as its margins and its cells at the least, so the cells as drawn are MIN_CELL_PX (the width
+    # guessed from what lies beside the cells, BESIDE_KEYS_PX, left them 15.75 px: 452 px for 74 px of margins)
+    margin = fig.layout.margin
+    assert fig.layout.width == math.ceil(margin.l + margin.r + 24 * MIN_CELL_PX)
+    assert (fig.layout.width - margin.l - margin.r) / 24 >= MIN_CELL_PX
     assert fig.layout.width > HEATMAP_BOX_PX[True]
     assert fig.layout.height >= 24 * MIN_CELL_PX and fig.data[0].colorbar.orientation == "h"
 
@@ -98,7 +101,8 @@ def test_past_the_box_every_token_keeps_its_label_and_of_unknown_width_plotly_th
     tokens = [chr(ord("a") + i % 26) for i in range(64)]
     wide = head_heatmap(softmax_rows(64, 64), tokens, tokens, narrow=False)
     assert wide.layout.xaxis.tickmode == "array" and wide.data[0].colorbar.orientation == "h"  # seen unscrolled
-    assert wide.layout.width == math.ceil(BESIDE_KEYS_PX[False] + QUERY_CHAR * 12 + 64 * MIN_CELL_PX)
+    margin = wide.layout.margin  # as wide as its margins and its cells at the least (issue 38)
+    assert wide.layout.width == math.ceil(margin.l + margin.r + 64 * MIN_CELL_PX)
     tokens = tokens[:24]
     fig = head_heatmap(softmax_rows(24, 24), tokens, tokens)
     assert (fig.layout.xaxis.tickmode, fig.layout.yaxis.tickmode, fig.layout.height) == ("auto", "auto", None)
