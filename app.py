@@ -144,12 +144,20 @@ body.asking #demo-answer, body.asking #demo-explain {display: none !important}
 body.revealed #demo-reveal, body.revealed #demo-question {display: none !important}  /* the answer takes its place */
 body.asking .tabs > .tabitem {visibility: hidden !important}
 #demo-question {font-size: var(--text-xl)}
+/* After Reveal the answer stays with the figure, on a phone too (issue 38: it was above the screen there): the notes,
+   answer first, pinned at the top in at most a third of the screen, the rest of them scrolled inside it; the figure
+   stops under them (tabs.ask_first.IN_VIEW). Not in a @media block: gradio writes those only under
+   `.gradio-container .contain`, inside which the body's class is never found */
+body.revealed #demo-notes {position: sticky; top: 0; z-index: 1002; background: var(--body-background-fill);
+  max-height: 33vh; overflow-y: auto}
 #demo-ask {align-items: center}
 @media (max-width: PHONE_WIDTHpx) {
   /* the switch is for a teacher at a projector: on a phone it is the row's last cell, the buttons keep the view */
   #demo-row > .form:has(#demo-ask-first) {order: 99}
   #demo-ask {flex-direction: column !important; align-items: stretch}
   #demo-ask > * {width: 100% !important}
+  /* plotly's toolbar, shown at a touch, lay over the figure's title; PNG and HTML are under every figure */
+  .js-plotly-plot .modebar-container {display: none !important}
 }
 /* The training's status line is never faded: gradio greys a Markdown awaiting an update of a call in flight (its
    `.pending`, opacity 0.2), and a running watch or training always has one, so the line a class reads (step, loss,

@@ -23,7 +23,7 @@ class Question:
     rule: Callable[[Cells], object]  # reads the answer off the revealed figure
     expected: object  # what `rule` gives on it
     figure: str = "att-one"  # the figure read: the one-head heatmap, the patching section's heads grid
-    #                          ("patch-heads") or the Positional tab's sinusoids ("pe-matrix")
+    #                          ("patch-heads") or the Positional tab's sinusoids (tabs.positional.PE_MATRIX)
 
 
 def most_common_offset(cells: Cells) -> int:

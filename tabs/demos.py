@@ -18,6 +18,7 @@ from tabs.ask_first import (Question, ask_first_row, column_mean, in_view_when_d
                             most_common_offset, sign_changes, top_cells)
 from tabs.attention.translation_view import GOLD_SCORE
 from tabs.attention.views import SHOW
+from tabs.positional import PE_MATRIX
 from tabs.train.request import HYPER_PARAMETERS
 from widgets.errors import refusal
 
@@ -44,11 +45,23 @@ class Demo:
 
     @property
     def figure(self) -> str:
-        """The id of the figure the demo is about, which the page brings into view once drawn: its question's, else
-        a patching demo's heads grid, else the one-head heatmap."""
+        """The id of the figure the demo is about, which the page brings into view once drawn (wire_demos), and
+        Reveal after its question: its question's, else a patching demo's heads grid, else its tab's (FIGURES).
+        The one owner of where a demo takes the page (tests/app/test_demo_targets.py: each is on the page)."""
         if self.question:
             return self.question.figure
-        return "patch-heads" if self.text_b else "att-one"
+        return "patch-heads" if self.text_b else FIGURES[self.tab]
+
+    @property
+    def streams(self) -> bool:
+        """Whether its figure is what a run streams to (the Train tab's status line): in view once laid out, then
+        followed while it grows (tabs.ask_first.in_view_when_drawn)."""
+        return self.tab == "train"
+
+
+# The figure a demo of each tab is about: the one-head heatmap, the sinusoids' matrix, the training's status line (its
+# chart under it: tabs.ask_first.CAPTIONS)
+FIGURES = {"attention": "att-one", "positional": PE_MATRIX, "train": "train-status"}
 
 
 FIGURE_OUTPUTS = ("record", "one", "grid", "overview", "table")  # what an attention demo clears at once (and so the
@@ -190,7 +203,7 @@ DEMOS = [
                            "**The first.** Dimension 0's wavelength is 2π positions; the last one's is nearly "
                            "10000·2π, so it hardly changes over the first 100 positions.",
                            lambda cells: "first" if sign_changes(cells.z[:, 0]) > sign_changes(cells.z[:, -1])
-                           else "last", "first", figure="pe-matrix")),
+                           else "last", "first", figure=PE_MATRIX)),
     Demo("Attention forming live", "train",
          "Press **Start**: a tiny model learns to **reverse** letters from scratch (3000 steps, 2-4 minutes on a "
          "2-core laptop). The attention map refreshes at every evaluation: noise first, then the anti-diagonal appears "
@@ -287,14 +300,19 @@ def wire_demos(buttons, explain, tabs, ckpt, attention: dict, train: dict):
     for button, d in zip(buttons, available_demos()):
         event = button.click(apply_demo, [gr.State(d.label), ckpt], outputs, api_visibility="private",
                              queue=False)
-        if d.kind and runs(d):  # recompute even when the checkpoint did not change (its .change then does not fire)
+        if not runs(d):
+            continue
+        # the figure it is about in view once drawn (the page scrolls only when it is not: no server call); a
+        # patching demo's heads grid is drawn later, once the second input's record has arrived; what a training
+        # demo streams to as soon as the Train tab shows it (the Sinusoid waves' matrix was never brought into view)
+        in_view = dict(fn=None, inputs=None, outputs=None, js=in_view_when_drawn(d.figure, streaming=d.streams),
+                       api_visibility="private")
+        if d.kind:  # recompute even when the checkpoint did not change (its .change then does not fire)
             drawn = attention["compute_after"](event.then, api_visibility="private")
-            # the figure it is about in view once drawn (the page scrolls only when it is not: no server call); a
-            # patching demo's heads grid is drawn later, once the second input's record has arrived
-            drawn.then(None, None, None, js=in_view_when_drawn(d.figure), api_visibility="private")
+            drawn.then(**in_view)
             if d.text_b:  # then the second input: the patching section draws the pair when it arrives
                 drawn.then(**attention["compare"], api_visibility="private")
-        if d.watch:  # the watch's status line and its chart in view as soon as the Train tab shows them
-            event.then(None, None, None, js=in_view_when_drawn("train-status", streaming=True),
-                       api_visibility="private")
+        else:
+            event.then(**in_view)
+        if d.watch:
             train["watch_after"](event.then, api_visibility="private")

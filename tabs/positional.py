@@ -20,6 +20,7 @@ from widgets.errors import handler
 from widgets.ui import FAST, Followers, separately
 
 
+PE_MATRIX = "pe-matrix"  # the sinusoidal matrix's elem_id: the figure "Sinusoid waves" is about (tabs.demos)
 POSITION_SCHEMES = {"sinusoidal": "fixed sinusoidal positions added to its embeddings",
                     "learned": "learned positions added to its embeddings",
                     "rope": "RoPE (its queries and keys are rotated)",
@@ -174,7 +175,8 @@ def build_positional_tab(demo, ckpt, followers: Followers):
             dims = gr.Textbox(value="0, 1, 6, 7, 40", label="Dimensions to plot as waves")
         with gr.Row():
             matrix = captioned_plot("PE matrix", "Each row is a position's vector. Left columns wave fast, right "
-                                    "columns slowly: together they give every position a unique pattern.")
+                                    "columns slowly: together they give every position a unique pattern.",
+                                    elem_id=PE_MATRIX)
             waves = captioned_plot("Waves", "Dimension 2i is a sine, 2i+1 the cosine of the same frequency; the "
                                    "wavelength grows from 2π to 10000·2π across the dimensions.")
         with gr.Row():

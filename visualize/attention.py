@@ -5,6 +5,7 @@ each row sums to 1. Tokens go on the axes by position, so a repeated token keeps
 """
 from __future__ import annotations
 
+import html
 import math
 
 import numpy as np
@@ -16,8 +17,8 @@ from .margins import COLORBAR_PAD_PX, PAD, axis_px, fit_margins, text_px
 from .sizes import MIN_CELL_PX, MIN_LABEL_PX, FigureSize, bars_that_fit, box_width, figure_size
 from .style import (ATTENTION_COLORSCALE, BAR_COLOR, COLORBAR_THICKNESS, FONT, FRAME, HIGHLIGHT_COLOR, LEGEND_BELOW, LINE_HEIGHT,
                     MASKED_COLOR,
-                    PHONE_WIDTH, as_array, axis_labels, colorbar, label_space, style_figure, token_axis, top_margin,
-                    token_font_size)
+                    PHONE_WIDTH, as_array, axis_labels, colorbar, label_space, style_figure, tick_labels, token_axis,
+                    top_margin, token_font_size)
 
 UNBOUNDED_SCORES = {"entropy", "mean distance"}  # coloured by their data range; the other scores lie in 0..1
 DARK_MEANS = {("entropy", True): "sharp", ("entropy", False): "spread out"}  # (score, low_is_interesting) -> words
@@ -97,6 +98,11 @@ BESIDE_KEYS_PX = {False: 158, True: 62}
 QUERY_CHAR = 0.45  # a query label's width per character, in font sizes (measured: 10 letters at 16 px, 72 px)
 
 
+def least_column(key_tokens) -> float:
+    """The least width (px) of a key's column: MIN_CELL_PX, and room for its label side by side or upright."""
+    return max(MIN_CELL_PX, label_space(tick_labels(key_tokens), MIN_LABEL_PX))
+
+
 def heatmap_size(query_tokens, key_tokens, narrow: bool, box_px: float | None = None, masked: bool = False
                  ) -> FigureSize:
     """The one-head heatmap's size on a projector's page (narrow False) or a phone's (True), in a box `box_px`
@@ -105,9 +111,9 @@ def heatmap_size(query_tokens, key_tokens, narrow: bool, box_px: float | None = 
     and a label's line (visualize.sizes.figure_size: past the box, the figure is wider and the page scrolls it)."""
     T, S = len(query_tokens), len(key_tokens)
     font = token_font_size(T, every_token=True)
-    column = max(MIN_CELL_PX, label_space(axis_labels(key_tokens), MIN_LABEL_PX))
+    column = least_column(key_tokens)
     row = max(MIN_CELL_PX, LINE_HEIGHT * font)
-    widest = max((len(label) for label in axis_labels(query_tokens)), default=1)
+    widest = max((len(html.unescape(label)) for label in tick_labels(query_tokens)), default=1)
     around_x = BESIDE_KEYS_PX[bool(narrow)] + QUERY_CHAR * font * widest
     around_y = _AROUND_HEATMAP + (40 if masked else 0) + (_BAR_ABOVE if narrow else 0)
     return figure_size(S, T, HEATMAP_BOX_PX[bool(narrow)] if box_px is None else box_px, around_x, around_y,
@@ -153,9 +159,25 @@ def head_heatmap(weights, query_tokens, key_tokens, title="", mask=None, narrow:
     if narrow is None:
         return style_figure(fig, title)
     # The figure's width is known: so are its margins (visualize.margins), and plotly draws it once
+    box = HEATMAP_BOX_PX[bool(narrow)] if box_px is None else box_px
     flat = bool(narrow or size.width)  # the colour bar lies flat above the plot (see below), or stands beside it
-    margin = fit_margins(fig, size.width or (HEATMAP_BOX_PX[bool(narrow)] if box_px is None else box_px),
-                         colorbar=not flat, bar_px=COLORBAR_THICKNESS, legend_rows=int(allowed is not None))
+    margin = fit_margins(fig, size.width or box, colorbar=not flat, bar_px=COLORBAR_THICKNESS,
+                         legend_rows=int(allowed is not None))
+    # heatmap_size guessed what lies beside the cells; the margins are what does. A figure wider than its box is as
+    # wide as its cells at their least and its margins, and one whose margins leave its cells under their least
+    # grows past its box, its bar flat (issue 38: the causal mask at 1280 was 820 px where 732 held it; on a phone
+    # "Previous-token head" drew 15.8 px cells, "Weights or what moves" 15.4, under MIN_CELL_PX)
+    S = len(key_tokens)
+    need = math.ceil(margin["l"] + margin["r"] + least_column(key_tokens) * S)
+    if need > box and not flat:
+        flat = True
+        margin = fit_margins(fig, need, colorbar=False, bar_px=COLORBAR_THICKNESS,
+                             legend_rows=int(allowed is not None))
+        need = math.ceil(margin["l"] + margin["r"] + least_column(key_tokens) * S)
+    if size.width or need > box:
+        layout["width"] = max(need, math.ceil(box))
+    drawn = (layout.get("width", box) - margin["l"] - margin["r"]) / S  # a cell's width as drawn
+    layout["meta"] = dict(cell_px=min(drawn, size.row_px))
     if flat:
         layout["height"] = size.height + (0 if narrow else _BAR_ABOVE)  # heatmap_size counts it on a phone
     # tall enough for the margins and every row at its size
@@ -174,6 +196,7 @@ def head_heatmap(weights, query_tokens, key_tokens, title="", mask=None, narrow:
 
 
 GRID_COLUMNS = 4  # heads per row of layer_grid on a projector or a laptop
+_GRID_ROW_PX = 120  # the least height of a row of layer_grid's heads
 
 
 def narrow_page(page_width: float | None = None) -> bool:
@@ -227,7 +250,11 @@ def layer_grid(weights, query_tokens, key_tokens, title="", cols=GRID_COLUMNS, m
     bar = colorbar(value, x=1, xanchor="left", xpad=COLORBAR_PAD_PX) if box_px else colorbar(value)
     fitted = dict(margin=fit_margins(fig, box_px, colorbar=bool(scale), bar_px=COLORBAR_THICKNESS,
                                      legend_rows=int(allowed is not None))) if box_px else {}
-    return style_figure(fig, title, top_space=30, height=120 + 250 * nrows + (40 if allowed is not None else 0),
+    height = 120 + 250 * nrows + (40 if allowed is not None else 0)
+    if fitted:  # never less than its margins and a readable row of heads (_GRID_ROW_PX): a plot area under 0 px
+        # throws in plotly ("Something went wrong with axis scaling") and the page stopped drawing
+        height = max(height, top_margin(title, 30) + fitted["margin"]["b"] + _GRID_ROW_PX * nrows)
+    return style_figure(fig, title, top_space=30, height=height,
                         coloraxis=dict(cmin=0, cmax=1, colorscale=ATTENTION_COLORSCALE, colorbar=bar,
                                        showscale=bool(scale)), **fitted)
 

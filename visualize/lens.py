@@ -10,7 +10,7 @@ import plotly.graph_objects as go
 
 from .sizes import MIN_CELL_PX, figure_size
 from .style import (ATTENTION_COLORSCALE, BAR_COLOR, CHAR_WIDTH, FRAME, HIGHLIGHT_COLOR, LINE_HEIGHT, as_array,
-                    axis_labels, colorbar, style_figure)
+                    axis_labels, colorbar, style_figure, tick_labels)
 
 
 CELL_CHARS = 6  # a cell writes at most this many characters of its token ("Espíri…"); the hover has the whole token
@@ -64,7 +64,7 @@ def logit_lens_grid(top_tokens, top_probs, row_labels, position_tokens, title=""
         raise ValueError(f"need {R} row labels and {T} position tokens, got {len(row_labels)} and "
                          f"{len(position_tokens)}")
     text = [axis_labels([_cell_text(t) for t in row]) for row in top_tokens]
-    positions = axis_labels(position_tokens)
+    positions = tick_labels(position_tokens)
     font = CELL_FONT
     column = _column_px(text, font)
     across = figure_size(T, R, container_px or 1e9, _label_px(row_labels, font) + 20, _AROUND_Y, column, _ROW_PX)
@@ -73,7 +73,7 @@ def logit_lens_grid(top_tokens, top_probs, row_labels, position_tokens, title=""
     if turned:
         size = figure_size(R, T, container_px, _label_px(positions, font) + 20, _AROUND_Y, column,
                            max(MIN_CELL_PX, math.ceil(LINE_HEIGHT * font + 6)))
-    hover = np.array([positions] * R, dtype=object)  # (rows, T)
+    hover = np.array([axis_labels(position_tokens)] * R, dtype=object)  # (rows, T): each token whole
     z, cells, custom = (p.T, [list(r) for r in zip(*text)], hover.T) if turned else (p, text, hover)
     fig = go.Figure(go.Heatmap(
         z=z, x=list(range(z.shape[1])), y=list(range(z.shape[0])), zmin=0, zmax=1, colorscale=ATTENTION_COLORSCALE,

@@ -11,7 +11,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from .sizes import MIN_CELL_PX, MIN_LABEL_PX, figure_size
-from .style import CHAR_WIDTH, DIVERGING_COLORSCALE, FRAME, as_array, colorbar, style_figure
+from .style import CHAR_WIDTH, DIVERGING_COLORSCALE, FRAME, as_array, colorbar, cut_label, style_figure
 from .text import html_text
 
 WRITTEN_CELLS = 400  # up to this many cells each has its value written in; past it only the hover and the caption
@@ -30,8 +30,9 @@ def _written(v: float, columns: int) -> str:
 
 
 def _escaped(labels) -> list[str]:
-    """Labels as plotly shows them: as text (`<s>` would vanish as markup; visualize.text), spaces as they are."""
-    return [html_text(label) for label in labels]
+    """Labels as plotly shows them: as text (`<s>` would vanish as markup; visualize.text), spaces as they are, cut
+    past MAX_LABEL_CHARS (style.cut_label)."""
+    return [html_text(cut_label(str(label))) for label in labels]
 
 
 def patching_grid(values, rows, columns, hover, title: str, scale: str, row_title: str = "",

@@ -10,6 +10,9 @@ import math
 from dataclasses import dataclass
 
 MIN_LABEL_PX = 12  # the smallest tick label or cell text (px): a projector's back row and a phone at arm's length
+MAX_LABEL_CHARS = 16  # the longest tick label (characters): a longer token or word is cut, its last one "…" (the
+# hover names it whole). A 40-character word upright took 392 px beside a 720 px heatmap and pushed a layer's grid's
+# margins past its height: plotly threw "Something went wrong with axis scaling" and the page stopped drawing
 MIN_CELL_PX = 16  # the smallest side of a cell (px): holds a MIN_LABEL_PX label upright (a 1.25 x 12 = 15 px line)
 # or two characters across, and a gold circle inside it
 PAGE_MARGIN_PX = 64  # a full-width block is the page's width less this (measured in chromium: 1216 px at 1280, 326 at

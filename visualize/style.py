@@ -11,7 +11,7 @@ import math
 import numpy as np
 import plotly.graph_objects as go
 
-from .sizes import MIN_LABEL_PX
+from .sizes import MAX_LABEL_CHARS, MIN_LABEL_PX
 from .text import html_text
 
 FONT = dict(family="Helvetica, Arial, sans-serif", size=16, color="#222222")  # system fonts only, nothing fetched
@@ -115,8 +115,21 @@ def visible_whitespace(token) -> str:
 
 
 def axis_labels(tokens) -> list[str]:
-    """Tokens as tick labels: html-escaped (plotly reads `<s>` as markup and hides it), whitespace made visible."""
+    """Tokens as plotly writes them (hover texts): as text (plotly reads `<s>` as markup and hides it;
+    visualize.text), whitespace made visible."""
     return [visible_whitespace(html_text(token)) for token in tokens]
+
+
+def tick_labels(tokens) -> list[str]:
+    """Tokens as tick labels: axis_labels, each at most MAX_LABEL_CHARS characters as read on screen (a longer one
+    cut, its last character "…"), so that no label pushes a figure's margins past its size. Example: the 37
+    characters of "<unk>he<unk>disciples<unk>were<unk>fi" read as "<unk>he<unk>dis…"."""
+    return [html_text(cut_label(visible_whitespace(str(token)))) for token in tokens]
+
+
+def cut_label(text: str) -> str:
+    """`text` if it has at most MAX_LABEL_CHARS characters, else its first ones and "…", MAX_LABEL_CHARS in all."""
+    return text if len(text) <= MAX_LABEL_CHARS else text[:MAX_LABEL_CHARS - 1] + "…"
 
 
 CHAR_WIDTH, LINE_HEIGHT = 0.62, 1.25  # a tick label's width per character, and its line's height, in font sizes
@@ -146,12 +159,13 @@ def token_axis(tokens, size: int | None = None, axis_px: float | None = None, **
     `axis_px`, the axis' length in pixels, every position gets its label (tickvals, ticktext) when they fit that
     length side by side (label_space) in a font from `size` down to MIN_LABEL_PX (the largest that fits);
     otherwise (and without `axis_px`) plotly thins them to what the axis holds (every second or third token at 64),
-    each category's label aliased to its token. Wide labels turn upright instead of colliding (labels of one
+    each category's label aliased to its token (tick_labels: cut past MAX_LABEL_CHARS). Wide labels turn upright
+    instead of colliding (labels of one
     character never do: upright they are narrower than a line is tall); the hover always names the full token.
     """
     n = len(tokens)
     size = size or token_font_size(n, every_token=axis_px is not None)
-    labels = axis_labels(tokens)
+    labels = tick_labels(tokens)
     fits = [f for f in range(size, MIN_LABEL_PX - 1, -1) if n * label_space(labels, f) <= (axis_px or 0)]
     if fits:
         size, ticks = fits[0], dict(tickmode="array", tickvals=list(range(n)), ticktext=labels)

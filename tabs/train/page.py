@@ -149,6 +149,11 @@ SHOW_NOTICE = """() => {
 }""".replace("IN_VIEW", IN_VIEW)
 
 
+# Runs in the browser after Stop: the status line, where the run says how it ended, in view with its chart (on a
+# phone, with the watch's section open above it, "Training stopped" was at y 1181 of 844; issue 38)
+SHOW_STATUS = """() => (IN_VIEW)('train-status')""".replace("IN_VIEW", IN_VIEW)
+
+
 @handler
 def download_model(ckpt, request: gr.Request = None) -> str:
     """A checkpoint zip of the selected model, if this browser trained it; written only when asked."""
@@ -310,7 +315,8 @@ def build_train_tab(ckpt, door=None):
     watch_after(watch.click, api_name="watch_induction")
     # Stop asks the run to end after its current step (a training or a comparison); each reports how it ended
     # outside the queue: Stop never waits in a line, however full (server.admission)
-    stop.click(stop_training, None, status, api_name="stop", queue=False)
+    stop.click(stop_training, None, status, api_name="stop", queue=False).then(
+        None, js=SHOW_STATUS, queue=False, api_visibility="private")
     download.click(download_model, ckpt, zip_file, api_name="download_model",
                    concurrency_limit=EXPORT_CONCURRENCY)
     return dict(source=source, task=task, preset=preset, start=start, status=status, curves=curves,

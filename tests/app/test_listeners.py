@@ -71,7 +71,7 @@ def test_only_a_progress_the_page_draws_gives_a_component_a_loading_status(confi
     assert not layout, f"layout blocks given a loading status: {sorted(layout)}"
     held = {elem_id for found in targets.values() for _, elem_id in found}
     assert "att-one" in held  # the heatmap shows the progress of the attention it computes
-    assert not held & {"att-grid", "att-overview", "att-beside-ours", "att-beside-marian", "pe-learned", "pe-pe",
+    assert not held & {"att-grid", "att-overview", "att-beside-ours", "att-beside-marian", "pe-learned", "pe-matrix",
                        "model-parameters"}, held
 
 

@@ -11,7 +11,7 @@ import torch
 from transformer.interpretability.analysis import head_scores
 from visualize import (attended_bar, axis_labels, grid_columns, head_heatmap, layer_grid, overview,
                        scores_table, token_probabilities)
-from visualize.attention import BESIDE_KEYS_PX, HEATMAP_BOX_PX, MASKED, QUERY_CHAR
+from visualize.attention import HEATMAP_BOX_PX, MASKED
 from visualize.sizes import MIN_CELL_PX, MIN_LABEL_PX
 from visualize.style import ATTENTION_COLORSCALE, CHAR_WIDTH, LINE_HEIGHT, MASKED_COLOR
 
@@ -74,8 +74,11 @@ def test_a_phone_keeps_readable_cells_and_labels_and_grows_wider_than_its_box(to
     for axis in (fig.layout.xaxis, fig.layout.yaxis):
         assert axis.tickmode == "array" and list(axis.ticktext) == tokens and axis.tickfont.size >= MIN_LABEL_PX
     assert fig.layout.meta["cell_px"] >= MIN_CELL_PX
-    widest = max(len(t) for t in tokens)  # the query labels beside the cells, in a 12 px font
-    assert fig.layout.width == math.ceil(BESIDE_KEYS_PX[True] + QUERY_CHAR * 12 * widest + 24 * MIN_CELL_PX)
+    # issue 38: as wide as its margins and its cells at the least, so the cells as drawn are MIN_CELL_PX (the width
+    # guessed from what lies beside the cells, BESIDE_KEYS_PX, left them 15.75 px: 452 px for 74 px of margins)
+    margin = fig.layout.margin
+    assert fig.layout.width == math.ceil(margin.l + margin.r + 24 * MIN_CELL_PX)
+    assert (fig.layout.width - margin.l - margin.r) / 24 >= MIN_CELL_PX
     assert fig.layout.width > HEATMAP_BOX_PX[True]
     assert fig.layout.height >= 24 * MIN_CELL_PX and fig.data[0].colorbar.orientation == "h"
 
@@ -98,7 +101,8 @@ def test_past_the_box_every_token_keeps_its_label_and_of_unknown_width_plotly_th
     tokens = [chr(ord("a") + i % 26) for i in range(64)]
     wide = head_heatmap(softmax_rows(64, 64), tokens, tokens, narrow=False)
     assert wide.layout.xaxis.tickmode == "array" and wide.data[0].colorbar.orientation == "h"  # seen unscrolled
-    assert wide.layout.width == math.ceil(BESIDE_KEYS_PX[False] + QUERY_CHAR * 12 + 64 * MIN_CELL_PX)
+    margin = wide.layout.margin  # as wide as its margins and its cells at the least (issue 38)
+    assert wide.layout.width == math.ceil(margin.l + margin.r + 64 * MIN_CELL_PX)
     tokens = tokens[:24]
     fig = head_heatmap(softmax_rows(24, 24), tokens, tokens)
     assert (fig.layout.xaxis.tickmode, fig.layout.yaxis.tickmode, fig.layout.height) == ("auto", "auto", None)
@@ -336,3 +340,36 @@ def test_visualize_never_imports_gradio():
             names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
                 [node.module or ""] if isinstance(node, ast.ImportFrom) else []
             assert not any(n.split(".")[0] == "gradio" for n in names), path
+
+
+# Issue 38, item 1: the translation demo's English verse read by `reverse` in words is one 37-character "word"
+# (every space and capital an <unk>); its label, upright under a layer's grid, pushed the grid's margins past the
+# figure's 370 px height: plotly threw "Something went wrong with axis scaling" and the page drew nothing more.
+LONG_WORD = "<unk>he<unk>disciples<unk>were<unk>fi"
+
+
+@pytest.mark.parametrize("narrow, box", [(False, 720), (True, 326)])
+def test_a_long_token_is_cut_and_leaves_every_figure_a_plot_area(narrow, box):
+    """Invariant: whatever the tokens, each figure's margins leave its plot area at least MIN_CELL_PX a cell on each
+    side, and no tick label is longer than MAX_LABEL_CHARS as read (html unescaped); the hover names the whole
+    token. Oracle for the cut: the token's first 15 characters and "…"."""
+    import html
+
+    from visualize.sizes import MAX_LABEL_CHARS
+
+    tokens = [LONG_WORD, "</s>"]
+    w = np.array([[1.0, 0.0], [0.5, 0.5]])
+    one = head_heatmap(w, tokens, tokens, title="cross attention in words, layer 1, head 2", narrow=narrow,
+                       box_px=box)
+    grid = layer_grid(np.stack([w] * 4), tokens, tokens, title="cross attention in words, layer 1, all heads",
+                      cols=2 if narrow else 4, box_px=box if narrow else 1216)
+    for fig, width in ((one, one.layout.width or box), (grid, box if narrow else 1216)):
+        layout = fig.layout
+        labels = [html.unescape(t) for t in (layout.xaxis.ticktext or layout.xaxis.labelalias.values())]
+        assert max(map(len, labels)) <= MAX_LABEL_CHARS, labels
+        rows = 1 if fig is one else math.ceil(4 / (2 if narrow else 4))
+        assert layout.height - layout.margin.t - layout.margin.b >= MIN_CELL_PX * len(tokens) * rows, \
+            (layout.height, layout.margin)
+        assert width - layout.margin.l - layout.margin.r >= MIN_CELL_PX * len(tokens), (width, layout.margin)
+    assert html.unescape(one.layout.xaxis.ticktext[0]) == "<unk>he<unk>dis…"
+    assert html.unescape(one.data[0].customdata[0][0][1]) == LONG_WORD  # the hover: the whole token

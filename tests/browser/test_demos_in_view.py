@@ -1,0 +1,168 @@
+"""Issue 38, item 3: figures and words out of view, on a projector (1280x800) and a phone (390x844). After each
+demo's click the figure it is about (tabs.demos.Demo.figure) is on screen (under the notes a projector pins at the
+top), and a token heatmap's cells as plotly draws them are never under visualize.sizes.MIN_CELL_PX; after Reveal the
+answer is on screen with the figure; plotly's toolbar never lies over a figure's title on a phone; after Stop the
+status line that says how the run ended is on screen.
+
+Before: "Sinusoid waves" never brought its figure into view (it looked for `pe-matrix`, the figure was `pe-pe`; at
+1280 it sat at y 448-898, on a phone from y 896, the same on Reveal); on a phone after Reveal the answer was above the
+screen, the toolbar covered the title, and after Stop with the watch's section open the status was at y 1181 of 844;
+"Previous-token head" and "Induction head" drew 15.8 px cells on a phone, "Weights or what moves" 15.4 px."""
+from __future__ import annotations
+
+import pytest
+
+from tests.browser import tour
+from tests.browser.conftest import MEASURED
+
+# JS: where the figure `#id` lies on the screen, the bottom of the notes a projector pins at the top (0 when they
+# are not pinned), and for a heatmap of tokens its cells' least side as drawn (plotly's axis lengths over its cells)
+PLACE = """(id) => {
+    const f = document.getElementById(id), plot = f && f.querySelector('.js-plotly-plot');
+    const box = (plot || f).getBoundingClientRect(), notes = document.getElementById('demo-notes');
+    const pinned = notes && getComputedStyle(notes).position === 'sticky';
+    const out = {top: box.top, bottom: box.bottom, screen: innerHeight,
+                 under: pinned ? Math.max(0, notes.getBoundingClientRect().bottom) : 0, cell: null};
+    const layout = plot && plot._fullLayout, z = plot && plot._fullData && plot._fullData[0] && plot._fullData[0].z;
+    if (layout && z && z.length && layout.xaxis && layout.yaxis)
+        out.cell = Math.min(layout.xaxis._length / z[0].length, layout.yaxis._length / z.length);
+    return out;
+}"""
+# JS: the figure `#id` drawn anew (its data a new array since MARK) and its height held for 3 frames
+MARK = "id => { const g = document.querySelector(`#${id} .js-plotly-plot`); window.__drawn = g && g.data; }"
+SETTLED = """async (id) => {
+    let last = -1, held = 0;
+    while (held < 3) {
+        await new Promise(requestAnimationFrame);
+        const g = document.querySelector(`#${id} .js-plotly-plot`), svg = g && g.querySelector('.main-svg');
+        const h = svg && g.data !== window.__drawn ? svg.getBoundingClientRect().height : -1;
+        held = h > 0 && h === last ? held + 1 : 0;
+        last = h;
+    }
+}"""
+TOKEN_HEATMAPS = {"att-one", "patch-heads"}  # a cell a token (or a head): at least MIN_CELL_PX
+
+
+def _demos():
+    from tabs.demos import available_demos, runs
+
+    return [d for d in available_demos() if runs(d) and d.tab != "train"]  # the trainings: test_readable_texts
+
+
+def _in_view(place: dict) -> list[str]:
+    """What is wrong with where a figure lies: its top above the screen (or under the pinned notes) or below it, or
+    its bottom below the screen when it is not taller than the room under the notes."""
+    problems = []
+    if place["top"] < place["under"] - 2:
+        problems.append(f"its top is at y {place['top']:.0f}, above {place['under']:.0f}")
+    if place["top"] >= place["screen"]:
+        problems.append(f"its top is at y {place['top']:.0f}, under the screen's {place['screen']}")
+    if place["bottom"] - place["top"] <= place["screen"] - place["under"] and place["bottom"] > place["screen"] + 2:
+        problems.append(f"its bottom is at y {place['bottom']:.0f} of {place['screen']}")
+    return problems
+
+
+def _page(browser, width: int):
+    context = browser.new_context(viewport=tour.SIZES[width])
+    page = context.new_page()
+    page.set_default_timeout(tour.TIMEOUT_MS)
+    return page
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+def test_every_demo_brings_its_figure_into_view_with_readable_cells(browser, app_url, width):
+    from visualize.sizes import MIN_CELL_PX
+
+    page = _page(browser, width)
+    tour.open_app(page, app_url)
+    tour.show_tab(page, "attention")
+    page.locator("#att-one .main-svg").first.wait_for()
+    seen, problems = {}, {}
+    for demo in _demos():
+        page.evaluate("() => window.scrollTo(0, 0)")
+        page.evaluate(MARK, demo.figure)
+        tour.click_demo(page, demo.label)
+        page.locator("#demo-explain", has_text=demo.label).wait_for()
+        if demo.kind:
+            page.evaluate(SETTLED, demo.figure)
+        page.wait_for_timeout(1500)  # the page's in-view step waits for 3 frames of a held height, then scrolls
+        place = page.evaluate(PLACE, demo.figure)
+        seen[demo.label] = place
+        found = _in_view(place)
+        if demo.figure in TOKEN_HEATMAPS and (place["cell"] or 0) < MIN_CELL_PX - 0.01:
+            found.append(f"cells of {place['cell']} px")
+        if found:
+            problems[demo.label] = found
+        tour.screenshot(page, tour.SHOTS / f"issue38-{width}-{demo.label.split('?')[0].replace(' ', '-')}.png",
+                        full_page=False)
+    MEASURED[f"demo figures at {width}"] = "; ".join(
+        f"{label}: y {p['top']:.0f}-{p['bottom']:.0f}" + (f", cells {p['cell']:.1f} px" if p["cell"] else "")
+        for label, p in seen.items())
+    assert not problems, problems
+    page.context.close()
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+@pytest.mark.parametrize("label", ["Reading backwards", "Sinusoid waves"])
+def test_after_reveal_the_answer_is_on_screen_with_the_figure(browser, app_url, width, label):
+    from tabs.demos import DEMOS
+
+    demo = next(d for d in DEMOS if d.label == label)
+    page = _page(browser, width)
+    tour.open_app(page, app_url)
+    tour.show_tab(page, "attention")
+    page.locator("#att-one .main-svg").first.wait_for()
+    page.locator("#demo-ask-first input").check()
+    page.evaluate(MARK, demo.figure)
+    tour.click_demo(page, label)
+    page.locator("#demo-reveal").wait_for()
+    if demo.kind:
+        page.evaluate(SETTLED, demo.figure)
+    page.locator("#demo-reveal").click()
+    page.locator("#demo-answer", has_text="Answer").wait_for()
+    page.wait_for_timeout(1000)
+    answer = page.evaluate("() => { const r = document.getElementById('demo-answer').getBoundingClientRect();"
+                           " return {top: r.top, bottom: r.bottom}; }")
+    place = page.evaluate(PLACE, demo.figure)
+    tour.screenshot(page, tour.SHOTS / f"issue38-reveal-{width}-{label.replace(' ', '-')}.png", full_page=False)
+    MEASURED[f"reveal {label} at {width}"] = (f"answer y {answer['top']:.0f}-{answer['bottom']:.0f}, figure y "
+                                              f"{place['top']:.0f}-{place['bottom']:.0f} of {place['screen']}")
+    assert 0 <= answer["top"] and answer["bottom"] <= place["screen"], answer
+    assert not [p for p in _in_view(place) if "top" in p], place
+    page.context.close()
+
+
+def test_on_a_phone_no_toolbar_can_cover_a_title(browser, app_url):
+    """On a phone plotly's toolbar, which a touch shows at the figure's top right, lay over the title (issue 38):
+    it is not displayed there (PNG and HTML are under every figure, tabs.figure_export); on a projector it is."""
+    shown = {}
+    for width in (390, 1280):
+        page = _page(browser, width)
+        tour.open_app(page, app_url)
+        tour.show_tab(page, "attention")
+        page.locator("#att-one .main-svg").first.wait_for()
+        shown[width] = page.evaluate("() => getComputedStyle(document.querySelector('#att-one .modebar-container'))"
+                                     ".display")
+        page.context.close()
+    assert shown[390] == "none" and shown[1280] != "none", shown
+
+
+@pytest.mark.parametrize("width", [390, 1280])
+def test_after_stop_with_the_watch_open_its_status_is_on_screen(browser, app_url, width):
+    page = _page(browser, width)
+    tour.open_app(page, app_url)
+    tour.show_tab(page, "train")
+    page.locator("#train-watch-section > button").click()
+    page.locator("#train-watch").click()
+    page.wait_for_function("() => /step/i.test(document.querySelector('#train-status').textContent)",
+                           timeout=tour.TRAINING_MS)
+    page.locator("#train-stop").click()
+    page.wait_for_function("() => /stopped/i.test(document.querySelector('#train-status').textContent)",
+                           timeout=tour.TRAINING_MS)
+    page.wait_for_timeout(1000)
+    status = page.evaluate("() => { const r = document.querySelector('#train-status').getBoundingClientRect();"
+                           " return {top: r.top, bottom: r.bottom, screen: innerHeight}; }")
+    tour.screenshot(page, tour.SHOTS / f"issue38-stop-{width}.png", full_page=False)
+    MEASURED[f"status after stop at {width}"] = f"y {status['top']:.0f}-{status['bottom']:.0f} of {status['screen']}"
+    assert 0 <= status["top"] and status["bottom"] <= status["screen"], status
+    page.context.close()
