@@ -97,8 +97,7 @@ def main():
         browsers.clear()
         return held
 
-    stores = [("shipped records", lambda: (record._shipped_record.cache_info().currsize,
-                                           record._shipped_record.cache_clear())[0]),
+    stores = [("shipped records", lambda: (len(record.SHARED_RECORDS), record.SHARED_RECORDS.clear())[0]),
               ("record caches (entries, bytes)", caches),
               ("Marian comparisons", lambda: [f.cache_clear() for f in vars(beside).values()
                                               if hasattr(f, "cache_clear")] and "cleared"),

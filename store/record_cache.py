@@ -5,7 +5,12 @@ words, a verse's gold links), logit lenses (tabs.attention.lens) and patchings (
 A count alone does not bound such a cache: an entry keeps its record alive, and a record's size is its model's
 (layers x heads x 64 x 64 weights per kind of attention: 0.8 MiB for translate-en-es, 7 MiB for GPT-2 small), so 512
 figures of 512 distinct records could hold gigabytes. Each cache also has a byte budget (limits.RECORD_CACHE_BYTES):
-what its values and the records they keep alive hold in arrays and text (`held_bytes`), each record counted once."""
+what its values and the records they keep alive hold in arrays and text (`held_bytes`), each record counted once.
+
+A class asks for the same thing at once: thirty students press one demo, and every request misses the cache
+together. Each cache computes a value once however many ask for it at the same moment (SingleFlight: the first
+computes, the others wait for its value), so a burst of N identical requests costs one computation, not one per
+request that found the cache empty (bench/class_load.py counts them)."""
 from __future__ import annotations
 
 import sys
@@ -44,28 +49,110 @@ def held_bytes(value, _seen: set | None = None) -> int:
     return total
 
 
+class SingleFlight:
+    """Calls for one key made while its computation runs wait for that computation and get its value (or its
+    exception) instead of computing again; a key is forgotten as soon as its computation ends, so nothing is kept
+    here (a cache keeps values: compute() stores its value before the waiters are let go)."""
+
+    def __init__(self):
+        self._lock, self._flights = threading.Lock(), {}  # key -> [done event, value, exception]
+
+    def run(self, key, compute):
+        with self._lock:
+            flight = self._flights.get(key)
+            first = flight is None
+            if first:
+                flight = self._flights[key] = [threading.Event(), None, None]
+        if not first:
+            flight[0].wait()
+            if flight[2] is not None:
+                raise flight[2]
+            return flight[1]
+        try:
+            flight[1] = compute()
+        except BaseException as e:
+            flight[2] = e
+            raise
+        finally:
+            with self._lock:
+                del self._flights[key]
+            flight[0].set()
+        return flight[1]
+
+
+class SharedValues:
+    """Values by key for everyone (the attention records of the shipped checkpoints), least recently used out past
+    `size`; each computed once however many ask at once (SingleFlight)."""
+
+    def __init__(self, size: int):
+        self.size, self._values, self._lock, self._flights = size, OrderedDict(), threading.Lock(), SingleFlight()
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._values.clear()
+
+    def _kept(self, key):
+        with self._lock:
+            if key in self._values:
+                self._values.move_to_end(key)
+                return True, self._values[key]
+        return False, None
+
+    def get(self, key, compute):
+        """The value kept for `key`, or compute()'s (one call for every caller asking meanwhile), kept."""
+        found, value = self._kept(key)
+        return value if found else self._flights.run(key, lambda: self._computed(key, compute))
+
+    def _computed(self, key, compute):
+        found, value = self._kept(key)  # a computation that ended just before this flight began kept it
+        if found:
+            return value
+        value = compute()
+        with self._lock:
+            self._values[key] = value
+            while len(self._values) > self.size:
+                self._values.popitem(last=False)
+        return value
+
+
 class RecordCache:
     """Values computed from a record, keyed on (the record, `key`), least recently used out past `size` entries or
     past `max_bytes` held (held_bytes of the values and of their records, each record once); a value larger than
     the whole budget is returned but not kept.
 
     An entry holds its record, so the record's id is not reused while it is cached (records are never modified
-    after they are made); a record that merely has a cached record's old id is not a hit.
+    after they are made); a record that merely has a cached record's old id is not a hit. Requests for one entry
+    made while it is computed wait for that computation (SingleFlight).
     """
 
     def __init__(self, size: int = VIEWS_KEPT, max_bytes: int = RECORD_CACHE_BYTES):
         self.size, self.max_bytes, self._entries, self._lock = size, max_bytes, OrderedDict(), threading.Lock()
         self._records: dict[int, list] = {}  # id(record) -> [entries of it, its bytes]
         self.bytes = 0  # what the entries hold now: their values' bytes and their records', each once
+        self._flights = SingleFlight()  # keyed as the entries: a record in flight is alive, its id not reused
 
-    def get(self, record, key, compute):
-        """The value cached for (record, key), or compute() (called outside the lock), cached and returned."""
-        key = (id(record), key)
+    def _hit(self, record, key) -> tuple[bool, object]:
         with self._lock:
             hit = self._entries.get(key)
             if hit is not None and hit[0] is record:
                 self._entries.move_to_end(key)
-                return hit[1]
+                return True, hit[1]
+        return False, None
+
+    def get(self, record, key, compute):
+        """The value cached for (record, key), or compute() (called outside the lock, once for every caller asking
+        meanwhile), cached and returned."""
+        key = (id(record), key)
+        found, value = self._hit(record, key)
+        return value if found else self._flights.run(key, lambda: self._computed(record, key, compute))
+
+    def _computed(self, record, key, compute):
+        found, value = self._hit(record, key)  # a computation that ended just before this flight began cached it
+        if found:
+            return value
         value = compute()
         value_bytes = held_bytes(value)
         with self._lock:

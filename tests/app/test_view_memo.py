@@ -14,7 +14,7 @@ from tests.conftest import page_call
 
 def test_one_show_attention_on_the_translation_demo_computes_each_view_once():
     from tabs.attention.page import compute_attention, draw_view
-    from tabs.attention.record import _shipped_record
+    from tabs.attention.record import SHARED_RECORDS
     from tabs.demos import DEMOS
     from transformer.interpretability.analysis import head_scores
     from transformer.interpretability.views import pattern_in_words
@@ -23,7 +23,7 @@ def test_one_show_attention_on_the_translation_demo_computes_each_view_once():
 
     demo = next(d for d in DEMOS if d.label == "Who reads whom: translation")
     request = page_call("memo")
-    _shipped_record.cache_clear()  # a record nobody has drawn yet: every view is computed in this click
+    SHARED_RECORDS.clear()  # a record nobody has drawn yet: every view is computed in this click
     counted = (cross_words, verse_of, aer_per_head, head_scores, pattern_in_words)
     with counting(*counted) as calls:
         *_, made_by, _, view, record = compute_attention(demo.ckpt, demo.text, demo.target,

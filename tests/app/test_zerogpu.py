@@ -232,10 +232,10 @@ def forked_gpu(monkeypatch):
     for name, fn in GPU_FUNCTIONS.items():
         monkeypatch.setattr(sys.modules[fn.__module__], name.rsplit(".", 1)[1], worker.remote(name))
     from tabs.attention import record
-    record._shipped_record.cache_clear()
+    record.SHARED_RECORDS.clear()
     yield worker
     worker.close()
-    record._shipped_record.cache_clear()
+    record.SHARED_RECORDS.clear()
 
 
 def test_the_app_works_when_gpu_calls_run_in_a_forked_worker(forked_gpu, app_url):
