@@ -32,6 +32,12 @@ QUEUE_WAITING = {TRAINING_GROUP: 64}  # requests waiting per concurrency group; 
 DEFAULT_WAITING = 64
 ADDRESS_WAITING = {TRAINING_GROUP: 8}  # waiting requests of one address per group; others: DEFAULT_ADDRESS_WAITING
 DEFAULT_ADDRESS_WAITING = 32
+# A class behind one address presses one demo at once (40 students: 40 identical requests). In the lines whose
+# identical requests share one computation (store.record_cache.SingleFlight: the records and every figure drawn from
+# them), the copies of a request an address already has waiting take no more of its ADDRESS_WAITING places: it
+# counts its distinct requests (server.fair_line.distinct_requests). The browser bound, the running bounds, the
+# line's QUEUE_WAITING and a full line's make_room (which counts every request) hold as before.
+SHARED_GROUPS = ("attention", "draw")
 BROWSER_WAITING = {TRAINING_GROUP: 1}  # a browser's trainings (waiting or running); others: DEFAULT_BROWSER_WAITING
 DEFAULT_BROWSER_WAITING = 4  # waiting requests of one browser per group
 # Running, not only waiting: a line starts a request only if its browser runs fewer than its BROWSER_RUNNING of the

@@ -125,8 +125,8 @@ def timeline(events: list, t0: float, names: dict) -> list[str]:
     by = {}
     for what, index, t in events:
         by.setdefault(names.get(index, str(index)), {}).setdefault(what, []).append(t - t0)
-    return [f"    {name:<16}" + "; ".join(f"{what} {min(ts):.2f} / {percentile(ts, 50):.2f} / {max(ts):.2f} s (n={len(ts)})"
-                                       for what in ("join", "start", "end") if (ts := times.get(what)))
+    return [f"    {name:<16}" + "; ".join(f"{what} {min(ts):.2f} / {percentile(ts, 50):.2f} / {max(ts):.2f} s "
+                                       f"(n={len(ts)})" for what in ("join", "start", "end") if (ts := times.get(what)))
             for name, times in by.items()]
 
 
@@ -226,7 +226,8 @@ def main():
                     clients = [student_client(url, args.address, args.timeout) for _ in range(students)]
                     r = burst(server, clients, demo, args, f"-{name}-{students}-{n}")
                     print(f"{name:<12}{students:>9}{r['answered']:>9}{r['refused']:>8}{r['errors']:>7}"
-                          f"{r['p50']:>7.2f}{r['p95']:>7.2f}{r['max']:>7.2f}{r['cpu']:>7.1f}{r['students_cpu']:>7.1f}{r['records']:>8}"
+                          f"{r['p50']:>7.2f}{r['p95']:>7.2f}{r['max']:>7.2f}{r['cpu']:>7.1f}{r['students_cpu']:>7.1f}"
+                          f"{r['records']:>8}"
                           f"{r['forward']:>8}{r['encode']:>7}{r['decode']:>7}  {r['loadavg']}", flush=True)
                     for words in r["first_refusal"] + r["first_error"]:
                         print(f"    e.g. {words}")

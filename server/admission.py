@@ -133,7 +133,7 @@ def install(demo: gr.Blocks) -> None:
             check_no_urls(body.data)
             check_values(fn, body.data or [])
             line = fn.concurrency_id  # what follows is the line's refusal: its client has its share
-            room = lines.admit(queue, line, body.session_hash, request)
+            room = lines.admit(queue, line, body.session_hash, request, lines.request_key(body.fn_index, body.data))
         except Refused as refusal:
             if line is not None:
                 await BACKOFF.refused(address, body.session_hash or "", body_bytes(request))

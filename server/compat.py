@@ -72,6 +72,8 @@ REQUIRED = [
     ("Queue.active_jobs", lambda demo: isinstance(demo._queue.active_jobs, list), "server.admission"),
     ("Event.session_hash, Event.request, Event.concurrency_id", lambda demo: (lambda e: e.session_hash == "compat"
      and e.request is None and e.concurrency_id == e.fn.concurrency_id)(_event(demo)), "server.admission"),
+    ("Event.fn._id, Event.data (None until joined; the body's .data then)", lambda demo: (
+        lambda e: e.fn._id == next(iter(demo.fns)) and e.data is None)(_event(demo)), "server.lines"),
     ("BlockFunction.concurrency_id, .inputs, .fn, .input_parameter_names", lambda demo: bool(demo.fns) and all(
         hasattr(fn, name) for fn in demo.fns.values()
         for name in ("concurrency_id", "inputs", "fn", "input_parameter_names")), "server.admission"),

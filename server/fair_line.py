@@ -16,6 +16,11 @@ line's requests and its address fewer than another (none for loopback, every loc
 in their turn and start when one of their client's ends, so a free place goes to another client, and a flooder's
 running requests are as bounded as its waiting ones.
 
+An address's waiting requests are bounded; in a line whose identical requests share one computation (a class
+pressing one demo), copies of a request the address already has waiting hold no more of its places
+(distinct_requests): they cost one computation however many there are, and in a full line they are the first to
+make room for other addresses, since make_room counts every request.
+
 A full line takes a newcomer's request only when it is fairer so: when the newcomer's address holds at least two
 fewer waiting requests than the address holding the most, the latter's request served last makes room (and is told
 why); else, within the newcomer's address, the same between browsers. An address that invents browsers thus keeps
@@ -80,6 +85,13 @@ def held(waiting: Sequence, running: Sequence, client_of: ClientOf, client: tupl
     """(requests of this browser, requests of its address) in the line, waiting and running."""
     clients = [client_of(e) for e in list(waiting) + list(running)]
     return clients.count(client), sum(1 for address, _ in clients if address == client[0])
+
+
+def distinct_requests(waiting: Sequence[Event], client_of: ClientOf, request_of: Callable[[object], Hashable],
+                      address: str) -> set:
+    """The distinct requests (request_of: what was asked, by whom it does not say) `address` has in `waiting`:
+    copies of one request counted once."""
+    return {request_of(e) for e in waiting if client_of(e)[0] == address}
 
 
 def make_room(waiting: Sequence[Event], client_of: ClientOf, newcomer: tuple[str, str]) -> Event | None:

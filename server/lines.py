@@ -13,6 +13,8 @@ Admission, per line (limits: QUEUE_WAITING, ADDRESS_WAITING, BROWSER_WAITING; tr
 waiting or running):
 - a browser holding its bound is refused ("you already have ...");
 - an address holding its bound is refused (an address that invents browsers holds at most that much of a line);
+  in the lines of SHARED_GROUPS its bound counts distinct requests: a copy of one it has waiting always joins (a
+  class pressing one demo; fair_line.distinct_requests);
 - a full line takes the request only in the place of one of an address (or, within the newcomer's address, a
   browser) holding at least two more (fair_line.make_room); that request is ended with a message saying why.
 
@@ -24,15 +26,18 @@ gradio 6.31's queue is private: every attribute used here is checked at start by
 """
 from __future__ import annotations
 
+import hashlib
+import json
+
 import gradio as gr
 from gradio.server_messages import ProcessCompletedMessage
 from gradio.utils import error_payload
 
 from limits import (ADDRESS_WAITING, BROWSER_WAITING, DEFAULT_ADDRESS_WAITING, DEFAULT_BROWSER_WAITING,
-                    DEFAULT_WAITING, QUEUE_WAITING, TRAINING_GROUP)
+                    DEFAULT_WAITING, QUEUE_WAITING, SHARED_GROUPS, TRAINING_GROUP)
 from store.clients import client_address
 
-from .fair_line import fair_order, held, held_back, make_room, running_bounds
+from .fair_line import distinct_requests, fair_order, held, held_back, make_room, running_bounds
 from .turn_record import TurnRecord
 
 MADE_ROOM = ("your request made room in a full line for a client with fewer requests waiting (yours had the most): "
@@ -55,13 +60,29 @@ def client_of(event) -> tuple[str, str]:
     return client
 
 
+def request_key(fn_index, data) -> bytes:
+    """What a call asks, whoever asks it: a digest of its function and its inputs (two calls with the same key are
+    copies of one request)."""
+    text = json.dumps([fn_index, data], sort_keys=True, default=str, ensure_ascii=False)
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+
+
+def request_of(event) -> bytes:
+    """request_key of a queued request; computed once."""
+    key = getattr(event, "fair_request", None)
+    if key is None:
+        key = event.fair_request = request_key(event.fn._id, event.data.data if event.data is not None else None)
+    return key
+
+
 def running(queue, group: str) -> list:
     return [e for job in queue.active_jobs if job for e in job if e.concurrency_id == group]
 
 
-def admit(queue, group: str, session: str | None, request):
+def admit(queue, group: str, session: str | None, request, asks: bytes | None = None):
     """Refuse a request that would hold more than its client's share of the line (Refused says why); else the
-    waiting request it takes the place of in a full line, or None."""
+    waiting request it takes the place of in a full line, or None. `asks`: its request_key, if known (a copy of a
+    request its address has waiting takes no more of the address's places in the lines of SHARED_GROUPS)."""
     line = queue.event_queue_per_concurrency_id.get(group)  # None before the group's first call (`refusal` asks then)
     waiting = line.queue if line is not None else []
     if not session:  # gradio would make each such request a browser of its own, outside every browser's bound
@@ -72,8 +93,11 @@ def admit(queue, group: str, session: str | None, request):
         raise Refused("you already have a training queued or running: wait for it to end, or press Stop")
     if browser >= BROWSER_WAITING.get(group, DEFAULT_BROWSER_WAITING):
         raise Refused(f"you already have {browser} requests like this one waiting: wait for them to be answered")
-    waiting_here = held(waiting, [], client_of, client)[1]
-    if client[0] and waiting_here >= ADDRESS_WAITING.get(group, DEFAULT_ADDRESS_WAITING):
+    waiting_here, copy = held(waiting, [], client_of, client)[1], False
+    if group in SHARED_GROUPS and asks is not None:
+        distinct = distinct_requests(waiting, client_of, request_of, client[0])
+        waiting_here, copy = len(distinct), asks in distinct
+    if client[0] and not copy and waiting_here >= ADDRESS_WAITING.get(group, DEFAULT_ADDRESS_WAITING):
         raise Refused(f"{waiting_here} requests like this one from your network are already waiting: try again "
                       f"in a minute")
     if len(waiting) < QUEUE_WAITING.get(group, DEFAULT_WAITING):
