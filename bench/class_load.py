@@ -17,8 +17,9 @@ input is one the app has not seen (a digit appended), so the burst pays its one 
 Printed per burst: answered, refused (with the first refusal's words), other errors, p50 / p95 / max of the
 students' times, the server's CPU seconds over the burst, how many records the server computed and how many forward
 passes its models ran during it (counted in the server: the driver wraps record_ids and Transformer's forward,
-encode and decode before the app is imported; read through its stdin), and the load average (the machine may be
-shared). Bounded: at most 64 students, each request waits at most `--timeout` s.
+encode and decode before the app is imported; read through its stdin), the messages the queue sent the students
+(and of them, the places in line: gradio's estimation messages), and the load average (the machine may be shared).
+With --timeline, when each endpoint's calls joined the queue, started and ended. Bounded: at most 64 students, each request waits at most `--timeout` s.
 """
 from __future__ import annotations
 
@@ -81,6 +82,15 @@ def _timed(name):
     setattr(_queueing.Queue, name, timed)
 _timed("push")
 _timed("process_events")
+COUNTS["messages"] = COUNTS["estimations"] = 0
+_send = _queueing.Queue.send_message
+@functools.wraps(_send)
+def _counted_send(self, event, message, *args, **kwargs):
+    with _lock:
+        COUNTS["messages"] += 1
+        COUNTS["estimations"] += type(message).__name__ == "EstimationMessage"
+    return _send(self, event, message, *args, **kwargs)
+_queueing.Queue.send_message = _counted_send
 '''
 
 
@@ -215,7 +225,8 @@ def main():
             for name in args.demo:
                 press(warm, DEMOS[name], args.timeout)
         print(f"{'demo':<12}{'students':>9}{'answered':>9}{'refused':>8}{'errors':>7}{'p50 s':>7}{'p95 s':>7}"
-              f"{'max s':>7}{'CPU s':>7}{'theirs':>7}{'records':>8}{'forward':>8}{'encode':>7}{'decode':>7}  loadavg")
+              f"{'max s':>7}{'CPU s':>7}{'theirs':>7}{'records':>8}{'forward':>8}{'encode':>7}{'decode':>7}"
+              f"{'messages':>9}{'of which places':>16}  loadavg")
         n = 0
         for _ in range(args.rounds):
             for name in args.demo:
@@ -228,7 +239,8 @@ def main():
                     print(f"{name:<12}{students:>9}{r['answered']:>9}{r['refused']:>8}{r['errors']:>7}"
                           f"{r['p50']:>7.2f}{r['p95']:>7.2f}{r['max']:>7.2f}{r['cpu']:>7.1f}{r['students_cpu']:>7.1f}"
                           f"{r['records']:>8}"
-                          f"{r['forward']:>8}{r['encode']:>7}{r['decode']:>7}  {r['loadavg']}", flush=True)
+                          f"{r['forward']:>8}{r['encode']:>7}{r['decode']:>7}{r['messages']:>9}{r['estimations']:>16}"
+                          f"  {r['loadavg']}", flush=True)
                     for words in r["first_refusal"] + r["first_error"]:
                         print(f"    e.g. {words}")
                     if args.timeline:

@@ -23,7 +23,7 @@ import inspect
 import gradio as gr
 
 from checks import UserError, check_characters
-from limits import REFUSAL_BACKOFF
+from limits import REFUSAL_BACKOFF, SHARED_GROUPS
 from store.clients import client_address
 from widgets import errors
 
@@ -133,7 +133,8 @@ def install(demo: gr.Blocks) -> None:
             check_no_urls(body.data)
             check_values(fn, body.data or [])
             line = fn.concurrency_id  # what follows is the line's refusal: its client has its share
-            room = lines.admit(queue, line, body.session_hash, request, lines.request_key(body.fn_index, body.data))
+            asks = lines.request_key(body.fn_index, body.data) if line in SHARED_GROUPS else None
+            room = lines.admit(queue, line, body.session_hash, request, asks)
         except Refused as refusal:
             if line is not None:
                 await BACKOFF.refused(address, body.session_hash or "", body_bytes(request))
