@@ -21,7 +21,7 @@ import ctypes  # noqa: E402
 import store.gpu  # noqa: E402,F401  (first: on a ZeroGPU Space, `spaces` must patch torch before CUDA is touched)
 import gradio as gr  # noqa: E402
 
-from limits import DEFAULT_CONCURRENCY, DELETE_CACHE, QUEUE_SIZE  # noqa: E402
+from limits import DEFAULT_CONCURRENCY, DELETE_CACHE, PLACES_EVERY_S, QUEUE_SIZE  # noqa: E402
 from server.admission import door  # noqa: E402
 from server.compat import GradioChanged  # noqa: E402
 from server.guard import protect, serving  # noqa: E402
@@ -96,7 +96,9 @@ def build_demo() -> gr.Blocks:
     progress_only_where_drawn(demo)
     # Every group of events waits in a line of its own, fair per client (server.lines: 64 each);
     # `max_size` only caps the sum. api_open=False: a queued event cannot be called directly, skipping its line and limits.
-    demo.queue(max_size=QUEUE_SIZE, default_concurrency_limit=DEFAULT_CONCURRENCY, api_open=False)
+    # A waiting request is told its place when it joins (server.lines.settle) and every PLACES_EVERY_S after
+    demo.queue(max_size=QUEUE_SIZE, default_concurrency_limit=DEFAULT_CONCURRENCY, api_open=False,
+               status_update_rate=PLACES_EVERY_S)
     return demo
 
 

@@ -56,6 +56,11 @@ DEFAULT_BROWSER_RUNNING = 1
 ADDRESS_SPARE = 1  # places of a line of 3 or more that one address leaves to others (not loopback)
 TURNS_RECORDED = 1024  # runs of the training line the server remembers to check its turns (server.turn_record: a
 #                       ring of times, run numbers and salted hashes, ~1 KiB a run with a full line behind it)
+# A waiting request is told its place in line when it joins and then every PLACES_EVERY_S (gradio's
+# status_update_rate), not at every join and start of the line: with 40 students pressing one demo, gradio's "auto"
+# sent each waiting request its place again at each of them, 2,272 of the 2,432 messages of the press
+# (bench/class_load.py, bench/RESULTS.md "Issue 39, item 6")
+PLACES_EVERY_S = 1.0
 QUEUE_SIZE = 2048  # gradio's own cap on every waiting request together (each group's line is above)
 # A client refused a place in a line again and again (its share held: server.lines) waits for each refusal after
 # the first: 0.25 s, 0.5, 1, 2, then 4 s each (server.backoff), counted by browser and by address (not loopback),

@@ -142,7 +142,7 @@ def install(demo: gr.Blocks) -> None:
         answer = await push(body=body, request=request, username=username)
         if answer[0]:
             BACKOFF.admitted(address, body.session_hash or "")
-            lines.settle(queue, fn.concurrency_id, room)
+            lines.settle(queue, fn.concurrency_id, room, answer[1])
         return answer
 
     queue.push = admitted_push

@@ -119,11 +119,16 @@ def refusal(queue, group: str, request) -> str | None:
     return None
 
 
-def settle(queue, group: str, victim=None) -> None:
-    """After a request joined `group`'s line: end the request it took the place of (with MADE_ROOM), put the line
-    in fair order and send every waiting request its place; in the training line, record the join."""
+def settle(queue, group: str, victim=None, joined=None) -> None:
+    """After a request (gradio's event id `joined`) joined `group`'s line: end the request it took the place of
+    (with MADE_ROOM), put the line in fair order and send their place to the requests whose place changed (from the
+    newcomer's or the one that made room's on; those ahead keep theirs: fair_order of a fair order is itself, and
+    gradio tells every waiting request its place every limits.PLACES_EVERY_S); in the training line, record the
+    join."""
     line = queue.event_queue_per_concurrency_id[group]
+    moved = len(line.queue)
     if victim is not None and victim in line.queue:
+        moved = line.queue.index(victim)
         line.queue.remove(victim)
         queue.event_ids_to_events.pop(victim._id, None)
         payload = error_payload(gr.Error(MADE_ROOM), True)
@@ -136,7 +141,8 @@ def settle(queue, group: str, victim=None) -> None:
         order = [e._id for e in line.queue]
         for event in line.queue:
             record.joined(event._id, client_of(event), order, [e._id for e in ran])
-    queue.broadcast_estimations(group)
+    ids = [e._id for e in line.queue]
+    queue.broadcast_estimations(group, min(moved, ids.index(joined)) if joined in ids else 0)  # 0: all of them
 
 
 def turn_record(queue) -> TurnRecord:
