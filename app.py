@@ -29,8 +29,9 @@ from store.catalogue import NOTICES, SHIPPED, fixed_choices, load_at_start, pret
 from store.memory import arrow_on_malloc  # noqa: E402
 from store.sessions import KEY_COOKIE  # noqa: E402
 from tabs.about import about_line  # noqa: E402
-from tabs.attention.link import wire_link  # noqa: E402
+from tabs.attention.link import vocabulary, wire_link  # noqa: E402
 from tabs.attention.page import build_attention_tab  # noqa: E402
+from tabs.classroom.page import build_class_tab, wire_class_tab  # noqa: E402
 from tabs.demos import demo_buttons, wire_demos  # noqa: E402
 from tabs.generate import build_generate_tab  # noqa: E402
 from tabs.model import build_model_tab  # noqa: E402
@@ -87,12 +88,16 @@ def build_demo() -> gr.Blocks:
             build_positional_tab(demo, ckpt, followers)
             train = build_train_tab(ckpt, door=door(demo))
             build_model_tab(demo, ckpt)
+            classroom = build_class_tab()
         if not pretrained():
             gr.Markdown(PRETRAINED_NOTE, elem_id="pretrained-note")
         wire_demos(buttons, explain, tabs, ckpt, attention, train)
         wire_link(demo, tabs, ckpt, attention, generate, link_note)
         followers.wire(ckpt)
         demo.load(restore_models, None, ckpt, js=BROWSER_KEY_JS, api_visibility="private", queue=False)
+        # after the browser key's cookie is set (above): a student opening the join link is known by it
+        wire_class_tab(demo, tabs, classroom, attention, vocabulary(
+            [tab.id for tab in tabs.children if isinstance(tab, gr.Tab)], attention["scores"]))
     progress_only_where_drawn(demo)
     # Every group of events waits in a line of its own, fair per client (server.lines: 64 each);
     # `max_size` only caps the sum. api_open=False: a queued event cannot be called directly, skipping its line and limits.
@@ -170,6 +175,9 @@ body.revealed #demo-notes {position: sticky; top: 0; z-index: 1002; background: 
    wrap between words (tests/browser/test_readable_texts.py) */
 #model-summary td:nth-child(2) {white-space: nowrap; overflow-wrap: normal}
 #title h1 {margin: 0 0 var(--size-1) 0}
+/* A class's question open (tabs.classroom): the model's own answer stays hidden on the projector until Reveal */
+body.class-asking :is(#att-one, #att-grid, #att-overview) {visibility: hidden !important}
+.class-code {font-size: 64px; font-weight: bold; letter-spacing: 4px; font-family: monospace}
 /* What the checkpoint was trained on and expects: small, under the list and beside the Attention tab's input */
 .ckpt-about p {font-size: 13px !important; line-height: 1.35 !important; margin: 0 !important}
 #header > #title {flex: 44 1 0 !important; min-width: 0 !important}

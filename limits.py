@@ -138,3 +138,15 @@ FILL_MASK_TOP = (1, 20)  # the Generate tab's fill the mask: how many tokens it 
 LEARNED_ROWS = 256  # positions of a learned table drawn beside the sinusoids (GPT-2 has 1024: the first ones show it)
 POSITIONAL = {"d_model": (8, 512), "positions": (8, 512),  # the Positional tab's sliders; beyond the last three
               "d_k": (2, 256), "heads": (1, 16), "alibi_positions": (2, 32)}  # its figures stop being readable
+
+# A class session (store.classes): a teacher's class, its students' devices and their answers, kept in the app's
+# main process only while the class runs. 16 classes at once (a school's Space), 60 students each (the largest class
+# a projector serves, with room for a few second devices); 100 questions a class (a lesson asks a dozen); an answer is
+# one of a question's choices, at most 64 of them (a heatmap's keys: ATTENTION_CAP), each at most 80 characters; a
+# wrong join code: 20 a minute per address (a class typing, mistyping, then typing again), then the address waits
+# out the minute, so 6 characters of 31 (887 million codes) with 16 classes take years to find by trying; a class
+# idle 3 hours ends (a school day's lesson is shorter).
+CLASS = {"classes": 16, "students": 60, "questions": 100, "choices": 64, "choice_chars": 80,
+         "wrong_codes_per_minute": 20, "idle_seconds": 3 * 3600, "code_chars": 6, "question_chars": 400,
+         "addresses_remembered": 4096}
+CLASS_POLL_SECONDS = 1.0  # how often a device in a class asks for what changed (an answer from the class record)

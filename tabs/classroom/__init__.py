@@ -1,0 +1,1 @@
+"""The Class tab: a class session (issue 39)."""

@@ -1,0 +1,175 @@
+"""The Class tab (issue 39): a teacher starts a class (a code, a link and a QR code for the
+projector), shows everyone the Attention tab's view, asks which key a query will read, watches the class split
+live, reveals, downloads the answers as CSV and ends the class; a student joins by the code or the link, sees what
+the teacher shows, answers by tapping a cell or picking a choice, sees after the reveal whether it was right, and can
+explore on its own in the other tabs and follow the teacher again in one click.
+
+Every device asks the class record what changed once a second (gr.Timer, not queued: the answer is read from the
+record, no model runs, and a device that has seen this state gets nothing). The class's code lives in the page (a
+hidden box), so a page whose class is gone, as after a restart of the app, is told so in words.
+"""
+from __future__ import annotations
+
+import gradio as gr
+
+from limits import CLASS_POLL_SECONDS
+from tabs.classroom import student, teacher
+from tabs.classroom.student import POLL_FIELDS, STUDENT, TEACHER
+from widgets.errors import handler
+
+QUIET = dict(queue=False, show_progress="hidden")
+# the page's own address (the link students open is on it: the server never guesses its public address)
+PAGE_JS = "(base) => window.location.origin + window.location.pathname"
+# a tap on a cell of the grid sends its column (the grid is replaced whole at each question: one listener on its box)
+TAP_JS = """element.addEventListener('click', (e) => {
+    const cell = e.target.closest('button.tap-cell');
+    if (cell) trigger('click', {column: cell.dataset.column});
+});"""
+TAP_CSS = """
+.tap-grid-box {overflow-x: auto; max-width: 100%}
+.tap-grid {border-collapse: collapse; font-size: 15px}
+.tap-grid th {font-weight: normal; padding: 2px 4px; white-space: nowrap}
+.tap-grid td {padding: 1px; border: 1px solid #ddd}
+.tap-grid td.blank {background: #f4f4f4; min-width: 28px; height: 28px}
+.tap-grid button.tap-cell {min-width: 36px; height: 36px; width: 100%; border: 2px solid rgb(66,146,198);
+  background: white; border-radius: 4px; cursor: pointer; font-size: 18px}
+.tap-grid button.tap-cell.chosen {background: rgb(230,85,13); color: white; border-color: rgb(230,85,13)}
+.tap-grid tr.asked th {font-weight: bold}
+"""
+# While a question is open the teacher's open tab (its figure: the model's own answer) is hidden on the projector
+ASKING_JS = "() => { document.body.classList.add('class-asking'); }"
+SHOWN_JS = "() => { document.body.classList.remove('class-asking'); }"
+
+
+def build_class_tab() -> dict:
+    """The tab's components: joining or starting, then the teacher's controls or the student's, and the class view
+    (what the teacher shows, the question, the split)."""
+    with gr.Tab("Class", id="class", elem_id="class-tab") as panel:
+        code, role = gr.Textbox(visible=False, elem_id="class-code"), gr.Textbox(visible=False)
+        seen, seen_answered = gr.Number(-1, visible=False), gr.Number(-1, visible=False)
+        following, base = gr.Checkbox(True, visible=False), gr.Textbox(visible=False)
+        timer = gr.Timer(CLASS_POLL_SECONDS, active=False)
+        with gr.Row(elem_id="class-entry") as entry:
+            typed = gr.Textbox(label="Class code (on the projector)", max_length=16, elem_id="class-code-box",
+                               scale=2)
+            join = gr.Button("Join", variant="primary", elem_id="class-join", scale=1, min_width=80)
+            start = gr.Button("Start a class (teacher)", elem_id="class-start", scale=1, min_width=120)
+        status = gr.Markdown(elem_id="class-status")
+        with gr.Column(visible=False, elem_id="class-teacher") as teaching:
+            with gr.Row():
+                shown_code = gr.HTML(elem_id="class-shown-code")
+                qr = gr.HTML(elem_id="class-qr", css_template=".class-qr svg, svg {width: 100%; max-width: 340px; "
+                                                              "height: auto}")
+            link = gr.Markdown(elem_id="class-link")
+            with gr.Row():
+                push = gr.Button("Show everyone this view", variant="primary", elem_id="class-push")
+                row = gr.Dropdown([], label="Ask about the query", elem_id="class-row", scale=2)
+                ask = gr.Button("Ask: which key will it read?", elem_id="class-ask")
+                reveal = gr.Button("Reveal", elem_id="class-reveal")
+                csv = gr.Button("Download the answers (CSV)", elem_id="class-csv")
+                end = gr.Button("End class", variant="stop", elem_id="class-end")
+            said = gr.Markdown(elem_id="class-said")
+            answers = gr.File(label="The class's answers", visible=False, elem_id="class-answers")
+        with gr.Column(visible=False, elem_id="class-student") as learning:
+            with gr.Row():
+                explore = gr.Button("Explore on my own", size="sm", elem_id="class-explore")
+                follow = gr.Button("Follow the teacher", size="sm", elem_id="class-follow")
+        with gr.Column(visible=False, elem_id="class-view") as view_box:
+            question = gr.Markdown(elem_id="class-question")
+            grid = gr.HTML("", elem_id="class-grid", js_on_load=TAP_JS, css_template=TAP_CSS)
+            choices = gr.Radio([], label="Your prediction", visible=False, elem_id="class-choices")
+            line = gr.Markdown(elem_id="class-line")
+            with gr.Row():
+                view = gr.Plot(label="What your teacher shows", elem_id="class-figure")
+                split = gr.Plot(label="How the class answered", elem_id="class-split")
+    return dict(panel=panel, code=code, role=role, seen=seen, seen_answered=seen_answered, following=following,
+                base=base, timer=timer, entry=entry, typed=typed, join=join, start=start, status=status,
+                teaching=teaching, shown_code=shown_code, qr=qr, link=link, push=push, row=row, ask=ask,
+                reveal=reveal, csv=csv, end=end, said=said, answers=answers, learning=learning, explore=explore,
+                follow=follow, view_box=view_box, question=question, grid=grid, choices=choices, line=line,
+                view=view, split=split)
+
+
+def wire_class_tab(demo, tabs, c: dict, attention: dict, vocab) -> None:
+    """Wire the tab (`tabs`: the page's tabs, which a joining student is taken to): `attention` is the Attention tab's handles (its record and view are what the teacher pushes),
+    `vocab` what a link may name (store.view_link.Vocabulary: the pushed view's link)."""
+    polled = [c[name] for name in POLL_FIELDS]
+    c["timer"].tick(handler(student.poll), [c["code"], c["role"], c["seen"], c["seen_answered"], c["following"]],
+                    polled, api_name="class_poll", api_visibility="undocumented", **QUIET)
+
+    def started(code, shown, link, qr):
+        return (code, TEACHER, shown, link, qr, gr.Column(visible=True), gr.Row(visible=False),
+                gr.Column(visible=True), gr.Timer(active=True), -1, -1, "")
+
+    def teacher_started(base, request: gr.Request = None):
+        return started(*teacher.start(base, request))
+
+    entered = [c["code"], c["role"], c["shown_code"], c["link"], c["qr"], c["teaching"], c["entry"], c["view_box"],
+               c["timer"], c["seen"], c["seen_answered"], c["status"]]
+    c["start"].click(handler(teacher_started), c["base"], entered, js=PAGE_JS, api_name="class_start",
+                     api_visibility="undocumented", **QUIET)
+
+    def joined(code, said):
+        return (code, STUDENT, gr.Row(visible=False), gr.Column(visible=True), gr.Column(visible=True),
+                gr.Timer(active=True), -1, -1, True, said, gr.Tabs(selected="class"))
+
+    student_in = [c["code"], c["role"], c["entry"], c["learning"], c["view_box"], c["timer"], c["seen"],
+                  c["seen_answered"], c["following"], c["status"], tabs]
+
+    def typed_join(typed, request: gr.Request = None):
+        return joined(*student.join(typed, request))
+
+    def link_join(request: gr.Request = None):
+        typed = student.code_in_link(request)
+        if typed is None:
+            return (gr.skip(),) * len(student_in)
+        try:
+            return joined(*student.join(typed, request))
+        except ValueError as e:  # the load is not queued: gradio would show a bare "Error"; said in the panel
+            return (gr.skip(),) * 9 + (str(e), gr.Tabs(selected="class"))
+
+    c["join"].click(handler(typed_join), c["typed"], student_in, api_name="class_join",
+                    api_visibility="undocumented", **QUIET)
+    c["typed"].submit(handler(typed_join), c["typed"], student_in, api_visibility="private", **QUIET)
+    demo.load(link_join, None, student_in, api_visibility="private", **QUIET)
+
+    def pushed(code, record, made_by, given, kind, layer, head, cells, words, score, request: gr.Request = None):
+        rows, said = teacher.push(code, vocab, record, made_by, given, kind, layer, head, cells, words, score,
+                                  request=request)
+        return gr.Dropdown(choices=rows, value=rows[0][1] if rows else None), said
+
+    view_inputs = [attention[name] for name in ("record", "made_by", "given", "kind", "layer", "head", "cells",
+                                                "words", "score")]
+    c["push"].click(handler(pushed), [c["code"]] + view_inputs, [c["row"], c["said"]], api_name="class_push",
+                    api_visibility="undocumented", **QUIET).success(None, js=SHOWN_JS)
+    c["ask"].click(handler(teacher.ask_row), [c["code"], c["row"]], c["said"], api_name="class_ask",
+                   api_visibility="undocumented", **QUIET).success(None, js=ASKING_JS)
+    c["reveal"].click(handler(teacher.reveal), c["code"], c["said"], api_name="class_reveal",
+                      api_visibility="undocumented", **QUIET).success(None, js=SHOWN_JS)
+    def downloaded(code, request: gr.Request = None):
+        return gr.File(teacher.download(code, request), visible=True)
+
+    c["csv"].click(handler(downloaded), c["code"], c["answers"], api_name="class_csv", api_visibility="undocumented",
+                   **QUIET)
+
+    def ended(code, request: gr.Request = None):
+        return (teacher.end(code, request), "", "", gr.Column(visible=False), gr.Row(visible=True),
+                gr.Column(visible=False), gr.Timer(active=False))
+
+    c["end"].click(handler(ended), c["code"], [c["status"], c["code"], c["role"], c["teaching"], c["entry"],
+                                               c["view_box"], c["timer"]],
+                   api_name="class_end", api_visibility="undocumented", **QUIET).success(None, js=SHOWN_JS)
+    mine = [c["line"], c["grid"]]
+    c["choices"].input(handler(student.answer_label), [c["code"], c["choices"]], mine, api_name="class_answer",
+                       api_visibility="undocumented", **QUIET)
+
+    def tapped(code, event: gr.EventData, request: gr.Request = None):
+        return student.answer_tap(code, getattr(event, "column", None), request)
+
+    c["grid"].click(handler(tapped), c["code"], mine, api_visibility="private", **QUIET)
+    # exploring on its own: the Attention tab, the class's view no longer redrawn; following: back, redrawn whole
+    c["explore"].click(lambda: (False, gr.Tabs(selected="attention")), None, [c["following"], tabs],
+                       api_visibility="private", **QUIET)
+    c["follow"].click(lambda: (True, -1, gr.Tabs(selected="class")), None, [c["following"], c["seen"], tabs],
+                      api_visibility="private", **QUIET)
+    c["panel"].select(lambda: (True, -1), None, [c["following"], c["seen"]], api_visibility="private", **QUIET)

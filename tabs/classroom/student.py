@@ -1,0 +1,107 @@
+"""A student's handlers of a class (issue 39), and every device's poll: join by code or by link, answer by a choice
+or by tapping a cell, and each second ask the class record what changed (no model runs: the answer is read from
+the record, and a device that saw this state already gets nothing).
+"""
+from __future__ import annotations
+
+import gradio as gr
+
+from checks import UserError
+from store.classes import CLASSES, ClassEnded, Seen, normal_code
+from store.clients import client_address
+from store.sessions import browser_key
+from tabs.classroom.view import asked, grid, result, split_figure, waiting
+
+STUDENT, TEACHER = "student", "teacher"
+
+
+def join(typed, request: gr.Request = None) -> tuple[str, str]:
+    """(the class's code, the line the student reads) after joining the class of the code `typed`."""
+    code = normal_code(typed)
+    number = CLASSES.join(code, browser_key(request), client_address(request))
+    return code, f"You are student **{number}** of class **{code}**: this panel shows what your teacher shows."
+
+
+def code_in_link(request) -> str | None:
+    """The class code of the link the page was opened with (`?class=CODE`), or None."""
+    params = getattr(request, "query_params", None)
+    code = params.get("class") if params is not None and hasattr(params, "get") else None
+    return code if isinstance(code, str) and code.strip() else None
+
+
+def answer(code, choice, request: gr.Request = None) -> tuple[str, str]:
+    """(this student's line, its grid with the choice marked) after answering the current question with the choice
+    of index `choice` (a tapped cell's column, or a choice picked)."""
+    key = browser_key(request)
+    CLASSES.answer(code, key, choice)
+    seen = CLASSES.seen(code, key)
+    return waiting(seen), grid(seen)
+
+
+def answer_label(code, label, request: gr.Request = None):
+    """Answer with the choice whose label is `label` (the radio's)."""
+    seen = CLASSES.seen(code, browser_key(request))
+    if seen.question is None or label not in seen.question.choices:
+        raise UserError("pick one of the question's choices")
+    return answer(code, seen.question.choices.index(label), request)
+
+
+def answer_tap(code, column, request: gr.Request = None):
+    """Answer with the cell tapped (its column, sent by the grid) of the row asked."""
+    try:
+        column = int(column)
+    except (TypeError, ValueError):
+        raise UserError("tap a cell of the row asked") from None
+    return answer(code, column, request)
+
+
+POLL_FIELDS = ("status", "view", "split", "question", "grid", "choices", "line", "seen", "seen_answered",
+               "timer")
+
+
+def poll(code, role, seen_version, seen_answered, following, request: gr.Request = None) -> tuple:
+    """Updates of POLL_FIELDS for a device of the class `code`: nothing (gr.skip) when it has seen this state; the
+    class's end said in words (the timer stopped) when the class is gone, as after a restart of the app."""
+    if not code:
+        return (gr.skip(),) * (len(POLL_FIELDS) - 1) + (gr.Timer(active=False),)
+    try:
+        seen = CLASSES.seen(code, browser_key(request))
+    except ClassEnded as e:
+        return (str(e), None, None, "", "", gr.update(choices=[], value=None, visible=False), "", -1, -1,
+                gr.Timer(active=False))
+    except UserError as e:
+        return (str(e),) + (gr.skip(),) * (len(POLL_FIELDS) - 2) + (gr.Timer(active=False),)
+    teacher = seen.student is None
+    changed = seen.version != seen_version
+    counted = teacher and seen.answered != seen_answered and seen.question is not None
+    if not changed and not counted:
+        return (gr.skip(),) * len(POLL_FIELDS)
+    if not teacher and not following:  # exploring on its own: told that something changed, nothing redrawn
+        return (f"Your teacher shows something new in class **{seen.code}**: press **Follow the teacher**.",) + \
+            (gr.skip(),) * (len(POLL_FIELDS) - 1)
+    return updates(seen, teacher, changed)
+
+
+def updates(seen: Seen, teacher: bool, changed: bool) -> tuple:
+    """The POLL_FIELDS of a device that has not seen this state: the pushed view (hidden while a question is open),
+    the split (live for the teacher; for a student after the reveal), the question, the grid and the choices to
+    answer by, and a student's line."""
+    skip = gr.skip()
+    question = seen.question
+    open_ = question is not None and not seen.revealed
+    status = (f"Class **{seen.code}**: {seen.students} student{'s' if seen.students != 1 else ''} joined."
+              if teacher else f"You are student **{seen.student}** of class **{seen.code}**.")
+    view = (None if open_ or seen.pushed is None else seen.pushed.figure) if changed else skip
+    if teacher:
+        split = split_figure(seen, seen.revealed) if question is not None else None
+    else:
+        split = (split_figure(seen, True) if seen.revealed else None) if changed else skip
+    said = asked(question, seen.students, seen.counts) if question is not None else ""
+    if not changed:
+        return (status, skip, split, said) + (skip,) * 6 + (seen.answered, skip)
+    labels = list(question.choices) if question is not None else []
+    picked = labels[seen.answer] if seen.answer is not None else None
+    choices = gr.update(choices=labels, value=picked, visible=open_ and not teacher)
+    line = "" if teacher else (result(seen) if seen.revealed else waiting(seen) if open_ else "")
+    return (status, view, split, said, grid(seen) if open_ and not teacher else "", choices, line, seen.version,
+            seen.answered, skip)

@@ -1,0 +1,87 @@
+"""What a device of a class shows, from what it sees of the class record (store.classes.Seen): the view pushed, the
+question with its choices and the grid to tap, the class's split, and after the reveal whether this student was
+right. Plain values: tabs/classroom/page.py puts them into the components.
+
+The figures every device receives are built once per class and state, not once per device: the pushed figure is the
+one the teacher's push drew (serialised once, store.classes.Pushed), and the split after the reveal (answers are
+closed then) is kept by (class, version) in a small bounded cache.
+"""
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+
+import gradio as gr
+
+from visualize.class_answers import class_split, tap_grid
+
+from limits import CLASS
+from store.classes import Question, Seen
+
+_plot = gr.Plot()
+_lock = threading.Lock()
+_splits: OrderedDict[tuple, object] = OrderedDict()  # (code, version) -> the revealed split, serialised once
+
+
+def split_figure(seen: Seen, revealed: bool):
+    """The class's split as gr.Plot sends it: live for the teacher (the right answer hidden), with the right one
+    marked after the reveal (then the same for every device of the class, built once)."""
+    question = seen.question
+    if question is None:
+        return None
+    build = lambda: _plot.postprocess(class_split(question.choices, seen.counts,  # noqa: E731
+                                                  question.right if revealed else None))
+    if not revealed:
+        return build()
+    key = (seen.code, seen.version)
+    with _lock:
+        if key in _splits:
+            _splits.move_to_end(key)
+            return _splits[key]
+    made = build()
+    with _lock:
+        _splits[key] = made
+        while len(_splits) > 2 * CLASS["classes"]:
+            _splits.popitem(last=False)
+    return made
+
+
+def asked(question: Question, students: int, counts) -> str:
+    """The question as every device shows it, with how many have answered."""
+    return f"**Question {question.number}.** {question.ask}  \n*{sum(counts)} of {students} answered*"
+
+
+def result(seen: Seen) -> str:
+    """What a student reads after the reveal: right, or what the model does instead."""
+    question = seen.question
+    if question is None or question.right is None:
+        return "**Revealed.**"
+    right = question.choices[question.right]
+    if seen.answer is None:
+        return f"**You did not answer.** The answer: **{right}**."
+    if seen.answer == question.right:
+        return f"**Right!** You chose **{right}**, and so does the model."
+    return f"**Not this time.** You chose **{question.choices[seen.answer]}**; the answer: **{right}**."
+
+
+def waiting(seen: Seen) -> str:
+    """A student's line while the question is open: its answer so far, or how to give one."""
+    question = seen.question
+    if seen.answer is not None:
+        return f"Your answer: **{question.choices[seen.answer]}**. You can change it until your teacher reveals."
+    how = "tap the cell you predict in the grid, or pick it below" if question.row is not None else "pick it below"
+    return f"Your prediction: {how}."
+
+
+def grid(seen: Seen) -> str:
+    """The grid a student taps for a question about a heatmap row ("" for a question of choices only)."""
+    question, pushed = seen.question, seen.pushed
+    if question is None or question.row is None or pushed is None:
+        return ""
+    return tap_grid(pushed.rows, pushed.columns, question.row, seen.answer)
+
+
+def key_choices(columns) -> tuple[str, ...]:
+    """A heatmap's keys as the choices of "which key will this query read?": each key with its position, so two
+    equal tokens are two choices (`t (3)`, `t (7)`); the first CLASS["choices"] keys."""
+    return tuple(f"{c} ({j + 1})" for j, c in enumerate(columns))[: CLASS["choices"]]

@@ -1,0 +1,58 @@
+"""A class's answers (issue 39), from plain data: how the class split over a question's choices (a bar per choice,
+the right one marked only once revealed), and the grid a student taps to answer "which key will this query read?"
+(an HTML string: a button per cell of the row asked, the other cells blank; no weights are in it, so nothing of the
+answer is given away before the reveal).
+"""
+from __future__ import annotations
+
+import html
+
+import plotly.graph_objects as go
+
+from visualize.style import BAR_COLOR, HIGHLIGHT_COLOR, style_figure, visible_whitespace
+
+
+def class_split(choices, counts, right: int | None = None, title: str = "") -> go.Figure:
+    """A bar per choice: how many students chose it (its count written on it). `right` (the index of the right
+    choice, given only after the reveal) is drawn in the highlight colour and named in the legend text."""
+    counts = [int(c) for c in counts]
+    if len(counts) != len(choices):
+        raise ValueError(f"{len(choices)} choices but {len(counts)} counts")
+    colors = [HIGHLIGHT_COLOR if i == right else BAR_COLOR for i in range(len(choices))]
+    fig = go.Figure(go.Bar(x=list(range(len(choices))), y=counts, text=[str(c) for c in counts],
+                           textposition="outside", marker_color=colors, cliponaxis=False,
+                           customdata=[html.escape(str(c)) for c in choices],
+                           hovertemplate="%{customdata}: %{y} students<extra></extra>"))
+    answered = sum(counts)
+    said = title or f"How the class answered ({answered} answer{'s' if answered != 1 else ''})"
+    if right is not None:
+        said += f", right: {choices[right]}"
+    style_figure(fig, said, height=320)
+    fig.update_xaxes(tickvals=list(range(len(choices))), ticktext=[html.escape(str(c)) for c in choices])
+    fig.update_yaxes(title_text="students", rangemode="tozero", range=[0, max(counts + [1]) * 1.25],
+                     dtick=max(1, (max(counts + [1]) + 4) // 5))
+    return fig
+
+
+def tap_grid(rows, columns, row: int, chosen: int | None = None) -> str:
+    """The grid a student taps: the query tokens down the side, the key tokens along the top, a button in each cell
+    of row `row` (the query asked about) carrying its column (data-column), the cell `chosen` marked. Cells of the
+    other rows are blank and inert."""
+    if not 0 <= row < len(rows):
+        raise ValueError(f"row {row} is not among the {len(rows)} rows")
+    head = "".join(f"<th scope='col'>{html.escape(visible_whitespace(c))}</th>" for c in columns)
+    lines = []
+    for i, label in enumerate(rows):
+        cells = []
+        for j, column in enumerate(columns):
+            if i == row:
+                mark = " chosen" if j == chosen else ""
+                cells.append(f"<td><button class='tap-cell{mark}' data-column='{j}' aria-label='key {j + 1}: "
+                             f"{html.escape(visible_whitespace(column), quote=True)}'>{'✓' if mark else ''}"
+                             "</button></td>")
+            else:
+                cells.append("<td class='blank'></td>")
+        asked = " class='asked'" if i == row else ""
+        lines.append(f"<tr{asked}><th scope='row'>{html.escape(visible_whitespace(label))}</th>{''.join(cells)}</tr>")
+    return (f"<div class='tap-grid-box'><table class='tap-grid'><tr><th></th>{head}</tr>{''.join(lines)}</table>"
+            "</div>")
