@@ -145,8 +145,8 @@ POSITIONAL = {"d_model": (8, 512), "positions": (8, 512),  # the Positional tab'
 # one of a question's choices, at most 64 of them (a heatmap's keys: ATTENTION_CAP), each at most 80 characters; a
 # wrong join code: 20 a minute per address (a class typing, mistyping, then typing again), then the address waits
 # out the minute, so 6 characters of 31 (887 million codes) with 16 classes take years to find by trying; a class
-# idle 3 hours ends (a school day's lesson is shorter).
+# idle 3 hours ends (a school day's lesson is shorter); the code box takes 16 characters (a code typed with spaces).
 CLASS = {"classes": 16, "students": 60, "questions": 100, "choices": 64, "choice_chars": 80,
-         "wrong_codes_per_minute": 20, "idle_seconds": 3 * 3600, "code_chars": 6, "question_chars": 400,
-         "addresses_remembered": 4096}
+         "wrong_codes_per_minute": 20, "idle_seconds": 3 * 3600, "code_chars": 6, "code_typed": 16,
+         "question_chars": 400, "addresses_remembered": 4096}
 CLASS_POLL_SECONDS = 1.0  # how often a device in a class asks for what changed (an answer from the class record)

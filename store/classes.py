@@ -50,7 +50,7 @@ def normal_code(code) -> str:
     """A typed code as the registry keeps it: capitals, spaces and dashes left out (a phone capitalises nothing)."""
     if not isinstance(code, str):
         raise UserError("the class code must be text")
-    return "".join(c for c in code.upper() if c not in " -\t")[:32]
+    return "".join(c for c in code[: 2 * CLASS["code_typed"]].upper() if c not in " -\t")
 
 
 @dataclass(frozen=True)
@@ -88,7 +88,7 @@ class Classroom:
     question: Question | None = None
     revealed: bool = False
     version: int = 0  # changes at each push, question and reveal: a device redraws its class view then
-    answered: int = 0  # changes at each answer: the projector redraws its split then
+    answered: int = 0  # changes at each join and answer: the projector redraws its count and split then
     questions: list[Question] = field(default_factory=list)  # every question asked, in order (the CSV's)
     answers: dict[int, dict[int, tuple[int, float]]] = field(default_factory=dict)  # question -> student ->
     #                                                                                  (choice, seconds after asked)
@@ -212,7 +212,8 @@ class Classes:
                 right = q.choices[q.right] if q.right is not None else ""
                 for student in sorted(room.students.values()):
                     choice, seconds = given.get(student, (None, None))
-                    writer.writerow([q.number, q.ask.replace("**", ""), student, "" if choice is None else q.choices[choice], right,
+                    writer.writerow([q.number, q.ask.replace("**", ""), student,
+                                     "" if choice is None else q.choices[choice], right,
                                      "" if choice is None or q.right is None else ("yes" if choice == q.right
                                                                                    else "no"),
                                      "" if seconds is None else f"{seconds:.1f}"])
@@ -249,6 +250,7 @@ class Classes:
                 if len(room.students) >= CLASS["students"]:
                     raise UserError(f"this class is full ({CLASS['students']} students)")
                 room.students[student] = len(room.students) + 1
+                room.answered += 1
             return room.students[student]
 
     def answer(self, code, key: str, choice) -> int:

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import gradio as gr
 
-from limits import CLASS_POLL_SECONDS
+from limits import CLASS, CLASS_POLL_SECONDS
 from tabs.classroom import student, teacher
 from tabs.classroom.student import POLL_FIELDS, STUDENT, TEACHER
+from widgets.controls import Radio
 from widgets.errors import handler
 
 QUIET = dict(queue=False, show_progress="hidden")
@@ -38,7 +39,7 @@ TAP_CSS = """
 """
 # While a question is open the teacher's open tab (its figure: the model's own answer) is hidden on the projector
 ASKING_JS = "() => { document.body.classList.add('class-asking'); }"
-SHOWN_JS = "() => { document.body.classList.remove('class-asking'); }"
+SHOWN_JS = "(code) => { document.body.classList.remove('class-asking'); return code; }"  # before the call
 
 
 def build_class_tab() -> dict:
@@ -50,8 +51,8 @@ def build_class_tab() -> dict:
         following, base = gr.Checkbox(True, visible=False), gr.Textbox(visible=False)
         timer = gr.Timer(CLASS_POLL_SECONDS, active=False)
         with gr.Row(elem_id="class-entry") as entry:
-            typed = gr.Textbox(label="Class code (on the projector)", max_length=16, elem_id="class-code-box",
-                               scale=2)
+            typed = gr.Textbox(label="Class code (on the projector)", max_length=CLASS["code_typed"],
+                               elem_id="class-code-box", scale=2)
             join = gr.Button("Join", variant="primary", elem_id="class-join", scale=1, min_width=80)
             start = gr.Button("Start a class (teacher)", elem_id="class-start", scale=1, min_width=120)
         status = gr.Markdown(elem_id="class-status")
@@ -63,7 +64,9 @@ def build_class_tab() -> dict:
             link = gr.Markdown(elem_id="class-link")
             with gr.Row():
                 push = gr.Button("Show everyone this view", variant="primary", elem_id="class-push")
-                row = gr.Dropdown([], label="Ask about the query", elem_id="class-row", scale=2)
+                # any value reaches the handler, which says what is wrong (a student's session has no choices at all)
+                row = gr.Dropdown([], label="Ask about the query", elem_id="class-row", scale=2,
+                                  allow_custom_value=True)
                 ask = gr.Button("Ask: which key will it read?", elem_id="class-ask")
                 reveal = gr.Button("Reveal", elem_id="class-reveal")
                 csv = gr.Button("Download the answers (CSV)", elem_id="class-csv")
@@ -77,7 +80,7 @@ def build_class_tab() -> dict:
         with gr.Column(visible=False, elem_id="class-view") as view_box:
             question = gr.Markdown(elem_id="class-question")
             grid = gr.HTML("", elem_id="class-grid", js_on_load=TAP_JS, css_template=TAP_CSS)
-            choices = gr.Radio([], label="Your prediction", visible=False, elem_id="class-choices")
+            choices = Radio([], label="Your prediction", visible=False, elem_id="class-choices")
             line = gr.Markdown(elem_id="class-line")
             with gr.Row():
                 view = gr.Plot(label="What your teacher shows", elem_id="class-figure")
@@ -91,8 +94,9 @@ def build_class_tab() -> dict:
 
 
 def wire_class_tab(demo, tabs, c: dict, attention: dict, vocab) -> None:
-    """Wire the tab (`tabs`: the page's tabs, which a joining student is taken to): `attention` is the Attention tab's handles (its record and view are what the teacher pushes),
-    `vocab` what a link may name (store.view_link.Vocabulary: the pushed view's link)."""
+    """Wire the tab (`tabs`: the page's tabs, which a joining student is taken to): `attention` is the Attention
+    tab's handles (its record and view are what the teacher pushes), `vocab` what a link may name
+    (store.view_link.Vocabulary: the pushed view's link)."""
     polled = [c[name] for name in POLL_FIELDS]
     c["timer"].tick(handler(student.poll), [c["code"], c["role"], c["seen"], c["seen_answered"], c["following"]],
                     polled, api_name="class_poll", api_visibility="undocumented", **QUIET)
@@ -141,11 +145,11 @@ def wire_class_tab(demo, tabs, c: dict, attention: dict, vocab) -> None:
     view_inputs = [attention[name] for name in ("record", "made_by", "given", "kind", "layer", "head", "cells",
                                                 "words", "score")]
     c["push"].click(handler(pushed), [c["code"]] + view_inputs, [c["row"], c["said"]], api_name="class_push",
-                    api_visibility="undocumented", **QUIET).success(None, js=SHOWN_JS)
+                    api_visibility="undocumented", **QUIET).success(None, c["code"], None, js=SHOWN_JS)
     c["ask"].click(handler(teacher.ask_row), [c["code"], c["row"]], c["said"], api_name="class_ask",
                    api_visibility="undocumented", **QUIET).success(None, js=ASKING_JS)
-    c["reveal"].click(handler(teacher.reveal), c["code"], c["said"], api_name="class_reveal",
-                      api_visibility="undocumented", **QUIET).success(None, js=SHOWN_JS)
+    c["reveal"].click(handler(teacher.reveal), c["code"], c["said"], js=SHOWN_JS, api_name="class_reveal",
+                      api_visibility="undocumented", **QUIET)
     def downloaded(code, request: gr.Request = None):
         return gr.File(teacher.download(code, request), visible=True)
 
@@ -158,7 +162,7 @@ def wire_class_tab(demo, tabs, c: dict, attention: dict, vocab) -> None:
 
     c["end"].click(handler(ended), c["code"], [c["status"], c["code"], c["role"], c["teaching"], c["entry"],
                                                c["view_box"], c["timer"]],
-                   api_name="class_end", api_visibility="undocumented", **QUIET).success(None, js=SHOWN_JS)
+                   js=SHOWN_JS, api_name="class_end", api_visibility="undocumented", **QUIET)
     mine = [c["line"], c["grid"]]
     c["choices"].input(handler(student.answer_label), [c["code"], c["choices"]], mine, api_name="class_answer",
                        api_visibility="undocumented", **QUIET)

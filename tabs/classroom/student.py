@@ -73,7 +73,7 @@ def poll(code, role, seen_version, seen_answered, following, request: gr.Request
         return (str(e),) + (gr.skip(),) * (len(POLL_FIELDS) - 2) + (gr.Timer(active=False),)
     teacher = seen.student is None
     changed = seen.version != seen_version
-    counted = teacher and seen.answered != seen_answered and seen.question is not None
+    counted = teacher and seen.answered != seen_answered  # a student joined or answered: the projector's count
     if not changed and not counted:
         return (gr.skip(),) * len(POLL_FIELDS)
     if not teacher and not following:  # exploring on its own: told that something changed, nothing redrawn

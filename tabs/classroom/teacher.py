@@ -81,6 +81,7 @@ def ask_row(code, row, request: gr.Request = None) -> str:
     """Ask the class which key the query of heatmap row `row` of the pushed view will read most: the choices are
     its keys, the right one read off the pushed figure (visualize.reading: the column of the row's largest cell)."""
     key = browser_key(request)
+    CLASSES.check_teacher(code, key, "ask the class")
     seen = CLASSES.seen(code, key)
     if seen.pushed is None:
         raise UserError("show everyone a view first: the question is about the heatmap the class sees")

@@ -33,7 +33,7 @@ LOCAL_HOST = "127.0.0.1"
 
 # screenshot file stem -> the tab's label on the page
 TABS = {"generate": "Generate", "attention": "Attention", "positional": "Positional encoding", "train": "Train",
-        "model": "Model"}
+        "model": "Model", "class": "Class"}
 
 # JS: the number of points of the live chart's "train loss" curve (0 before the first step; an SVG polyline, see
 # visualize/line_chart.py).
@@ -115,7 +115,7 @@ def show_tab(page, key: str) -> None:
 # What each tab shows once it has loaded (the attention heatmap and the summary are computed on page load).
 MAIN_CONTENT = {"generate": "#gen-prompt textarea", "attention": "#att-one .main-svg",
                 "positional": ".js-plotly-plot .gtitle:has-text('Sinusoidal encoding')", "train": "#train-curves",
-                "model": "#model-summary h3"}
+                "model": "#model-summary h3", "class": "#class-start"}
 
 
 def visit(page, key: str):

@@ -1,0 +1,192 @@
+"""A class session under load (issue 39): N students behind one address join a class, receive a pushed view, answer
+a question and receive the reveal, each polling the class once a second as the page's timer does.
+
+    nice -n 10 python bench/class_session.py --students 40
+
+Starts the app of this checkout in a subprocess on 127.0.0.1 (bench/load.py's driver, with the model's passes
+counted), with ATTENTION_LAB_TRUST_FORWARDED=1 and every student's requests carrying one X-Forwarded-For address
+(a school behind one NAT), then over loopback only: a teacher session starts a class and computes `reverse` on
+"attention"; N student sessions (separate gradio_client sessions, so separate browsers) join by the code, then poll
+/class_poll every `--poll` s (the page's gr.Timer) until the end; the teacher pushes the view, asks about the first
+query row, every student answers once it sees the question, the teacher polls too (the projector's split), and
+reveals once every answer is in. Prints, per step, p50 / p95 / max in seconds:
+- join: a student's /class_join call;
+- push -> device: from the push's reply to each student's first poll that returns the figure;
+- answer -> projector: from a student's answer's reply to the end of the first teacher's poll sent after it
+  (the projector's count then includes it);
+- reveal -> device: from the reveal's reply to each student's first poll that returns its right-or-wrong line;
+and the refusals and errors, the server's CPU seconds over the session, and the model's forward passes (forward,
+encode, decode) per push and during the whole session after the teacher's record. Goals (issue 39, quiet 2-core
+machine, 40 students): 0 refused; push -> device p95 <= 1.5 s; answer -> projector p95 <= 1 s; reveal -> device
+p95 <= 1.5 s; the push computed once (0 passes: drawn from the teacher's record).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parent.parent)]
+import load  # noqa: E402
+from load import Server, cpu_seconds, loadavg, make_client, percentile  # noqa: E402
+
+ADDRESS = "203.0.113.7"  # every student behind one NAT (TEST-NET-3)
+VIEW = ("cross", 1, 2, "weights", False, "anti-diagonal")
+# Counts every pass through a Transformer in the server (forward, encode, decode), written to COUNT_FILE 10x a second
+COUNTER = r'''
+import os, sys, threading, time
+sys.path.insert(0, sys.argv[1])
+from transformer.model import Transformer
+_count = [0]
+for _name in ("forward", "encode", "decode"):
+    def _wrap(original):
+        def counted(self, *a, **k):
+            _count[0] += 1
+            return original(self, *a, **k)
+        return counted
+    setattr(Transformer, _name, _wrap(getattr(Transformer, _name)))
+def _write():
+    while True:
+        with open(os.environ["CLASS_BENCH_COUNT"], "w") as f:
+            f.write(str(_count[0]))
+        time.sleep(0.1)
+threading.Thread(target=_write, daemon=True).start()
+'''
+
+
+def passes(path: Path) -> int:
+    time.sleep(0.25)  # the counter writes 10x a second
+    return int(path.read_text() or 0)
+
+
+class Device:
+    """A student's page: its session, and what its polls have seen (the time each step was first seen)."""
+
+    def __init__(self, url: str, timeout: float):
+        self.client = make_client(url, timeout)
+        self.client.headers["X-Forwarded-For"] = ADDRESS
+        self.seen, self.answered, self.first = -1, -1, {}
+        self.errors, self.choices = [], None
+
+    def poll(self, code: str, role: str = "student") -> tuple:
+        out = self.client.predict(code, role, self.seen, self.answered, True, api_name="/class_poll")
+        now = time.perf_counter()
+        if out[7] is not None:
+            self.seen = out[7]
+        if out[8] is not None:
+            self.answered = out[8]
+        if out[1] is not None and "figure" not in self.first and isinstance(out[1], dict):
+            self.first["figure"] = now
+        if isinstance(out[5], dict) and out[5].get("choices") and "question" not in self.first:
+            self.choices = [c[0] for c in out[5]["choices"]]
+            self.first["question"] = now
+        if isinstance(out[6], str) and ("Right" in out[6] or "Not this time" in out[6]) and "reveal" not in self.first:
+            self.first["reveal"] = now
+        return out
+
+
+def student_loop(device: Device, code: str, period: float, stop: threading.Event, answers: list):
+    """Poll every `period` s; answer once (the first choice) when the question is first seen."""
+    while not stop.is_set():
+        started = time.perf_counter()
+        try:
+            device.poll(code)
+            if device.choices and not any(a[0] is device for a in answers):
+                device.client.predict(code, device.choices[0], api_name="/class_answer")
+                answers.append((device, time.perf_counter()))
+        except Exception as e:  # noqa: BLE001  (counted and printed)
+            device.errors.append(str(e)[:200])
+        stop.wait(max(0.0, period - (time.perf_counter() - started)))
+
+
+def stats(values: list[float]) -> str:
+    if not values:
+        return "no values"
+    return (f"p50 {percentile(values, 50):.2f} s, p95 {percentile(values, 95):.2f} s, max {max(values):.2f} s "
+            f"({len(values)})")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--students", type=int, default=40)
+    parser.add_argument("--poll", type=float, default=1.0, help="seconds between a device's polls (the page's)")
+    parser.add_argument("--timeout", type=float, default=60.0)
+    args = parser.parse_args()
+    os.environ["ATTENTION_LAB_TRUST_FORWARDED"] = "1"
+    count_file = Path(tempfile.mkdtemp(prefix="class-bench-")) / "passes"
+    os.environ["CLASS_BENCH_COUNT"] = str(count_file)
+    load.DRIVER = COUNTER + load.DRIVER
+    server = Server(load.ROOT, 0, 0.0, count_file.with_name("server.log"))
+    url = server.wait_ready(180)
+    print(f"app at {url}; load average {loadavg()}; {args.students} students behind {ADDRESS}")
+    try:
+        teacher = Device(url, args.timeout)
+        teacher.client.headers["X-Forwarded-For"] = "198.51.100.1"
+        code = teacher.client.predict("", api_name="/class_start")[0]
+        teacher.client.predict("reverse", "attention", "", api_name="/attention")
+        cpu0, passes0 = cpu_seconds(server.proc.pid), passes(count_file)
+        devices, joins, refused = [Device(url, args.timeout) for _ in range(args.students)], [], []
+
+        def join(device):
+            started = time.perf_counter()
+            try:
+                device.client.predict(code, api_name="/class_join")
+                joins.append(time.perf_counter() - started)
+            except Exception as e:  # noqa: BLE001
+                refused.append(str(e)[:200])
+        threads = [threading.Thread(target=join, args=(d,)) for d in devices]
+        [t.start() for t in threads]
+        [t.join() for t in threads]
+        stop, answers = threading.Event(), []
+        loops = [threading.Thread(target=student_loop, args=(d, code, args.poll, stop, answers)) for d in devices]
+        [t.start() for t in loops]
+        time.sleep(2 * args.poll)
+        before_push = passes(count_file)
+        teacher.client.predict(code, *VIEW, api_name="/class_push")
+        pushed_at = time.perf_counter()
+        deadline = pushed_at + 30
+        while time.perf_counter() < deadline and not all("figure" in d.first for d in devices):
+            time.sleep(0.05)
+        push_passes = passes(count_file) - before_push
+        teacher.client.predict(code, 0, api_name="/class_ask")
+        projector = []  # (sent, replied) of each teacher's poll
+        deadline = time.perf_counter() + 30
+        while time.perf_counter() < deadline and len(answers) < len(devices):
+            sent = time.perf_counter()
+            teacher.poll(code, "teacher")
+            projector.append((sent, time.perf_counter()))
+            time.sleep(max(0.0, args.poll - (time.perf_counter() - sent)))
+        sent = time.perf_counter()
+        teacher.poll(code, "teacher")
+        projector.append((sent, time.perf_counter()))
+        teacher.client.predict(code, api_name="/class_reveal")
+        revealed_at = time.perf_counter()
+        deadline = revealed_at + 30
+        while time.perf_counter() < deadline and not all("reveal" in d.first for d in devices):
+            time.sleep(0.05)
+        stop.set()
+        [t.join() for t in loops]
+        cpu = cpu_seconds(server.proc.pid) - cpu0
+        session_passes = passes(count_file) - passes0
+        seen_answers = [next(r for s, r in projector if s >= at) - at for _, at in answers
+                        if any(s >= at for s, _ in projector)]
+        errors = [e for d in devices for e in d.errors]
+        print(f"join:                 {stats(joins)}; refused {len(refused)}" + (f": {refused[:2]}" if refused else ""))
+        print(f"push -> device:       {stats([d.first['figure'] - pushed_at for d in devices if 'figure' in d.first])}")
+        print(f"answer -> projector:  {stats(seen_answers)}; answers {len(answers)} of {len(devices)}")
+        revealed = [d.first["reveal"] - revealed_at for d in devices if "reveal" in d.first]
+        print(f"reveal -> device:     {stats(revealed)}")
+        print(f"errors: {len(errors)}" + (f" (first: {errors[0]})" if errors else ""))
+        print(f"server CPU: {cpu:.1f} s over the session; model passes: {push_passes} for the push, "
+              f"{session_passes} in the whole session after the teacher's record; load average {loadavg()}")
+        teacher.client.predict(code, api_name="/class_end")
+    finally:
+        server.stop()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,138 @@
+"""A class session through the app's own endpoints (gradio_client; each Client is a session of its own, so a browser
+of its own): the teacher's actions refused in words to a student, the pushed figure equal to the teacher's heatmap
+and to a fresh computation, computed once (no model run for a push, none for a poll), a second class seeing nothing
+of the first, and a device told in words that its class ended when the app forgot it (a restart). Issue 39."""
+from __future__ import annotations
+
+import inspect
+import json
+
+import numpy as np
+import pytest
+from gradio_client.exceptions import AppError
+
+from store.classes import CLASSES
+from tests.app.test_app_api import decode, plot_json
+from tests.app_server import api_client
+from transformer.interpretability.probe import record_attention
+
+VIEW = ("cross", 1, 2, "weights", False, "anti-diagonal")  # kind, layer, head, cells, words, overview colour
+
+
+def poll(client, code, role="student", seen=-1, answered=-1, following=True):
+    return client.predict(code, role, seen, answered, following, api_name="/class_poll")
+
+
+def cells(value) -> list:
+    figure = plot_json(value)
+    return decode(next(t for t in figure["data"] if t.get("type") == "heatmap")["z"])
+
+
+@pytest.fixture
+def lesson(app_url):
+    """(teacher, student, code): a class started, the teacher's view of `reverse` on "attention" pushed, one
+    student joined."""
+    teacher, student = api_client(app_url), api_client(app_url)
+    code = teacher.predict("http://127.0.0.1:7860/", api_name="/class_start")[0]
+    teacher.predict("reverse", "attention", "", api_name="/attention")
+    teacher.predict(code, *VIEW, api_name="/class_push")
+    student.predict(code, api_name="/class_join")
+    yield teacher, student, code
+    try:
+        teacher.predict(code, api_name="/class_end")
+    except AppError:
+        pass
+
+
+def test_a_student_cannot_push_ask_reveal_end_or_download(lesson):
+    """Each teacher's action from a student's session is refused with a sentence naming the rule."""
+    teacher, student, code = lesson
+    calls = {"/class_push": (code, *VIEW), "/class_ask": (code, 0), "/class_reveal": (code,), "/class_end": (code,),
+             "/class_csv": (code,)}
+    for api, args in calls.items():
+        with pytest.raises(AppError, match="only the teacher of this class can"):
+            student.predict(*args, api_name=api)
+    assert poll(teacher, code, "teacher")[0].startswith(f"Class **{code}**: 1 student")  # the class goes on
+
+
+def test_every_device_gets_the_teachers_figure_computed_once(lesson, app_url, shipped, monkeypatch):
+    """The student's figure has the teacher's heatmap's cells (/draw_attention of the same head), which equal a
+    fresh forward pass of the checkpoint (the record's weights); pushing and polling run no model at all."""
+    teacher, student, code = lesson
+    from transformer.model import Transformer
+
+    calls = []
+    original = Transformer.forward
+    monkeypatch.setattr(Transformer, "forward", lambda self, *a, **k: calls.append(1) or original(self, *a, **k))
+    received = poll(student, code)
+    kind, layer, head, cells_show, words, score = VIEW
+    teachers = teacher.predict(kind, layer, head, score, cells_show, words, api_name="/draw_attention")[0]
+    assert cells(received[1]) == cells(teachers)
+    model, tokenizer, _ = shipped("reverse")
+    fresh = record_attention(model, tokenizer, "attention").patterns["cross"].weights[1, 2]
+    np.testing.assert_allclose(cells(received[1]), np.asarray(fresh), atol=1e-6)
+    teacher.predict(code, *VIEW, api_name="/class_push")
+    for _ in range(3):
+        poll(student, code)
+    assert not any(calls), f"a push or a poll ran the model: {calls}"
+    teachers = teacher.predict(kind, layer, head, score, cells_show, words, api_name="/draw_attention")[0]
+    assert cells(received[1]) == cells(teachers)
+
+
+def test_a_poll_that_saw_this_state_gets_nothing(lesson):
+    teacher, student, code = lesson
+    first = poll(student, code)
+    again = poll(student, code, seen=first[7], answered=first[8])
+    skipped = {"__type__": "update"}  # gr.skip(): the page keeps what it shows
+    assert first[1] is not None and "plot" in first[1] and again[1] == skipped and again[0] == skipped
+
+
+def test_a_question_answered_counts_on_the_projector_and_reveals_to_the_student(lesson):
+    """Ask about the first query row: the right choice is that row's largest cell of the pushed figure; the
+    projector counts the answer before the reveal (its right bar not marked), the student reads whether it was
+    right after it."""
+    teacher, student, code = lesson
+    truth = cells(poll(student, code)[1])
+    right = max(range(len(truth[0])), key=lambda j: truth[0][j])
+    teacher.predict(code, 0, api_name="/class_ask")
+    asked = poll(student, code)
+    assert asked[1] is None, "the model's answer is shown while the question is open"
+    choices = [c[0] for c in asked[5]["choices"]]
+    student.predict(code, choices[right], api_name="/class_answer")
+    projector = poll(teacher, code, "teacher")
+    bars = plot_json(projector[2])["data"][0]
+    assert decode(bars["y"])[right] == 1 and "1 of 1 answered" in projector[3]
+    assert len(set(bars["marker"]["color"])) == 1  # no bar marked right before the reveal
+    teacher.predict(code, api_name="/class_reveal")
+    revealed = poll(student, code)
+    assert revealed[6].startswith("**Right!**") and cells(revealed[1]) == truth
+
+
+def test_a_second_class_sees_nothing_of_the_first(lesson, app_url):
+    teacher, student, code = lesson
+    other_teacher, other_student = api_client(app_url), api_client(app_url)
+    other = other_teacher.predict("", api_name="/class_start")[0]
+    other_student.predict(other, api_name="/class_join")
+    seen = poll(other_student, other)
+    assert seen[1] is None and seen[3] == ""  # nothing pushed, nothing asked
+    refused = poll(other_student, code)  # said on its page, its timer stopped, nothing of the first class sent
+    assert "has not joined this class" in refused[0] and refused[9]["active"] is False
+    assert "plot" not in json.dumps(refused[1:9]) and "Question" not in json.dumps(refused[1:9])
+    with pytest.raises(AppError, match="has not joined this class"):
+        other_student.predict(code, "a (1)", api_name="/class_answer")
+    other_teacher.predict(other, api_name="/class_end")
+
+
+def test_a_wrong_code_is_said_in_words(app_url):
+    with pytest.raises(AppError, match="no class has the code"):
+        api_client(app_url).predict("ZZZZZZ9", api_name="/class_join")
+
+
+def test_a_restart_tells_the_students_page_that_the_class_ended(lesson):
+    """A restarted app holds no class (the registry lives in the process): the page still sends its class's code,
+    and its poll says in words that the class ended, and stops polling."""
+    teacher, student, code = lesson
+    CLASSES.clear()  # what a new process starts with
+    said = poll(student, code)
+    assert said[0].startswith(f"The class {code} has ended") and "restarted" in said[0]
+    assert said[9]["active"] is False
