@@ -6,8 +6,9 @@ a question and receive the reveal, each polling the class once a second as the p
 Starts the app of this checkout in a subprocess on 127.0.0.1 (bench/load.py's driver, with the model's passes
 counted), with ATTENTION_LAB_TRUST_FORWARDED=1 and every student's requests carrying one X-Forwarded-For address
 (a school behind one NAT), then over loopback only: a teacher session starts a class and computes `reverse` on
-"attention"; N student sessions (separate gradio_client sessions, so separate browsers) join by the code, then poll
-/class_poll every `--poll` s (the page's gr.Timer) until the end; the teacher pushes the view, asks about the first
+"attention"; N student sessions (separate sessions, so separate browsers) join by the code, then poll
+/class_poll every `--poll` s (the page's gr.Timer) until the end, each call made as the page makes it (the class's
+events are not queued: a POST to run/predict); the teacher pushes the view, asks about the first
 query row, every student answers once it sees the question, the teacher polls too (the projector's split), and
 reveals once every answer is in. Prints, per step, p50 / p95 / max in seconds:
 - join: a student's /class_join call;
@@ -63,23 +64,48 @@ def passes(path: Path) -> int:
     return int(path.read_text() or 0)
 
 
-class Device:
-    """A student's page: its session, and what its polls have seen (the time each step was first seen)."""
+class Page:
+    """Calls of the class's events as the page makes them: not queued (queue=False), so a POST to run/predict with
+    the page's session id and its address, answered in the same request (gradio_client would join the queue)."""
 
-    def __init__(self, url: str, timeout: float):
-        self.client = make_client(url, timeout)
-        self.client.headers["X-Forwarded-For"] = ADDRESS
+    def __init__(self, url: str, session: str, address: str, timeout: float):
+        import httpx
+
+        self.http = httpx.Client(timeout=timeout, headers={"X-Forwarded-For": address})
+        self.url, self.session = url, session
+        config = self.http.get(url + "config").json()
+        self.functions = {d["api_name"]: d["id"] for d in config["dependencies"] if d.get("api_name")}
+        self.inputs = {d["api_name"]: len(d["inputs"]) for d in config["dependencies"] if d.get("api_name")}
+
+    def predict(self, *data, api_name: str):
+        api = api_name.lstrip("/")
+        data = list(data) + [None] * (self.inputs[api] - len(data))
+        answer = self.http.post(self.url + "gradio_api/run/predict", json={
+            "data": data, "fn_index": self.functions[api], "session_hash": self.session, "event_data": None,
+            "trigger_id": None}).json()
+        if "error" in answer or "data" not in answer:
+            raise RuntimeError(str(answer.get("error") or answer)[:200])
+        return tuple(answer["data"])
+
+
+class Device:
+    """A device's page: its session, and what its polls have seen (the time each step was first seen)."""
+
+    def __init__(self, url: str, timeout: float, address: str = ADDRESS):
+        self.client = make_client(url, timeout)  # for the queued calls (the teacher's Show attention)
+        self.client.headers["X-Forwarded-For"] = address
+        self.page = Page(url, self.client.session_hash, address, timeout)
         self.seen, self.answered, self.first = -1, -1, {}
         self.errors, self.choices = [], None
 
     def poll(self, code: str, role: str = "student") -> tuple:
-        out = self.client.predict(code, role, self.seen, self.answered, True, api_name="/class_poll")
+        out = self.page.predict(code, role, self.seen, self.answered, True, api_name="/class_poll")
         now = time.perf_counter()
         if out[7] is not None:
             self.seen = out[7]
         if out[8] is not None:
             self.answered = out[8]
-        if out[1] is not None and "figure" not in self.first and isinstance(out[1], dict):
+        if isinstance(out[1], dict) and "plot" in out[1] and "figure" not in self.first:
             self.first["figure"] = now
         if isinstance(out[5], dict) and out[5].get("choices") and "question" not in self.first:
             self.choices = [c[0] for c in out[5]["choices"]]
@@ -96,7 +122,7 @@ def student_loop(device: Device, code: str, period: float, stop: threading.Event
         try:
             device.poll(code)
             if device.choices and not any(a[0] is device for a in answers):
-                device.client.predict(code, device.choices[0], api_name="/class_answer")
+                device.page.predict(code, device.choices[0], api_name="/class_answer")
                 answers.append((device, time.perf_counter()))
         except Exception as e:  # noqa: BLE001  (counted and printed)
             device.errors.append(str(e)[:200])
@@ -124,17 +150,16 @@ def main():
     url = server.wait_ready(180)
     print(f"app at {url}; load average {loadavg()}; {args.students} students behind {ADDRESS}")
     try:
-        teacher = Device(url, args.timeout)
-        teacher.client.headers["X-Forwarded-For"] = "198.51.100.1"
-        code = teacher.client.predict("", api_name="/class_start")[0]
-        teacher.client.predict("reverse", "attention", "", api_name="/attention")
+        teacher = Device(url, args.timeout, "198.51.100.1")
+        code = teacher.page.predict("", api_name="/class_start")[0]
+        teacher.client.predict("reverse", "attention", "", api_name="/attention")  # queued, as the page's
         cpu0, passes0 = cpu_seconds(server.proc.pid), passes(count_file)
         devices, joins, refused = [Device(url, args.timeout) for _ in range(args.students)], [], []
 
         def join(device):
             started = time.perf_counter()
             try:
-                device.client.predict(code, api_name="/class_join")
+                device.page.predict(code, api_name="/class_join")
                 joins.append(time.perf_counter() - started)
             except Exception as e:  # noqa: BLE001
                 refused.append(str(e)[:200])
@@ -146,13 +171,13 @@ def main():
         [t.start() for t in loops]
         time.sleep(2 * args.poll)
         before_push = passes(count_file)
-        teacher.client.predict(code, *VIEW, api_name="/class_push")
+        teacher.page.predict(code, None, None, None, *VIEW, api_name="/class_push")
         pushed_at = time.perf_counter()
         deadline = pushed_at + 30
         while time.perf_counter() < deadline and not all("figure" in d.first for d in devices):
             time.sleep(0.05)
         push_passes = passes(count_file) - before_push
-        teacher.client.predict(code, 0, api_name="/class_ask")
+        teacher.page.predict(code, 0, api_name="/class_ask")
         projector = []  # (sent, replied) of each teacher's poll
         deadline = time.perf_counter() + 30
         while time.perf_counter() < deadline and len(answers) < len(devices):
@@ -163,7 +188,7 @@ def main():
         sent = time.perf_counter()
         teacher.poll(code, "teacher")
         projector.append((sent, time.perf_counter()))
-        teacher.client.predict(code, api_name="/class_reveal")
+        teacher.page.predict(code, api_name="/class_reveal")
         revealed_at = time.perf_counter()
         deadline = revealed_at + 30
         while time.perf_counter() < deadline and not all("reveal" in d.first for d in devices):
@@ -183,7 +208,7 @@ def main():
         print(f"errors: {len(errors)}" + (f" (first: {errors[0]})" if errors else ""))
         print(f"server CPU: {cpu:.1f} s over the session; model passes: {push_passes} for the push, "
               f"{session_passes} in the whole session after the teacher's record; load average {loadavg()}")
-        teacher.client.predict(code, api_name="/class_end")
+        teacher.page.predict(code, api_name="/class_end")
     finally:
         server.stop()
 

@@ -59,6 +59,14 @@ def refused(page, api: str, data: list) -> str:
     }""", [api, data])
 
 
+def hidden_on_the_projector(teacher) -> bool:
+    """Whether the teacher's Attention tab hides its heatmap (the model's own answer): looked at in that tab."""
+    tour.show_tab(teacher, "attention")
+    hidden = teacher.locator("#att-one").evaluate("e => getComputedStyle(e).visibility") == "hidden"
+    tour.show_tab(teacher, "class")
+    return hidden
+
+
 def test_a_teacher_and_three_students_run_a_lesson(browser, app_url):
     teacher = device(browser, app_url, tour.PROJECTOR)
     tour.visit(teacher, "attention")  # the page computes `attention` on `reverse` at its load
@@ -112,9 +120,9 @@ def test_a_teacher_and_three_students_run_a_lesson(browser, app_url):
     teacher.wait_for_function(f"() => {{ const y = ({BARS})(); return y && y.reduce((a, b) => a + b, 0) === 3; }}")
     bars = teacher.evaluate(BARS)
     assert bars[right] == 2 and bars[wrong] == 1, bars
-    assert teacher.locator("#att-one").evaluate("e => getComputedStyle(e).visibility") == "hidden"
+    assert hidden_on_the_projector(teacher)
     if tour.SHOTS:
-        tour.small_screenshot(teacher, tour.SHOTS / "class-split-1280.png", full_page=False)
+        tour.small_screenshot(teacher, tour.SHOTS / "class-split-1280.png")  # the whole page: the split is under the QR code
 
     assert laptops[1].locator("#class-push, #class-reveal, #class-end").count() == 0  # not on a student's page
     for api, data in (("class_push", [code, None, None, None, "cross", 1, 2, "weights", False, "anti-diagonal"]),
@@ -130,7 +138,7 @@ def test_a_teacher_and_three_students_run_a_lesson(browser, app_url):
         page.locator("#class-figure .main-svg").first.wait_for()
         assert page.evaluate(CELLS, "class-figure") == truth
         page.locator("#class-split .main-svg").first.wait_for()
-    assert teacher.locator("#att-one").evaluate("e => getComputedStyle(e).visibility") == "visible"
+    assert not hidden_on_the_projector(teacher)
     if tour.SHOTS:
         tour.small_screenshot(phone, tour.SHOTS / "class-reveal-390.png")
 
