@@ -5,11 +5,10 @@ answer is given away before the reveal).
 """
 from __future__ import annotations
 
-import html
-
 import plotly.graph_objects as go
 
 from visualize.style import BAR_COLOR, HIGHLIGHT_COLOR, style_figure, visible_whitespace
+from visualize.text import html_text
 
 
 def class_split(choices, counts, right: int | None = None, title: str = "") -> go.Figure:
@@ -21,14 +20,14 @@ def class_split(choices, counts, right: int | None = None, title: str = "") -> g
     colors = [HIGHLIGHT_COLOR if i == right else BAR_COLOR for i in range(len(choices))]
     fig = go.Figure(go.Bar(x=list(range(len(choices))), y=counts, text=[str(c) for c in counts],
                            textposition="outside", marker_color=colors, cliponaxis=False,
-                           customdata=[html.escape(str(c)) for c in choices],
+                           customdata=[html_text(str(c)) for c in choices],
                            hovertemplate="%{customdata}: %{y} students<extra></extra>"))
     answered = sum(counts)
     said = title or f"How the class answered ({answered} answer{'s' if answered != 1 else ''})"
     if right is not None:
         said += f", right: {choices[right]}"
     style_figure(fig, said, height=320)
-    fig.update_xaxes(tickvals=list(range(len(choices))), ticktext=[html.escape(str(c)) for c in choices])
+    fig.update_xaxes(tickvals=list(range(len(choices))), ticktext=[html_text(str(c)) for c in choices])
     fig.update_yaxes(title_text="students", rangemode="tozero", range=[0, max(counts + [1]) * 1.25],
                      dtick=max(1, (max(counts + [1]) + 4) // 5))
     return fig
@@ -40,7 +39,7 @@ def tap_grid(rows, columns, row: int, chosen: int | None = None) -> str:
     other rows are blank and inert."""
     if not 0 <= row < len(rows):
         raise ValueError(f"row {row} is not among the {len(rows)} rows")
-    head = "".join(f"<th scope='col'>{html.escape(visible_whitespace(c))}</th>" for c in columns)
+    head = "".join(f"<th scope='col'>{html_text(visible_whitespace(c))}</th>" for c in columns)
     lines = []
     for i, label in enumerate(rows):
         cells = []
@@ -48,11 +47,11 @@ def tap_grid(rows, columns, row: int, chosen: int | None = None) -> str:
             if i == row:
                 mark = " chosen" if j == chosen else ""
                 cells.append(f"<td><button class='tap-cell{mark}' data-column='{j}' aria-label='key {j + 1}: "
-                             f"{html.escape(visible_whitespace(column), quote=True)}'>{'✓' if mark else ''}"
+                             f"{html_text(visible_whitespace(column))}'>{'✓' if mark else ''}"
                              "</button></td>")
             else:
                 cells.append("<td class='blank'></td>")
         asked = " class='asked'" if i == row else ""
-        lines.append(f"<tr{asked}><th scope='row'>{html.escape(visible_whitespace(label))}</th>{''.join(cells)}</tr>")
+        lines.append(f"<tr{asked}><th scope='row'>{html_text(visible_whitespace(label))}</th>{''.join(cells)}</tr>")
     return (f"<div class='tap-grid-box'><table class='tap-grid'><tr><th></th>{head}</tr>{''.join(lines)}</table>"
             "</div>")

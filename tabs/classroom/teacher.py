@@ -19,6 +19,7 @@ from tabs.attention.link import link_query
 from tabs.attention.page import draw_cached
 from tabs.classroom.view import key_choices
 from visualize.reading import heatmap_cells
+from visualize.text import markdown_text
 
 # the page's own address, as its browser reports it (origin and path): http(s), printable, no quotes or markup
 PAGE = re.compile(r"https?://[A-Za-z0-9.\-:\[\]]{1,255}(/[A-Za-z0-9._~\-/%]{0,300})?")
@@ -45,7 +46,7 @@ def start(base, request: gr.Request = None) -> tuple[str, str, str, str]:
     link = join_link(base, room.code)
     spaced = " ".join(room.code)
     return (room.code, f"<div class='class-code'>{spaced}</div>",
-            f"Join at **{html.escape(link)}** or type the code on the app's page (Class, Join).",
+            f"Join at **{markdown_text(link)}** or type the code on the app's page (Class, Join).",
             qr_svg(link))
 
 
@@ -65,7 +66,8 @@ def push(code, vocab, record, made_by, given, kind, layer, head, cells, words, s
     read = heatmap_cells(one.plot)
     CLASSES.push(code, key, Pushed(query, one, tuple(read.rows), tuple(read.columns)))
     rows = [(f"{i + 1}. {label}", i) for i, label in enumerate(read.rows)]
-    return rows, (f"Every device of the class now shows **{figure_title(one.plot)}**. Ask which key a query "
+    return rows, (f"Every device of the class now shows **{markdown_text(figure_title(one.plot))}**. Ask which key "
+                  "a query "
                   "reads, or push another view.")
 
 
@@ -93,7 +95,8 @@ def ask_row(code, row, request: gr.Request = None) -> str:
     right = cells.argmax(row)
     if right >= len(choices):
         raise UserError(f"this query reads most a key past the first {CLASS['choices']}: ask about another one")
-    question = CLASSES.ask(code, key, f"The query **{rows[row]}** (row {row + 1}): which key will it read most?",
+    question = CLASSES.ask(code, key, f"The query **{markdown_text(rows[row])}** (row {row + 1}): which key will it "
+                           "read most?",
                            choices, right=right, row=row)
     return f"Question {question.number} asked: the answers come in below, the heatmap stays hidden until Reveal."
 

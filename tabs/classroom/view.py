@@ -14,6 +14,7 @@ from collections import OrderedDict
 import gradio as gr
 
 from visualize.class_answers import class_split, tap_grid
+from visualize.text import markdown_text
 
 from limits import CLASS
 from store.classes import Question, Seen
@@ -56,19 +57,21 @@ def result(seen: Seen) -> str:
     question = seen.question
     if question is None or question.right is None:
         return "**Revealed.**"
-    right = question.choices[question.right]
+    right = markdown_text(question.choices[question.right])
     if seen.answer is None:
         return f"**You did not answer.** The answer: **{right}**."
     if seen.answer == question.right:
         return f"**Right!** You chose **{right}**, and so does the model."
-    return f"**Not this time.** You chose **{question.choices[seen.answer]}**; the answer: **{right}**."
+    return (f"**Not this time.** You chose **{markdown_text(question.choices[seen.answer])}**; the answer: "
+            f"**{right}**.")
 
 
 def waiting(seen: Seen) -> str:
     """A student's line while the question is open: its answer so far, or how to give one."""
     question = seen.question
     if seen.answer is not None:
-        return f"Your answer: **{question.choices[seen.answer]}**. You can change it until your teacher reveals."
+        return (f"Your answer: **{markdown_text(question.choices[seen.answer])}**. You can change it until your "
+                "teacher reveals.")
     how = "tap the cell you predict in the grid, or pick it below" if question.row is not None else "pick it below"
     return f"Your prediction: {how}."
 
