@@ -93,6 +93,10 @@ SESSIONS = 256  # sessions whose state gradio keeps (up to ~0.4 MB each: its cop
 #                gradio's default, 10,000, let invented session ids hold about 4 GB
 CONFIGS_KEPT = 8  # the page's config as answered to `GET /config` for as many root URLs (server.config_cache: one
 #                   for every client of a Space or of 127.0.0.1; a forged Host header's rebuilt, one at a time)
+CONFIG_ROOTS = {"per_address_per_minute": 16,  # new roots an address may have built a minute (~70 ms of CPU each:
+                #                                16 a minute are 2% of a core; loopback counts as one address)
+                "waiting": 8,  # requests waiting for the one builder; past it, and past an address's budget: 429
+                "addresses": 4096}  # addresses whose builds are counted, the oldest out first
 EXPORTS_KEPT = 32  # exported checkpoints kept on disk, the oldest removed first
 SHIPPED_RECORDS = 64  # attention records of the shipped checkpoints, shared by everyone (a record is cut to 64
 #                       tokens: the largest, translate-en-es's, is 0.8 MiB, so 64 hold at most 51 MiB)

@@ -8,8 +8,8 @@ from pathlib import Path
 import gradio as gr
 from starlette.middleware import Middleware
 
-from limits import (BODY_BYTES, CONFIGS_KEPT, DISK_BYTES, DISK_SWEEP_SECONDS, LINK_CHARS, QUERY_CHARS, SESSIONS,
-                    UPLOAD_BYTES)
+from limits import (BODY_BYTES, CONFIG_ROOTS, CONFIGS_KEPT, DISK_BYTES, DISK_SWEEP_SECONDS, LINK_CHARS, QUERY_CHARS,
+                    SESSIONS, UPLOAD_BYTES)
 from server import admission, analytics, compat, optional_modules, session_state
 from server.config_cache import ConfigAnswers
 from server.http_gate import RequestGate
@@ -51,7 +51,8 @@ def protect(demo: gr.Blocks) -> dict:
     EXPORTS.parent = budget.root
     gate = Middleware(RequestGate, max_body=BODY_BYTES, on_upload=budget.wrote, functions=demo.fns,
                       max_query=QUERY_CHARS, made_links=LINK_CHARS)
-    configs = Middleware(ConfigAnswers, kept=CONFIGS_KEPT)  # behind the gate: what it refuses is never kept
+    # behind the gate: what it refuses is never kept
+    configs = Middleware(ConfigAnswers, kept=CONFIGS_KEPT, roots=CONFIG_ROOTS)
     return dict(max_file_size=UPLOAD_BYTES, state_session_capacity=SESSIONS,
                 app_kwargs={"middleware": [gate, configs]}, **analytics.MONITORING)
 
