@@ -97,7 +97,10 @@ CONFIG_ROOTS = {"per_address_per_minute": 16,  # new roots an address may have b
                 #                                16 a minute are 2% of a core; loopback counts as one address)
                 "waiting": 8,  # requests waiting for the one builder; past it, and past an address's budget: 429
                 "addresses": 4096}  # addresses whose builds are counted, the oldest out first
-EXPORTS_KEPT = 32  # exported checkpoints kept on disk, the oldest removed first
+EXPORTS_KEPT = 32  # exports (attention CSV/JSON, figure HTML, model zips) kept on disk for everyone together,
+#                   room made from the client holding the most (store.exports)
+EXPORTS_PER_BROWSER = 4  # a browser's last exports kept (its next removes its own oldest): one flooding browser
+#                          never removes another's
 SHIPPED_RECORDS = 64  # attention records of the shipped checkpoints, shared by everyone (a record is cut to 64
 #                       tokens: the largest, translate-en-es's, is 0.8 MiB, so 64 hold at most 51 MiB)
 BESIDE_KEPT = 16  # translations (ours and Marian's, with Marian's record) beside the translation model's heatmap

@@ -35,12 +35,13 @@ def streaming(job, updates: int = 1, seconds: float = WAIT_S) -> None:
     assert not job.done(), f"the run ended before it was stopped: {job.outputs()[-1:]}"
 
 
-def api_client(url: str, **kwargs):
-    """A gradio_client Client of the app at `url` (quiet) whose HTTP calls wait up to HTTP_TIMEOUT_S for an answer;
-    `kwargs` go to Client (headers, ...)."""
+def api_client(url: str, cookies: dict | None = None, **kwargs):
+    """A gradio_client Client of the app at `url` (quiet) whose HTTP calls wait up to HTTP_TIMEOUT_S for an answer
+    and carry `cookies` (a browser's key: store.sessions.KEY_COOKIE); `kwargs` go to Client (headers, ...)."""
     from gradio_client import Client
 
-    return Client(url, verbose=False, httpx_kwargs={"timeout": HTTP_TIMEOUT_S}, **kwargs)
+    return Client(url, verbose=False, httpx_kwargs={"timeout": HTTP_TIMEOUT_S, "cookies": dict(cookies or {})},
+                  **kwargs)
 
 
 def launch_local(tries: int = 3):
