@@ -23,7 +23,7 @@ import gradio as gr
 from visualize.standalone import standalone_html
 
 from checks import UserError
-from limits import EXPORT_CONCURRENCY
+from limits import EXPORT_CONCURRENCY, EXPORT_FIGURE_GROUP
 from store.exports import EXPORTS
 from widgets.errors import handler
 
@@ -145,7 +145,7 @@ def export_row(plot: gr.Plot, name: str) -> None:
     def html_file(value, request: gr.Request = None):
         return figure_html(value, name, request)
     html.click(handler(html_file), plot, [file, said], api_visibility="private",
-               concurrency_limit=EXPORT_CONCURRENCY, concurrency_id="export-figure", show_progress="minimal"
+               concurrency_limit=EXPORT_CONCURRENCY, concurrency_id=EXPORT_FIGURE_GROUP, show_progress="minimal"
                ).success(None, file, None, js=DOWNLOAD_JS)
 
 
