@@ -4,7 +4,8 @@
     python bench/config_roots.py --per-minute 100000    # no budget: every invented root is built (as before)
 
 Launches the app in this process on 127.0.0.1 and sends `--roots` `GET /config`, each with a new X-Forwarded-Host
-(gradio builds a config for each root it has not kept: a deep copy of the whole page), then one honest GET from the same address. Prints
+(gradio builds a config for each root it has not kept: a deep copy of the whole page), then one honest GET from the
+same address. Prints
 how many were built and refused, the CPU seconds of this process over the run (the server's, with the client's few
 ms), and the honest answer's root.
 """
@@ -42,7 +43,8 @@ def main():
             honest = honest.json().get("root") if honest.status_code == 200 else f"{honest.status_code} (loopback is " \
                 "one address: its budget is the flood's; on a Space an honest client has an address of its own)"
         print(f"budget {args.per_minute}/min per address: {args.roots} invented roots, {statuses.count(200)} built, "
-              f"{statuses.count(429)} refused (429), other {len(statuses) - statuses.count(200) - statuses.count(429)}; "
+              f"{statuses.count(429)} refused (429), "
+              f"other {len(statuses) - statuses.count(200) - statuses.count(429)}; "
               f"CPU {cpu:.2f} s ({1000 * cpu / args.roots:.1f} ms per request) in {wall:.1f} s; "
               f"honest root after: {honest}")
     finally:

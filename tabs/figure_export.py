@@ -10,8 +10,8 @@ mouse (never on a phone or a projector's remote), so the button is on the page.
 HTML is made on the server (plotly.js, 4.8 MB, is in the plotly package, not in the page as a file): the page sends
 the figure it shows, visualize.standalone checks it is a plotly figure of the kinds the app draws and writes the
 page, into the bounded export folder (store.exports: served only to the browser that asked, each browser's last
-EXPORTS_PER_BROWSER kept; the same figure asked again by it is the same file). The browser then downloads it; gradio serves an .html file as an attachment, never as a page of
-the app's own address. A client names no path: it sends a figure and gets a file the server named.
+EXPORTS_PER_BROWSER kept; the same figure asked again by it is the same file). The browser then downloads it;
+gradio serves an .html file as an attachment, never as a page of the app's own address. A client names no path: it sends a figure and gets a file the server named.
 """
 from __future__ import annotations
 
