@@ -28,7 +28,9 @@ TRAINING_GROUP = "train"  # the concurrency group of every training (Start, Comp
 # client's), so 10 flooding addresses cannot lock out an 11th: measured in bench/hostile_load.py. 64 trainings
 # may wait (a waiting one costs only its request, at most a 2M-character pasted text): 8 addresses' worth, so a
 # class of 5 still gets 5 places while the line is shared equally among up to ~12 addresses.
-QUEUE_WAITING = {TRAINING_GROUP: 64}  # requests waiting per concurrency group; other groups: DEFAULT_WAITING each
+EXPORT_FIGURE_GROUP = "export-figure"  # a figure saved as HTML: its request carries the figure (up to 16 MiB)
+QUEUE_WAITING = {TRAINING_GROUP: 64,  # requests waiting per concurrency group; other groups: DEFAULT_WAITING each
+                 EXPORT_FIGURE_GROUP: 8}  # each waiting figure export holds its figure: 8 of 12.5 MiB, ~100 MiB
 DEFAULT_WAITING = 64
 ADDRESS_WAITING = {TRAINING_GROUP: 8}  # waiting requests of one address per group; others: DEFAULT_ADDRESS_WAITING
 DEFAULT_ADDRESS_WAITING = 32
@@ -102,9 +104,20 @@ BROWSERS_REMEMBERED = 4096  # browsers remembered without any model (counters, e
 SESSIONS = 256  # sessions whose state gradio keeps (up to ~0.4 MB each: its copy of the page's config, each
 #                component's built when a call reads it, server.session_state), least recently used out first;
 #                gradio's default, 10,000, let invented session ids hold about 4 GB
+HELD_INPUTS = {"bytes": 64 << 20,  # what the input values all sessions hold may weigh together (server.held_inputs:
+               #                    gradio keeps each input's last value per session; a figure sent to be saved as
+               #                    HTML may be 16 MiB, a pasted text 2M characters): past it, the oldest go
+               "counted": 4 << 10}  # a value from this size is counted (a typed prompt, 2,000 characters, is not)
 CONFIGS_KEPT = 8  # the page's config as answered to `GET /config` for as many root URLs (server.config_cache: one
 #                   for every client of a Space or of 127.0.0.1; a forged Host header's rebuilt, one at a time)
-EXPORTS_KEPT = 32  # exported checkpoints kept on disk, the oldest removed first
+CONFIG_ROOTS = {"per_address_per_minute": 16,  # new roots an address may have built a minute (~70 ms of CPU each:
+                #                                16 a minute are 2% of a core; loopback counts as one address)
+                "waiting": 8,  # requests waiting for the one builder; past it, and past an address's budget: 429
+                "addresses": 4096}  # addresses whose builds are counted, the oldest out first
+EXPORTS_KEPT = 32  # exports (attention CSV/JSON, figure HTML, model zips) kept on disk for everyone together,
+#                   room made from the client holding the most (store.exports)
+EXPORTS_PER_BROWSER = 4  # a browser's last exports kept (its next removes its own oldest): one flooding browser
+#                          never removes another's
 SHIPPED_RECORDS = 64  # attention records of the shipped checkpoints, shared by everyone (a record is cut to 64
 #                       tokens: the largest, translate-en-es's, is 0.8 MiB, so 64 hold at most 51 MiB)
 BESIDE_KEPT = 16  # translations (ours and Marian's, with Marian's record) beside the translation model's heatmap

@@ -118,6 +118,9 @@ REQUIRED = [
     ("Blocks.GRADIO_CACHE", lambda demo: isinstance(demo.GRADIO_CACHE, str), "server.guard"),
     ("Blocks.launch(state_session_capacity, max_file_size, app_kwargs)", lambda demo: {
         "state_session_capacity", "max_file_size", "app_kwargs"} <= set(_parameters(Blocks.launch)), "server.guard"),
+    ("gradio's config route computing its root with route_utils.get_root_url(request, route_path, root_path)",
+     lambda demo: _parameters(gradio.route_utils.get_root_url) == ["request", "route_path", "root_path"] and
+     'route_path="/config"' in inspect.getsource(gradio.routes), "server.config_cache"),
 ]
 
 

@@ -7,12 +7,14 @@ from pathlib import Path
 
 import gradio as gr
 from starlette.middleware import Middleware
+from starlette.requests import Request
 
-from limits import (BODY_BYTES, CONFIGS_KEPT, DISK_BYTES, DISK_SWEEP_SECONDS, LINK_CHARS, QUERY_CHARS, SESSIONS,
-                    UPLOAD_BYTES)
+from limits import (BODY_BYTES, CONFIG_ROOTS, CONFIGS_KEPT, DISK_BYTES, DISK_SWEEP_SECONDS, LINK_CHARS, QUERY_CHARS,
+                    SESSIONS, UPLOAD_BYTES)
 from server import admission, analytics, compat, optional_modules, session_state
 from server.config_cache import ConfigAnswers
 from server.http_gate import RequestGate
+from store import sessions
 from store.disk import DiskBudget
 from store.exports import EXPORTS
 from store.memory import return_freed_memory
@@ -30,6 +32,12 @@ def disk_budget(demo: gr.Blocks) -> DiskBudget:
         budget = _BUDGETS[root] = DiskBudget(Path(root), int(os.environ.get("ATTENTION_LAB_DISK_BYTES", DISK_BYTES)))
         budget.start(DISK_SWEEP_SECONDS, also=return_freed_memory)
     return _BUDGETS[root]
+
+
+def export_readable(path: str, scope) -> bool:
+    """Whether the request `scope` may be served the file `path`: not an export of another browser (store.exports;
+    the browser is the request's cookie's, store.sessions.browser_key)."""
+    return EXPORTS.readable(path, sessions.browser_key(Request(scope)))
 
 
 def protect(demo: gr.Blocks) -> dict:
@@ -50,8 +58,9 @@ def protect(demo: gr.Blocks) -> dict:
     budget = disk_budget(demo)
     EXPORTS.parent = budget.root
     gate = Middleware(RequestGate, max_body=BODY_BYTES, on_upload=budget.wrote, functions=demo.fns,
-                      max_query=QUERY_CHARS, made_links=LINK_CHARS)
-    configs = Middleware(ConfigAnswers, kept=CONFIGS_KEPT)  # behind the gate: what it refuses is never kept
+                      max_query=QUERY_CHARS, made_links=LINK_CHARS, may_read=export_readable)
+    # behind the gate: what it refuses is never kept
+    configs = Middleware(ConfigAnswers, kept=CONFIGS_KEPT, roots=CONFIG_ROOTS)
     return dict(max_file_size=UPLOAD_BYTES, state_session_capacity=SESSIONS,
                 app_kwargs={"middleware": [gate, configs]}, **analytics.MONITORING)
 

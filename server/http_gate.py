@@ -16,6 +16,8 @@ is checked for before gradio reads it.
   through the page's query, which the page's calls repeat, and past 65,536 characters gradio failed with HTTP 500
   (httpx.InvalidURL) where it reads the request's URL.
 - After an upload (`/upload`), its size is reported to `on_upload` (the disk budget counts it).
+- A file gradio would serve (`.../file=<path>`, `.../file/<path>`) is served only if `may_read(path, scope)` says
+  so (store.exports: an export only to the browser that made it); else 404, as for a file that does not exist.
 """
 from __future__ import annotations
 
@@ -79,6 +81,16 @@ async def _respond(send, status: int, message: str) -> None:
     await send({"type": "http.response.body", "body": body})
 
 
+NO_FILE = "no such file for this browser"
+FILE_ROUTES = ("/file=", "/file/")  # gradio's file routes (and the deprecated one), wherever its prefix puts them
+
+
+def served_paths(path: str) -> list[str]:
+    """Every path a request for `path` might have gradio serve: what follows each file route's marker in it (more
+    than gradio reads, never less)."""
+    return [path[i + len(marker):] for marker in FILE_ROUTES for i in range(len(path)) if path.startswith(marker, i)]
+
+
 def fetches_a_url(path: str) -> bool:
     """Whether a request path asks gradio to fetch a URL (`.../file=http...`, `.../proxy=...`)."""
     lowered = path.lower()
@@ -87,8 +99,8 @@ def fetches_a_url(path: str) -> bool:
 
 class RequestGate:
     def __init__(self, app, max_body: int, on_upload=None, functions=None, max_query: int | None = None,
-                 made_links: int | None = None):
-        self.app, self.max_body, self.on_upload = app, max_body, on_upload
+                 made_links: int | None = None, may_read=None):
+        self.app, self.max_body, self.on_upload, self.may_read = app, max_body, on_upload, may_read
         self.max_query, self.made_links = max_query, made_links if made_links is not None else max_query
         self.functions = frozenset(functions) if functions is not None else None
 
@@ -101,6 +113,8 @@ class RequestGate:
         if self.max_query is not None and len(query) > self.max_query:
             return await _respond(send, 414, LONG_QUERY.format(length=len(query), limit=self.max_query,
                                                               made=self.made_links))
+        if self.may_read is not None and not all(self.may_read(p, scope) for p in served_paths(scope.get("path", ""))):
+            return await _respond(send, 404, NO_FILE)
         for session in named_sessions(scope):
             if (why := session_refusal(session)) is not None:
                 return await _respond(send, 400, why)

@@ -11,6 +11,8 @@ session lived: 20 clients grew the server by ~40 MB per 1,000 requests (bench/RE
 gr.render), so a session needs exactly the page's ids; the entries under them (the updated components themselves)
 stay.
 
+After each preparation the inputs' values it held are counted too, bounded in bytes in total (server.held_inputs).
+
 `sessions_built_on_demand` makes a new session cheap: gradio built, on its event loop, the config of every component
 of the page for each new session id (~30 ms of CPU for the 502 here, while every other client's request waited; a
 client may name a new session id with every request: the training floods of bench/hostile_load.py did 78 times a
@@ -22,6 +24,11 @@ from types import SimpleNamespace
 
 import gradio as gr
 from gradio.state_holder import SessionState, StateHolder
+
+from limits import HELD_INPUTS
+from server.held_inputs import HeldInputs
+
+HELD = HeldInputs(HELD_INPUTS["bytes"], HELD_INPUTS["counted"])  # the input values every session holds, in bytes
 
 
 def drop_stray_components(state, page: frozenset) -> int:
@@ -46,6 +53,7 @@ def tidying(prepare, demo: gr.Blocks):
             return await prepare(block_fn, inputs, state, *args, **kwargs)
         finally:
             drop_stray_components(state, page)
+            HELD.account(getattr(state, "config_values", None), [block._id for block in block_fn.inputs])
 
     return prepare_and_tidy
 
@@ -94,6 +102,13 @@ class PageConfigs(dict):
 
     def get(self, key, default=None):
         return self[key] if key in self else default
+
+    def forget_value(self, key) -> None:
+        """Give the component `key` back its page default (built again when read): the value a call sent, which
+        gradio holds here, goes (server.held_inputs)."""
+        if dict.__contains__(self, key):
+            dict.__delitem__(self, key)
+            self._unbuilt.add(key)
 
     def __len__(self) -> int:
         return dict.__len__(self) + len(self._unbuilt)

@@ -18,6 +18,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 
 from limits import BROWSERS_REMEMBERED, EVICTED_NAMES_KEPT, MODELS_PER_BROWSER, STORED_MODELS
+from store.fair_room import fullest_oldest
 
 PENDING = None  # the entry of a reserved name whose run has not finished
 
@@ -61,11 +62,8 @@ class UserModels:
             held = {(k, n) for k, b in self._browsers.items() for n in b.finished()}
             if len(held) <= self.max_models:
                 return
-            per_client: dict[str, int] = {}
-            for k, _ in held:
-                per_client[self._browsers[k].client] = per_client.get(self._browsers[k].client, 0) + 1
-            _, _, key, name = max((per_client[b.client], -b.used.get(n, -1), k, n) for k, b in self._browsers.items()
-                                  for n in b.finished() if (k, n) != keep)
+            key, name = fullest_oldest(((b.client, b.used.get(n, -1), (k, n)) for k, b in self._browsers.items()
+                                        for n in b.finished()), keep=keep)
             browser = self._browsers[key]
             del browser.models[name]
             self._forget(browser, name, f"“{name}” is no longer kept: the server keeps {self.max_models} trained "

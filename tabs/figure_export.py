@@ -9,9 +9,9 @@ mouse (never on a phone or a projector's remote), so the button is on the page.
 
 HTML is made on the server (plotly.js, 4.8 MB, is in the plotly package, not in the page as a file): the page sends
 the figure it shows, visualize.standalone checks it is a plotly figure of the kinds the app draws and writes the
-page, into the bounded export folder (store.exports: the oldest of EXPORTS_KEPT go, the same figure asked again is
-the same file). The browser then downloads it; gradio serves an .html file as an attachment, never as a page of
-the app's own address. A client names no path: it sends a figure and gets a file the server named.
+page, into the bounded export folder (store.exports: served only to the browser that asked, each browser's last
+EXPORTS_PER_BROWSER kept; the same figure asked again by it is the same file). The browser then downloads it;
+gradio serves an .html file as an attachment, never as a page of the app's own address. A client names no path: it sends a figure and gets a file the server named.
 """
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ import gradio as gr
 from visualize.standalone import standalone_html
 
 from checks import UserError
-from limits import EXPORT_CONCURRENCY
+from limits import EXPORT_CONCURRENCY, EXPORT_FIGURE_GROUP
 from store.exports import EXPORTS
 from widgets.errors import handler
 
@@ -99,8 +99,9 @@ def _js(template: str, elem_id: str, name: str, **more) -> str:
     return filled
 
 
-def figure_html(plot, name: str) -> tuple[str, str]:
-    """(path of `name`.html drawing the figure `plot` (gr.Plot's value), what was saved, in words)."""
+def figure_html(plot, name: str, request=None) -> tuple[str, str]:
+    """(path of `name`.html drawing the figure `plot` (gr.Plot's value), what was saved, in words); the file is
+    served only to the browser behind `request`."""
     if plot is None or not getattr(plot, "plot", None):
         raise UserError(NOTHING_YET)
     if getattr(plot, "type", "plotly") != "plotly":
@@ -112,7 +113,7 @@ def figure_html(plot, name: str) -> tuple[str, str]:
         path = folder / f"{name}.html"
         path.write_text(standalone_html(text), encoding="utf-8")
         return path
-    path = EXPORTS.reuse(tag, write)
+    path = EXPORTS.reuse(tag, write, request)
     return path, f"{name}.html: the figure and plotly.js in one file, opens offline"
 
 
@@ -141,8 +142,10 @@ def export_row(plot: gr.Plot, name: str) -> None:
     png, html, said = _buttons(elem_id)
     file = gr.File(visible=False)  # the page downloads it (DOWNLOAD_JS) as soon as it arrives
     png.click(None, None, said, js=_js(PNG_JS, elem_id, name))
-    html.click(handler(lambda value: figure_html(value, name)), plot, [file, said], api_visibility="private",
-               concurrency_limit=EXPORT_CONCURRENCY, concurrency_id="export-figure", show_progress="minimal"
+    def html_file(value, request: gr.Request = None):
+        return figure_html(value, name, request)
+    html.click(handler(html_file), plot, [file, said], api_visibility="private",
+               concurrency_limit=EXPORT_CONCURRENCY, concurrency_id=EXPORT_FIGURE_GROUP, show_progress="minimal"
                ).success(None, file, None, js=DOWNLOAD_JS)
 
 

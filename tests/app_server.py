@@ -35,12 +35,13 @@ def streaming(job, updates: int = 1, seconds: float = WAIT_S) -> None:
     assert not job.done(), f"the run ended before it was stopped: {job.outputs()[-1:]}"
 
 
-def api_client(url: str, **kwargs):
-    """A gradio_client Client of the app at `url` (quiet) whose HTTP calls wait up to HTTP_TIMEOUT_S for an answer;
-    `kwargs` go to Client (headers, ...)."""
+def api_client(url: str, cookies: dict | None = None, **kwargs):
+    """A gradio_client Client of the app at `url` (quiet) whose HTTP calls wait up to HTTP_TIMEOUT_S for an answer
+    and carry `cookies` (a browser's key: store.sessions.KEY_COOKIE); `kwargs` go to Client (headers, ...)."""
     from gradio_client import Client
 
-    return Client(url, verbose=False, httpx_kwargs={"timeout": HTTP_TIMEOUT_S}, **kwargs)
+    return Client(url, verbose=False, httpx_kwargs={"timeout": HTTP_TIMEOUT_S, "cookies": dict(cookies or {})},
+                  **kwargs)
 
 
 def launch_local(tries: int = 3):
@@ -98,3 +99,26 @@ def serve_app_with_hub_cache(cache):
             os.environ["HF_HUB_CACHE"] = saved
         catalogue.pretrained.cache_clear()
         catalogue.pretrained_model.cache_clear()
+
+
+def join_and_wait(url: str, fn_index: int, data: list, session: str, cookies: dict | None = None,
+                  timeout: float = HTTP_TIMEOUT_S) -> dict:
+    """Call the function `fn_index` of the app at `url` as the page does (a queue join, then its session's stream
+    read until the call completes); returns the join's refusal ({"status": code, "detail": ...}) or the completed
+    message (its `success` and `output`)."""
+    import json
+
+    import httpx
+
+    with httpx.Client(base_url=url, timeout=timeout, cookies=cookies or {}) as http:
+        joined = http.post("gradio_api/queue/join", json={"data": data, "event_data": None, "fn_index": fn_index,
+                                                          "trigger_id": None, "session_hash": session})
+        if joined.status_code != 200:
+            return {"status": joined.status_code, "detail": joined.text[:300]}
+        with http.stream("GET", "gradio_api/queue/data", params={"session_hash": session}) as stream:
+            for line in stream.iter_lines():
+                if line.startswith("data:"):
+                    message = json.loads(line[5:])
+                    if message.get("msg") == "process_completed":
+                        return message
+    return {"status": None, "detail": "the stream ended before the call completed"}

@@ -218,8 +218,9 @@ def clear_attention():
 
 
 @handler
-def export_attention(record) -> list[str]:
-    """The weights as a long CSV (one row per weight) and as JSON, written only when asked, into a bounded folder."""
+def export_attention(record, request: gr.Request = None) -> list[str]:
+    """The weights as a long CSV (one row per weight) and as JSON, written only when asked, into a bounded folder
+    that serves them only to this browser."""
     if record is None:
         raise UserError("press Show attention first")
     rows, data = [], {"patterns": {}}
@@ -229,7 +230,7 @@ def export_attention(record) -> list[str]:
         for (layer, head, q, k), w in zip(torch.cartesian_prod(*(torch.arange(n) for n in pattern.weights.shape)
                                                                ).tolist(), pattern.weights.flatten().tolist()):
             rows.append((kind, layer, head, q, pattern.query_tokens[q], k, pattern.key_tokens[k], round(w, 6)))
-    folder = EXPORTS.new("attention")
+    folder = EXPORTS.new(request)
     pd.DataFrame(rows, columns=["kind", "layer", "head", "query_pos", "query_token", "key_pos", "key_token",
                                 "weight"]).to_csv(folder / "attention.csv", index=False)
     (folder / "attention.json").write_text(json.dumps(data))

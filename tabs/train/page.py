@@ -163,8 +163,8 @@ def download_model(ckpt, request: gr.Request = None) -> str:
         raise UserError("select a model you trained here in the checkpoint list first (the shipped ones are in "
                         "the project's checkpoints/ folder)")
     model, tokenizer, info = entry  # the same model's zip again is the same file (no new copy on disk)
-    return EXPORTS.reuse(f"{key}\n{ckpt}\n{id(model)}",
-                         lambda folder: export_checkpoint(model, tokenizer, info, ckpt, folder))
+    return EXPORTS.reuse(f"{ckpt}\n{id(model)}",
+                         lambda folder: export_checkpoint(model, tokenizer, info, ckpt, folder), request)
 
 
 def restore_models(request: gr.Request = None):

@@ -79,7 +79,7 @@ def test_the_exports_of_a_killed_process_go_when_the_next_starts(tmp_path):
     (stale / "00000000-checkpoint" / "model.zip").write_bytes(b"x" * 1000)
     live = tmp_path / f"{PREFIX}1-def"  # pid 1 is always alive
     live.mkdir()
-    ExportFolder(parent=tmp_path).new("checkpoint")
+    ExportFolder(parent=tmp_path).new()
     assert not stale.exists() and live.exists()
 
 
