@@ -38,6 +38,7 @@ from tabs.model import build_model_tab  # noqa: E402
 from tabs.positional import build_positional_tab  # noqa: E402
 from tabs.train.page import build_train_tab, restore_models  # noqa: E402
 from tabs.train.session import warm_up  # noqa: E402
+from widgets.accessible import CSS as ACCESSIBLE_CSS, PAGE_JS as ACCESSIBLE_JS, THEME  # noqa: E402
 from widgets.controls import Dropdown  # noqa: E402
 from widgets.ui import Followers, progress_only_where_drawn  # noqa: E402
 from visualize.style import PHONE_WIDTH  # noqa: E402
@@ -107,8 +108,7 @@ def build_demo() -> gr.Blocks:
     return demo
 
 
-THEME = gr.themes.Soft(text_size=gr.themes.sizes.text_lg)
-CSS = """
+CSS = ACCESSIBLE_CSS + """
 /* overflow clip, not gradio's hidden: a hidden overflow made the container the box a sticky element holds to,
    and it never scrolls (the demo's notes below never stuck) */
 .gradio-container {max-width: 1500px !important; overflow: clip !important}
@@ -266,7 +266,8 @@ def launch(**overrides):
     demo = build_demo()
     settings = dict(server_name=os.environ.get("GRADIO_SERVER_NAME", "127.0.0.1"),
                     server_port=int(os.environ.get("GRADIO_SERVER_PORT", 7860)), ssr_mode=False, theme=THEME,
-                    css=CSS, js=SIDEWAYS_JS, footer_links=["gradio", "settings"], **protect(demo))
+                    css=CSS, js=f"() => {{ ({SIDEWAYS_JS})(); ({ACCESSIBLE_JS})(); }}",
+                    footer_links=["gradio", "settings"], **protect(demo))
     try:
         launched = demo.launch(**{**settings, **overrides})
         serving(demo)
