@@ -84,14 +84,27 @@ IN_VIEW = """(id) => {
     f.style.scrollMarginTop = (pinned ? notes.getBoundingClientRect().height : 0) + 'px';
     const end = said && said.offsetParent ? said.getBoundingClientRect().bottom : 0;
     f.style.scrollMarginBottom = Math.max(0, end - f.getBoundingClientRect().bottom) + 'px';
-    f.scrollIntoView({block: 'nearest'});
+    f.scrollIntoView({block: 'nearest', behavior: matchMedia('(prefers-reduced-motion: reduce)').matches ? 'instant'
+                                                   : 'smooth'});
 }""".replace("CAPTIONS", json.dumps(CAPTIONS))
+# Move the keyboard's focus to a figure (its id) brought into view, so that it is not lost (the Reveal button pressed
+# goes away) and the next key acts on what the class now sees: a heatmap's arrow keys read its rows
+# (widgets.accessible). The plotly figure itself, else the element (a run's status line), focusable by script only
+# when it is not in the tab order already. Only from where the visitor left it: the page's body or a demo button.
+FOCUS = """(id) => {
+    const f = document.getElementById(id || ''), at = document.activeElement;
+    if (!f || !(at === document.body || at === null || (at.closest && at.closest('#demo-row, #demo-ask')))) return;
+    const region = f.querySelector('.js-plotly-plot') || f;
+    if (!region.hasAttribute('tabindex')) region.tabIndex = -1;
+    region.focus({preventScroll: true});
+}"""
 # Reveal: show it all, then bring the figure the class was asked about into view. The answer and the explanation
 # shown again push it down: after "Reading backwards" at 1280x800 the heatmap's lower half was under the fold.
 REVEAL_JS = """() => {
     document.body.classList.replace('asking', 'revealed');
     (IN_VIEW)(document.body.dataset.askedFigure);
-}""".replace("IN_VIEW", IN_VIEW)
+    (FOCUS)(document.body.dataset.askedFigure);
+}""".replace("IN_VIEW", IN_VIEW).replace("FOCUS", FOCUS)
 # After a demo's click, once the figure it is about (in_view_when_drawn's) is drawn: bring it into view, unless a
 # question hides it (Reveal will). The figure is drawn after its data arrives (a patching demo's heads grid only after
 # the second input's record and the patching: seconds later), and plotly may redraw it once for its margins: wait
@@ -121,13 +134,14 @@ IN_VIEW_WHEN_DRAWN_JS = """() => {
         if (!moved && held < 3 && performance.now() - started < 60000) return requestAnimationFrame(wait);
         if (moved || held < 3 || document.body.classList.contains('asking')) return stop();
         (IN_VIEW)(FIGURE);
+        (FOCUS)(FIGURE);
         if (!STREAMING) return stop();
         follow = new ResizeObserver(() => moved ? stop() : (IN_VIEW)(FIGURE));
         [figure, document.getElementById(CAPTIONS[FIGURE] || '')].forEach(e => e && follow.observe(e));
         setTimeout(stop, Math.max(0, 60000 - (performance.now() - started)));
     };
     requestAnimationFrame(wait);
-}""".replace("IN_VIEW", IN_VIEW).replace("CAPTIONS", json.dumps(CAPTIONS))
+}""".replace("IN_VIEW", IN_VIEW).replace("FOCUS", FOCUS).replace("CAPTIONS", json.dumps(CAPTIONS))
 
 
 def in_view_when_drawn(figure: str, streaming: bool = False) -> str:

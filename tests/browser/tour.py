@@ -17,8 +17,10 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 CHROMIUM = "/usr/bin/chromium"
+# The pages prefer reduced motion: the page's scrolls land at once (tabs.ask_first.IN_VIEW), so where a figure ends up
+# is measured when it is there; tests/browser/test_motion_and_zoom.py checks both preferences
 LAUNCH_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-               "--disable-component-update", "--disable-sync", "--no-first-run"]
+               "--disable-component-update", "--disable-sync", "--no-first-run", "--force-prefers-reduced-motion"]
 VIEWPORT = {"width": 1400, "height": 1000}
 TIMEOUT_MS = 60_000
 # A training's progress on the page (its first step, its evaluations, its end): the run may first wait its turn in the
