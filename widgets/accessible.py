@@ -21,9 +21,10 @@ THEME = gr.themes.Soft(text_size=gr.themes.sizes.text_lg).set(
 FOCUS_COLOUR = "#3730a3"  # indigo 800: 8.9:1 on white, 7.0:1 on indigo 100, so the ring reads >= 3:1 (WCAG 1.4.11)
 
 CSS = """
-/* One focus ring for everything a keyboard reaches (WCAG 2.4.7), 3 px (2.4.13 asks at least 2): gradio's slider had none and its number box a 1 px
-   inset ring. Drawn outside the control, two-tone (a white ring inside the dark one), so it stands out on a light
-   page and on a filled control (a selected radio's indigo label) alike; shown at once, not faded in. */
+/* One focus ring for everything a keyboard reaches (WCAG 2.4.7), 3 px (2.4.13 asks at least 2): gradio's slider had
+   none and its number box a 1 px inset ring. Drawn outside the control, two-tone (a white ring inside the dark
+   one), so it stands out on a light page and on a filled control (a selected radio's indigo label) alike; shown at
+   once, not faded in. */
 :is(button, input, select, textarea, summary, a[href], [tabindex]):focus-visible {
   outline: 3px solid COLOUR !important; outline-offset: 2px !important; box-shadow: 0 0 0 2px #fff !important;
   transition: none !important}
