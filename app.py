@@ -229,13 +229,15 @@ body.class-asking :is(#att-one, #att-grid, #att-overview) {visibility: hidden !i
 # unmark it when it fits again (a new figure, another input, a turned phone); the CSS above writes the hint. Checked
 # once a frame at most, when the page's content, a style (a tab shown: a table is drawn when its tab is) or the
 # window's size changes.
-SIDEWAYS_JS = """() => {
+SIDEWAYS_JS = """(also) => {  // also: what else runs at each change (widgets.accessible.PAGE_JS's)
     const mark = () => document.querySelectorAll('#demo-row, .js-plotly-plot, .virtual-table-viewport').forEach(e => {
         const owner = e.id === 'demo-row' ? e : (e.closest('.block') || e);
         owner.classList.toggle('sideways', e.scrollWidth > e.clientWidth + 1);
     });
     let queued = false;
-    const soon = () => { if (!queued) { queued = true; requestAnimationFrame(() => { queued = false; mark(); }); } };
+    const soon = () => {
+        if (!queued) { queued = true; requestAnimationFrame(() => { queued = false; mark(); also(); }); }
+    };
     new MutationObserver(soon).observe(document.body, {childList: true, subtree: true, attributeFilter: ['style']});
     window.addEventListener('resize', soon);
     soon();
@@ -266,7 +268,7 @@ def launch(**overrides):
     demo = build_demo()
     settings = dict(server_name=os.environ.get("GRADIO_SERVER_NAME", "127.0.0.1"),
                     server_port=int(os.environ.get("GRADIO_SERVER_PORT", 7860)), ssr_mode=False, theme=THEME,
-                    css=CSS, js=f"() => {{ ({SIDEWAYS_JS})(); ({ACCESSIBLE_JS})(); }}",
+                    css=CSS, js=f"() => ({SIDEWAYS_JS})(({ACCESSIBLE_JS})())",
                     footer_links=["gradio", "settings"], **protect(demo))
     try:
         launched = demo.launch(**{**settings, **overrides})

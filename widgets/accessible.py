@@ -41,7 +41,7 @@ CSS = """
 }
 """.replace("COLOUR", FOCUS_COLOUR)
 
-# In the page, from its load (app.py runs it beside its own):
+# In the page, from its load (app.py runs it, and the function it returns after each change of the page):
 # - gradio's empty placeholder of a figure (`.empty` with an aria-label and no role: axe's aria-prohibited-attr) is
 #   named as the image it stands for;
 # - a box that scrolls sideways and holds nothing focusable (a figure drawn wider than its box on a phone: axe's
@@ -140,9 +140,5 @@ PAGE_JS = """() => {
             }
         }
     };
-    let queued = false;
-    const soon = () => { if (!queued) { queued = true; requestAnimationFrame(() => { queued = false; adopt(); }); } };
-    new MutationObserver(soon).observe(document.body, {childList: true, subtree: true, attributeFilter: ['style']});
-    window.addEventListener('resize', soon);
-    soon();
+    return adopt;  // app.py's SIDEWAYS_JS runs it at each change of the page, once a frame at most
 }"""
