@@ -47,7 +47,8 @@ CSS = """
 # - a box that scrolls sideways and holds nothing focusable (a figure drawn wider than its box on a phone: axe's
 #   scrollable-region-focusable) joins the tab order, so its arrows scroll it;
 # - every plotly figure with one heatmap joins the tab order; on it, Up and Down (Home, End) move along its query
-#   rows, an outline marks the row, and a live line says the row's token and its strongest key, read off the
+#   rows, an outline marks the row, and a live line says the row's token and its strongest key (which of the keys,
+#   so that a pattern such as the anti-diagonal can be heard, and its token), read off the
 #   figure's own data (its customdata's tokens, else its tick labels; masked cells, NaN, never win);
 # - under prefers-reduced-motion, the smooth scrolls gradio asks for land at once.
 PAGE_JS = """() => {
@@ -90,7 +91,7 @@ PAGE_JS = """() => {
             row.forEach((v, j) => { if (Number.isFinite(v) && (best < 0 || v > row[best])) best = j; });
             const custom = trace.customdata && trace.customdata[i] && trace.customdata[i][Math.max(best, 0)];
             const yv = centre(ys, i), xv = best >= 0 ? centre(xs, best) : null;
-            return {label: plain(custom ? custom[0] : tick(ya, yv)),
+            return {label: plain(custom ? custom[0] : tick(ya, yv)), column: best, columns: row.length,
                     key: best < 0 ? null : plain(custom ? custom[1] : tick(xa, xv)),
                     value: best < 0 ? null : row[best],
                     top: box.top + window.scrollY + size.t + ya.l2p(yv) - ya._length / z.length / 2,
@@ -103,7 +104,7 @@ PAGE_JS = """() => {
         if (!r) return;
         gd.__row = i;
         const value = r.value === null ? 'no key (every cell masked)'
-            : `strongest key ${r.key}, ${r.value.toFixed(2)}`;
+            : `strongest key ${r.column + 1} of ${r.columns}, ${r.key}, ${r.value.toFixed(2)}`;
         said.textContent = `Row ${i + 1} of ${all.length}, ${r.label}: ${value}`;
         Object.assign(mark.style, {display: 'block', top: r.top + 'px', left: r.left + 'px', width: r.width + 'px',
                                    height: Math.max(r.height, 2) + 'px'});
