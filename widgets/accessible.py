@@ -131,15 +131,13 @@ PAGE_JS = """() => {
             }
         }
         for (const box of document.querySelectorAll('.empty[aria-label]:not([role])')) box.setAttribute('role', 'img');
-        for (const box of document.querySelectorAll('.js-plotly-plot, .virtual-table-viewport, #demo-row')) {
+        // (not a table's viewport: a focusable box between a grid and its rows is axe-critical aria-required-children)
+        for (const box of document.querySelectorAll('.js-plotly-plot, #demo-row')) {
             const scrolls = box.scrollWidth > box.clientWidth + 1 || box.scrollHeight > box.clientHeight + 1;
             const tabbable = ':is(button:not([disabled]), input:not([disabled]), a[href], [tabindex])'
                 + ':not([tabindex^="-"])';  // a table's cell menu button has tabindex -1: not in the tab order
             if (!scrolls || box.tabIndex >= 0 || box.querySelector(tabbable)) continue;
             box.tabIndex = 0;
-            // a table's viewport (role none, between the grid and its rows): a plain box, not a group, so the rows
-            // keep their grid (a named group broke it: aria-required-parent); no name, which a plain box cannot have
-            if (['none', 'presentation'].includes(box.getAttribute('role'))) box.removeAttribute('role');
         }
     };
     return adopt;  // app.py's SIDEWAYS_JS runs it at each change of the page, once a frame at most
