@@ -143,6 +143,8 @@ PATCHING = {"residual_cells": 512,  # residual patching: one patched forward per
             #                     (one backward pass: GPT-2 small's 144 heads took 26x longer patched, bench/RESULTS.md)
             "path_cells": 384}  # path patching: (head, query/key/value) paths of one head, each way; more is refused
 ATTENTION_CAP = 64  # tokens shown on a heatmap's axes
+FIGURE_TABLE = {"cells": 4096, "columns": 64}  # a figure's "Show as a table": at most these cells and
+#                   columns of each table (a 64 x 64 heatmap whole; the Positional tab's 512 x 512 table lists its first)
 METRIC_NOTE_CHARS = 40  # a card's text value longer than this is a sentence: said under its table (tabs.model)
 STREAM_UPDATES_PER_SECOND = 10  # generated text: redrawn at most this often while it streams
 GENERATE = {"temperature": (0, 2), "top_k": (0, 50), "top_p": (0.05, 1), "num_beams": (1, 8),

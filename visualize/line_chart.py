@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .in_words import series_summary
 from .style import BAR_COLOR, FONT, HIGHLIGHT_COLOR
 from .text import html_text
 
@@ -122,6 +123,13 @@ def _y_axis(side: str, ticks: list[float], to_svg, line_x: tuple[float, float], 
     return parts
 
 
+def chart_description(curves: list[Curve], x_title: str = "step", message: str = "") -> str:
+    """What the chart shows, in words (its SVG's <desc>): each curve's last value and trend (visualize.in_words), or
+    the chart's `message` before any step."""
+    said = [series_summary(c.name, c.x, c.y, x_name=x_title) for c in curves if len(np.asarray(c.y).reshape(-1))]
+    return ". ".join([message] * bool(message) + said) + "." if message or said else "No values yet."
+
+
 def line_chart(curves: list[Curve], title: str = "", x_title: str = "step", left_title: str = "loss (nats/token)",
                right_title: str | None = None, right_range: tuple[float, float] | None = None,
                right_rules: tuple[float, ...] = (), band: tuple[float, float] | None = None,
@@ -161,7 +169,9 @@ def line_chart(curves: list[Curve], title: str = "", x_title: str = "step", left
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" class="svg-figure line-chart" viewBox="0 0 {WIDTH} {height}" '
            f'role="img" aria-label="{html_text(title or left_title)}" font-family="{font}" font-size="{FONT_SIZE}" '
            f'fill="{TEXT_COLOR}" style="width:100%;height:auto;display:block;background:#ffffff">',
-           f'<rect x="0" y="0" width="{WIDTH}" height="{height}" fill="#ffffff"/>']
+           f'<title>{html_text(title or left_title)}</title>'
+           f'<desc>{html_text(chart_description(curves, x_title, message))}'
+           f'</desc>', f'<rect x="0" y="0" width="{WIDTH}" height="{height}" fill="#ffffff"/>']
     if title:
         out.append(f'<text class="title" x="{WIDTH / 2}" y="21" text-anchor="middle" font-size="{TITLE_SIZE}">'
                    f'{html_text(title)}</text>')
