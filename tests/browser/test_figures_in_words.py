@@ -79,3 +79,12 @@ def test_a_screen_reader_hears_the_heatmap_its_caption_its_table_and_the_answer(
     assert table["head"] == [visible_whitespace(t) for t in pattern.key_tokens]
     assert [row[0] for row in table["rows"]] == [visible_whitespace(t) for t in pattern.query_tokens]
     assert [row[1:] for row in table["rows"]] == [[f"{w:.3f}" for w in row] for row in weights.tolist()]
+
+    # Another head drawn there: the table of the old one is hidden (it would disagree with the figure), the figure
+    # renamed
+    page.locator("#att-head input[type=range]").focus()
+    page.keyboard.press("ArrowLeft")
+    other = f"cross attention, layer 1, head 2, {weights.shape[0]} x {weights.shape[1]}"
+    page.wait_for_function("n => document.querySelector('#att-one .js-plotly-plot').getAttribute('aria-label') === n",
+                           arg=other)
+    assert page.evaluate(_TABLE) is None  # hidden
