@@ -364,9 +364,10 @@ def token_probabilities(chosen_token: str, top: list[tuple[str, float]], title="
     tokens = [token for token, _ in ranked]
     probs = [float(p) for _, p in ranked]
     chosen = next((i for i, token in enumerate(tokens) if token == chosen_token), None)
+    colours = [HIGHLIGHT_COLOR if i == chosen else BAR_COLOR for i in range(len(probs))]
     fig = go.Figure(go.Bar(
-        x=probs, y=list(range(len(probs))), orientation="h",
-        marker_color=[HIGHLIGHT_COLOR if i == chosen else BAR_COLOR for i in range(len(probs))],
+        x=probs, y=list(range(len(probs))), orientation="h", marker_color=colours,
+        insidetextfont=dict(color=[cell_text_colour(c) for c in colours]),  # plotly's #444: 2.86:1
         text=[f"{p:.1%}" + (" (chosen)" if i == chosen else "") for i, p in enumerate(probs)], textposition="auto",
         textangle=0,
         customdata=axis_labels(tokens), hovertemplate="%{customdata}: %{x:.3f}<extra></extra>"))

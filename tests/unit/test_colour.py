@@ -144,3 +144,16 @@ def test_validation_and_score_lines_differ_beyond_colour(chart, score):
     for deficiency in ("protan", "deutan"):
         assert delta_e(simulate(rgb(HIGHLIGHT_COLOR), deficiency), simulate(rgb(EXACT_COLOR), deficiency)) >= 40
     assert SCORE_COLORS["previous token"] == EXACT_COLOR
+
+
+def test_text_inside_a_bar_meets_4_5_to_1():
+    """The counts written inside the Model tab's bars and the percentages inside the Generate tab's top
+    alternatives: each in the colour cell_text_colour picks for its bar. Failed before: white on the blue bar
+    (3.41:1), and plotly's own #444 on the blue and the orange (2.86:1, 2.63:1)."""
+    from visualize import parameter_breakdown, token_probabilities
+
+    bars = parameter_breakdown({"embedding": 1000, "layers": 9000}).data[0]
+    assert contrast(rgb(bars.insidetextfont.color), rgb(bars.marker.color)) >= 4.5
+    top = token_probabilities("a", [("a", 0.6), ("b", 0.3)]).data[0]
+    for colour, text_colour in zip(top.marker.color, top.insidetextfont.color):
+        assert contrast(rgb(text_colour), rgb(colour)) >= 4.5
