@@ -65,8 +65,10 @@ def table_of(plot) -> str:
 
 
 # In the page (the gr.HTML's js_on_load; `element` is the box under the figure `#FIGURE`): after every change of the
-# page, give the drawn figure its name and description, and show the box's table only while the figure it was built
-# from is drawn; when a table arrives, move the focus to it (the keyboard user asked for it).
+# page, give the drawn figure its name and description (and hide what plotly draws inside it from a screen reader:
+# Playwright's aria snapshot read its tick labels letter by letter, "a t t e n t i o n </s> ...", and its toolbar),
+# and show the box's table only while the figure it was built from is drawn; when a table arrives, move the focus to
+# it (the keyboard user asked for it).
 TABLE_JS = """
 const box = element;
 const update = () => {
@@ -76,6 +78,10 @@ const update = () => {
     if (plot) {
         const name = meta.NAME || LABEL;
         if (plot.getAttribute('role') !== 'img') plot.setAttribute('role', 'img');
+        // what plotly draws inside (tick labels one by one, the mouse's toolbar) is not read: the name and the
+        // description say it, the table lists it
+        const inner = plot.querySelector(':scope > .plot-container');
+        if (inner && inner.getAttribute('aria-hidden') !== 'true') inner.setAttribute('aria-hidden', 'true');
         if (plot.getAttribute('aria-label') !== name) plot.setAttribute('aria-label', name);
         if (said && said.textContent !== (meta.DESCRIPTION || '')) said.textContent = meta.DESCRIPTION || '';
         if (said && plot.getAttribute('aria-describedby') !== said.id) plot.setAttribute('aria-describedby', said.id);

@@ -38,6 +38,19 @@ def test_a_sequential_scale_keeps_its_order_in_lightness(name, deficiency):
     assert (steps < -0.02).all() or (steps > 0.02).all(), (name, deficiency, steps.min(), steps.max())
 
 
+@pytest.mark.parametrize("deficiency", VISIONS)
+def test_each_half_of_the_diverging_scale_darkens_with_the_size_of_the_value(deficiency):
+    """On the patching and DLA grids' scale, a larger |value| is darker on either side of 0 (L* falls from the
+    middle to each end, 51 steps, each at least 0.2 L*), and +v and -v stay apart (ΔE*ab >= 40 at |v| = half the
+    bound) for every viewer: the sign is also written in the cell (test_a_patching_cell_writes_its_sign)."""
+    scale = plotly.colors.get_colorscale(DIVERGING_COLORSCALE)
+    for end in (1.0, 0.0):
+        side = plotly.colors.sample_colorscale(scale, list(np.linspace(0.5, end, 51)), colortype="rgb")
+        assert (np.diff([lab(_seen(c, deficiency))[0] for c in side]) < -0.2).all(), (end, deficiency)
+    plus, minus = (_seen(scale_colour(DIVERGING_COLORSCALE, f), deficiency) for f in (0.75, 0.25))
+    assert delta_e(plus, minus) >= 40
+
+
 def test_the_diverging_scale_has_a_neutral_middle():
     """0 (the corrupted run, no positional value) is a neutral near-white: a* and b* within 2 of grey, L* > 95."""
     middle = lab(rgb(scale_colour(DIVERGING_COLORSCALE, 0.5)))
