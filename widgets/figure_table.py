@@ -91,6 +91,10 @@ const update = () => {
         const stale = table.dataset.digest !== '' && table.dataset.digest !== String(meta.DIGEST || '');
         if (table.hidden !== stale) table.hidden = stale;
     }
+    // no table shown: the box takes no room (nor the column's gap) under the figure; the description stays
+    // referenced (aria-describedby reads hidden text)
+    const root = document.getElementById('FIGURE-table'), display = table && !table.hidden ? '' : 'none';
+    if (root && root.style.display !== display) root.style.display = display;
 };
 new MutationObserver(update).observe(document.body, {childList: true, subtree: true});
 watch('value', () => {

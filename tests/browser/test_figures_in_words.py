@@ -68,6 +68,7 @@ def test_a_screen_reader_hears_the_heatmap_its_caption_its_table_and_the_answer(
                               " return document.getElementById(p.getAttribute('aria-describedby')).textContent; }")
     assert described.startswith(caption.rstrip(".")), (described, caption)
 
+    assert page.locator("#att-one-table").is_hidden()  # no table asked for: the box takes no room under the figure
     button = page.locator("#att-one-show-table")
     page.locator("#att-one-html").focus()  # the export beside it, then one Tab
     page.keyboard.press("Tab")
