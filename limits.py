@@ -29,8 +29,10 @@ TRAINING_GROUP = "train"  # the concurrency group of every training (Start, Comp
 # may wait (a waiting one costs only its request, at most a 2M-character pasted text): 8 addresses' worth, so a
 # class of 5 still gets 5 places while the line is shared equally among up to ~12 addresses.
 EXPORT_FIGURE_GROUP = "export-figure"  # a figure saved as HTML: its request carries the figure (up to 16 MiB)
+FIGURE_TABLE_GROUP = "figure-table"  # a figure's "Show as a table": its request carries the figure too
 QUEUE_WAITING = {TRAINING_GROUP: 64,  # requests waiting per concurrency group; other groups: DEFAULT_WAITING each
-                 EXPORT_FIGURE_GROUP: 8}  # each waiting figure export holds its figure: 8 of 12.5 MiB, ~100 MiB
+                 EXPORT_FIGURE_GROUP: 8,  # each waiting figure export holds its figure: 8 of 12.5 MiB, ~100 MiB
+                 FIGURE_TABLE_GROUP: 8}  # the same for a table asked of a figure
 DEFAULT_WAITING = 64
 ADDRESS_WAITING = {TRAINING_GROUP: 8}  # waiting requests of one address per group; others: DEFAULT_ADDRESS_WAITING
 DEFAULT_ADDRESS_WAITING = 32

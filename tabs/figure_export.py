@@ -23,7 +23,7 @@ import gradio as gr
 from visualize.standalone import standalone_html
 
 from checks import UserError
-from limits import DRAW_CONCURRENCY, EXPORT_CONCURRENCY, EXPORT_FIGURE_GROUP
+from limits import DRAW_CONCURRENCY, EXPORT_CONCURRENCY, EXPORT_FIGURE_GROUP, FIGURE_TABLE_GROUP
 from store.exports import EXPORTS
 from widgets.errors import handler
 from widgets.figure_table import Plot, table_box, table_of
@@ -146,7 +146,7 @@ def export_row(plot: gr.Plot, name: str) -> None:
     png, html, said, as_table = _buttons(elem_id, table=True)
     box = table_box(plot, plot.label or name)  # the figure's name and description, and its table
     as_table.click(table_of, plot, box, api_visibility="private", concurrency_limit=DRAW_CONCURRENCY,
-                   concurrency_id="figure-table", show_progress="hidden")
+                   concurrency_id=FIGURE_TABLE_GROUP, show_progress="hidden")
     file = gr.File(visible=False)  # the page downloads it (DOWNLOAD_JS) as soon as it arrives
     png.click(None, None, said, js=_js(PNG_JS, elem_id, name))
     def html_file(value, request: gr.Request = None):
