@@ -29,8 +29,10 @@ TRAINING_GROUP = "train"  # the concurrency group of every training (Start, Comp
 # may wait (a waiting one costs only its request, at most a 2M-character pasted text): 8 addresses' worth, so a
 # class of 5 still gets 5 places while the line is shared equally among up to ~12 addresses.
 EXPORT_FIGURE_GROUP = "export-figure"  # a figure saved as HTML: its request carries the figure (up to 16 MiB)
+FIGURE_TABLE_GROUP = "figure-table"  # a figure's "Show as a table": its request carries the figure too
 QUEUE_WAITING = {TRAINING_GROUP: 64,  # requests waiting per concurrency group; other groups: DEFAULT_WAITING each
-                 EXPORT_FIGURE_GROUP: 8}  # each waiting figure export holds its figure: 8 of 12.5 MiB, ~100 MiB
+                 EXPORT_FIGURE_GROUP: 8,  # each waiting figure export holds its figure: 8 of 12.5 MiB, ~100 MiB
+                 FIGURE_TABLE_GROUP: 8}  # the same for a table asked of a figure
 DEFAULT_WAITING = 64
 ADDRESS_WAITING = {TRAINING_GROUP: 8}  # waiting requests of one address per group; others: DEFAULT_ADDRESS_WAITING
 DEFAULT_ADDRESS_WAITING = 32
@@ -143,6 +145,8 @@ PATCHING = {"residual_cells": 512,  # residual patching: one patched forward per
             #                     (one backward pass: GPT-2 small's 144 heads took 26x longer patched, bench/RESULTS.md)
             "path_cells": 384}  # path patching: (head, query/key/value) paths of one head, each way; more is refused
 ATTENTION_CAP = 64  # tokens shown on a heatmap's axes
+FIGURE_TABLE = {"cells": 4096, "columns": 64}  # a figure's "Show as a table": at most these cells and
+#                   columns of each table (a 64 x 64 heatmap whole; the Positional tab's 512 x 512 table lists its first)
 METRIC_NOTE_CHARS = 40  # a card's text value longer than this is a sentence: said under its table (tabs.model)
 STREAM_UPDATES_PER_SECOND = 10  # generated text: redrawn at most this often while it streams
 GENERATE = {"temperature": (0, 2), "top_k": (0, 50), "top_p": (0.05, 1), "num_beams": (1, 8),

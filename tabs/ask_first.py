@@ -61,6 +61,7 @@ def sign_changes(values) -> int:
 # (FIGURE: Question.figure).
 ASK_JS = """(ask) => {
     if (window.inViewStop) window.inViewStop();  // the last demo's figure no longer pulls the page to it
+    LIVE_REGION
     document.body.classList.remove('asking', 'revealed');
     if (ask && ASK) document.body.classList.add('asking');
     document.body.dataset.askedFigure = FIGURE;
@@ -100,11 +101,31 @@ FOCUS = """(id) => {
 }"""
 # Reveal: show it all, then bring the figure the class was asked about into view. The answer and the explanation
 # shown again push it down: after "Reading backwards" at 1280x800 the heatmap's lower half was under the fold.
+# The answer, shown, is also said: written into a live region (#demo-announce), which a screen reader reads out when
+# its text changes (the answer's own box only stops being hidden, which is not announced). A demo's click (ASK_JS)
+# makes the region, out of the layout and not drawn, so that it is in the page before Reveal writes into it.
+ANNOUNCE = "demo-announce"
+LIVE_REGION_JS = """(() => {
+    if (document.getElementById(ANNOUNCE)) return;
+    const live = document.createElement('div');
+    live.id = ANNOUNCE;
+    live.setAttribute('role', 'status');
+    live.setAttribute('aria-live', 'polite');
+    live.style.cssText = 'position:absolute;width:1px;height:1px;margin:-1px;padding:0;overflow:hidden;'
+        + 'clip:rect(0 0 0 0);white-space:nowrap;border:0';
+    document.body.appendChild(live);
+})();""".replace("ANNOUNCE", json.dumps(ANNOUNCE))
+ASK_JS = ASK_JS.replace("LIVE_REGION", LIVE_REGION_JS)
 REVEAL_JS = """() => {
     document.body.classList.replace('asking', 'revealed');
+    const live = document.getElementById(ANNOUNCE), answer = document.getElementById('demo-answer');
+    if (live && answer) {
+        live.textContent = '';
+        requestAnimationFrame(() => { live.textContent = answer.innerText.trim(); });
+    }
     (IN_VIEW)(document.body.dataset.askedFigure);
     (FOCUS)(document.body.dataset.askedFigure);
-}""".replace("IN_VIEW", IN_VIEW).replace("FOCUS", FOCUS)
+}""".replace("IN_VIEW", IN_VIEW).replace("FOCUS", FOCUS).replace("ANNOUNCE", json.dumps(ANNOUNCE))
 # After a demo's click, once the figure it is about (in_view_when_drawn's) is drawn: bring it into view, unless a
 # question hides it (Reveal will). The figure is drawn after its data arrives (a patching demo's heads grid only after
 # the second input's record and the patching: seconds later), and plotly may redraw it once for its margins: wait

@@ -23,9 +23,10 @@ import gradio as gr
 from visualize.standalone import standalone_html
 
 from checks import UserError
-from limits import EXPORT_CONCURRENCY, EXPORT_FIGURE_GROUP
+from limits import DRAW_CONCURRENCY, EXPORT_CONCURRENCY, EXPORT_FIGURE_GROUP, FIGURE_TABLE_GROUP
 from store.exports import EXPORTS
 from widgets.errors import handler
+from widgets.figure_table import Plot, table_box, table_of
 
 NOTHING_YET = "No figure here yet: it appears once the section has computed one."
 
@@ -117,15 +118,18 @@ def figure_html(plot, name: str, request=None) -> tuple[str, str]:
     return path, f"{name}.html: the figure and plotly.js in one file, opens offline"
 
 
-def _buttons(elem_id: str):
-    """The "PNG" and "HTML" buttons of the figure `#elem_id` and the line that says what they saved."""
+def _buttons(elem_id: str, table: bool = False):
+    """The "PNG" and "HTML" buttons of the figure `#elem_id` (and with `table` its "Show as a table") and the line
+    that says what they saved."""
     if not elem_id:
         raise ValueError("a figure with exports needs an elem_id (the buttons find the figure by it)")
     with gr.Row(elem_classes="figure-export", elem_id=f"{elem_id}-export"):
         png = gr.Button("PNG", size="sm", scale=0, min_width=64, elem_id=f"{elem_id}-png")
         html = gr.Button("HTML", size="sm", scale=0, min_width=64, elem_id=f"{elem_id}-html")
+        as_table = gr.Button("Show as a table", size="sm", scale=0, min_width=64,
+                             elem_id=f"{elem_id}-show-table") if table else None
         said = gr.Markdown(elem_id=f"{elem_id}-saved", elem_classes="figure-export-said", min_width=0)
-    return png, html, said
+    return (png, html, said, as_table) if table else (png, html, said)
 
 
 def svg_exports(chart: gr.HTML, name: str) -> None:
@@ -139,7 +143,10 @@ def export_row(plot: gr.Plot, name: str) -> None:
     """The exports of a plotly figure `plot` (which has an elem_id): the PNG made in the page, the HTML by the
     server."""
     elem_id = plot.elem_id
-    png, html, said = _buttons(elem_id)
+    png, html, said, as_table = _buttons(elem_id, table=True)
+    box = table_box(plot, plot.label or name)  # the figure's name and description, and its table
+    as_table.click(table_of, plot, box, api_visibility="private", concurrency_limit=DRAW_CONCURRENCY,
+                   concurrency_id=FIGURE_TABLE_GROUP, show_progress="hidden")
     file = gr.File(visible=False)  # the page downloads it (DOWNLOAD_JS) as soon as it arrives
     png.click(None, None, said, js=_js(PNG_JS, elem_id, name))
     def html_file(value, request: gr.Request = None):
@@ -150,9 +157,10 @@ def export_row(plot: gr.Plot, name: str) -> None:
 
 
 def figure(label: str, elem_id: str, name: str | None = None, **kwargs) -> gr.Plot:
-    """A gr.Plot (no label shown) with its exports under it, saved as `name` (default: the elem_id); the two in a
-    column of their own, which takes the plot's place in a row of figures (as wide as a plot may be narrow)."""
+    """A gr.Plot (no label shown; its figures named and described: widgets.figure_table) with its exports and its
+    "Show as a table" under it, saved as `name` (default: the elem_id); all in a column of their own, which takes
+    the plot's place in a row of figures (as wide as a plot may be narrow)."""
     with gr.Column(min_width=160, elem_classes="figure-box"):
-        plot = gr.Plot(show_label=False, label=label, elem_id=elem_id, **kwargs)
+        plot = Plot(show_label=False, label=label, elem_id=elem_id, **kwargs)
         export_row(plot, name or elem_id)
     return plot

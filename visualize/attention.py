@@ -16,9 +16,9 @@ from plotly.subplots import make_subplots
 from .margins import COLORBAR_PAD_PX, PAD, axis_px, fit_margins, text_px
 from .sizes import MIN_CELL_PX, MIN_LABEL_PX, FigureSize, bars_that_fit, box_width, figure_size
 from .style import (ATTENTION_COLORSCALE, BAR_COLOR, COLORBAR_THICKNESS, FONT, FRAME, HIGHLIGHT_COLOR, LEGEND_BELOW, LINE_HEIGHT,
-                    MASKED_COLOR,
+                    MASKED_COLOR, MASKED_MARK, cell_text_colour,
                     PHONE_WIDTH, as_array, axis_labels, colorbar, label_space, style_figure, tick_labels, token_axis,
-                    top_margin, token_font_size)
+                    top_margin, token_font_size, written_cells)
 
 UNBOUNDED_SCORES = {"entropy", "mean distance"}  # coloured by their data range; the other scores lie in 0..1
 DARK_MEANS = {("entropy", True): "sharp", ("entropy", False): "spread out"}  # (score, low_is_interesting) -> words
@@ -70,18 +70,21 @@ def _attention_trace(w: np.ndarray, query_tokens, key_tokens, allowed=None, **kw
 
 
 def _masked_trace(allowed: np.ndarray, query_tokens, key_tokens, **kwargs) -> go.Heatmap:
-    """The masked cells (allowed False) in flat grey, on top of the weights, with their own hover text."""
+    """The masked cells (allowed False) in flat grey, on top of the weights, each labelled MASKED_MARK (in the
+    colour cell_text_colour picks on grey), with their own hover text."""
     T, S = allowed.shape
     return go.Heatmap(z=np.where(allowed, np.nan, 1.0), x=list(range(S)), y=list(range(T)), name="masked",
                       zmin=0, zmax=1, colorscale=[[0, MASKED_COLOR], [1, MASKED_COLOR]], showscale=False,
+                      text=np.where(allowed, "", MASKED_MARK).tolist(), texttemplate="%{text}",
+                      textfont=dict(color=cell_text_colour(MASKED_COLOR)),
                       customdata=_hover_data(query_tokens, key_tokens), hovertemplate=_MASKED_HOVER,
                       hoverongaps=False, **kwargs)
 
 
 def _masked_key(fig: go.Figure) -> None:
     """A legend entry under the figure: a grey square = masked."""
-    fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name="grey = masked (may not attend)",
-                             marker=dict(symbol="square", size=16, color=MASKED_COLOR), hoverinfo="skip",
+    fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers",
+                             name=f"grey = masked ({MASKED_MARK}): may not attend", marker=dict(symbol="square", size=16, color=MASKED_COLOR), hoverinfo="skip",
                              showlegend=True))
     fig.update_layout(showlegend=True, legend=dict(LEGEND_BELOW, font=dict(size=14)))
 
@@ -295,10 +298,11 @@ def overview(scores, score_name, title="", low_is_interesting=False) -> go.Figur
         zmin, zmax = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 1.0)
     low = bool(low_is_interesting)
     meaning = DARK_MEANS.get((score_name, low), "low" if low else "high")
+    text, cells = _cell_text(s, bounded), dict(x=list(range(H)), y=list(range(L)), xgap=2, ygap=2)
     fig = go.Figure(go.Heatmap(
-        z=s, x=list(range(H)), y=list(range(L)), zmin=zmin, zmax=zmax, colorscale=ATTENTION_COLORSCALE,
-        reversescale=low, text=_cell_text(s, bounded), texttemplate="%{text}",
-        xgap=2, ygap=2, hovertemplate=f"layer %{{y}}, head %{{x}}<br>{score_name}: %{{z:.3f}}<extra></extra>"))
+        z=s, zmin=zmin, zmax=zmax, colorscale=ATTENTION_COLORSCALE, reversescale=low, text=text, **cells,
+        hovertemplate=f"layer %{{y}}, head %{{x}}<br>{score_name}: %{{z:.3f}}<extra></extra>"))
+    fig.add_traces(written_cells(s, text, ATTENTION_COLORSCALE, zmin, zmax, reversescale=low, **cells))
     numbered = dict(type="category", tickmode="auto", tickfont=dict(size=14), showgrid=False)  # thinned if crowded
     fig.update_xaxes(title_text="head", **numbered)
     fig.update_yaxes(title_text="layer", autorange="reversed", **numbered)
@@ -360,9 +364,10 @@ def token_probabilities(chosen_token: str, top: list[tuple[str, float]], title="
     tokens = [token for token, _ in ranked]
     probs = [float(p) for _, p in ranked]
     chosen = next((i for i, token in enumerate(tokens) if token == chosen_token), None)
+    colours = [HIGHLIGHT_COLOR if i == chosen else BAR_COLOR for i in range(len(probs))]
     fig = go.Figure(go.Bar(
-        x=probs, y=list(range(len(probs))), orientation="h",
-        marker_color=[HIGHLIGHT_COLOR if i == chosen else BAR_COLOR for i in range(len(probs))],
+        x=probs, y=list(range(len(probs))), orientation="h", marker_color=colours,
+        insidetextfont=dict(color=[cell_text_colour(c) for c in colours]),  # plotly's #444: 2.86:1
         text=[f"{p:.1%}" + (" (chosen)" if i == chosen else "") for i, p in enumerate(probs)], textposition="auto",
         textangle=0,
         customdata=axis_labels(tokens), hovertemplate="%{customdata}: %{x:.3f}<extra></extra>"))

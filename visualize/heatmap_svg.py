@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .in_words import extremes
 from .line_chart import FONT_SIZE, TITLE_SIZE, TEXT_COLOR
 from .style import ATTENTION_COLORSCALE, FONT, MASKED_COLOR, as_array, visible_whitespace
 from .text import html_text
@@ -50,6 +51,9 @@ def head_heatmap_svg(weights, query_tokens, key_tokens, title: str = "", mask=No
         raise ValueError(f"weights of {T} queries x {S} keys need {T} query and {S} key tokens, got "
                          f"{len(query_tokens)} and {len(key_tokens)}")
     allowed = np.ones((T, S), bool) if mask is None else np.broadcast_to(as_array(mask, name="mask") != 0, (T, S))
+    described = message or f"{T} x {S}: " + extremes(np.where(allowed, w, np.nan), [_label(t) for t in query_tokens],
+                                                      [_label(t) for t in key_tokens], "query", "key",
+                                                      int((~allowed).sum()))
     cell = min((WIDTH - LEFT - RIGHT) / max(S, 1), 270 / max(T, 1))
     x0, y0 = LEFT, TOP
     x1, y1 = x0 + cell * S, y0 + cell * T
@@ -57,7 +61,8 @@ def head_heatmap_svg(weights, query_tokens, key_tokens, title: str = "", mask=No
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" class="svg-figure heatmap-chart" viewBox="0 0 {WIDTH} '
            f'{height:.0f}" role="img" aria-label="{html_text(title or "attention")}" '
            f'font-family="{html_text(FONT["family"])}" font-size="{FONT_SIZE}" fill="{TEXT_COLOR}" style="width:100%;height:auto;display:block;'
-           f'background:#ffffff"><rect x="0" y="0" width="{WIDTH}" height="{height:.0f}" fill="#ffffff"/>']
+           f'background:#ffffff"><title>{html_text(title or "attention")}</title><desc>{html_text(described)}</desc>'
+           f'<rect x="0" y="0" width="{WIDTH}" height="{height:.0f}" fill="#ffffff"/>']
     if title:
         out.append(f'<text class="title" x="{WIDTH / 2}" y="22" text-anchor="middle" font-size="{TITLE_SIZE}">'
                    f'{html_text(title)}</text>')

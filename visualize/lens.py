@@ -10,7 +10,7 @@ import plotly.graph_objects as go
 
 from .sizes import MIN_CELL_PX, figure_size
 from .style import (ATTENTION_COLORSCALE, BAR_COLOR, CHAR_WIDTH, FRAME, HIGHLIGHT_COLOR, LINE_HEIGHT, as_array,
-                    axis_labels, colorbar, style_figure, tick_labels)
+                    axis_labels, colorbar, style_figure, tick_labels, written_cells)
 
 
 CELL_CHARS = 6  # a cell writes at most this many characters of its token ("Espíri…"); the hover has the whole token
@@ -75,13 +75,13 @@ def logit_lens_grid(top_tokens, top_probs, row_labels, position_tokens, title=""
                            max(MIN_CELL_PX, math.ceil(LINE_HEIGHT * font + 6)))
     hover = np.array([axis_labels(position_tokens)] * R, dtype=object)  # (rows, T): each token whole
     z, cells, custom = (p.T, [list(r) for r in zip(*text)], hover.T) if turned else (p, text, hover)
+    placed = dict(x=list(range(z.shape[1])), y=list(range(z.shape[0])), xgap=1, ygap=1)
     fig = go.Figure(go.Heatmap(
-        z=z, x=list(range(z.shape[1])), y=list(range(z.shape[0])), zmin=0, zmax=1, colorscale=ATTENTION_COLORSCALE,
-        text=cells, texttemplate="%{text}",
-        textfont=dict(size=font), xgap=1, ygap=1, customdata=custom,
+        z=z, zmin=0, zmax=1, colorscale=ATTENTION_COLORSCALE, text=cells, customdata=custom, **placed,
         hovertemplate="position reading %{customdata}:<br>top %{text}, p = %{z:.2f}<extra></extra>",
         colorbar=dict(colorbar("probability of the top token", orientation="h", yanchor="top"),
                       title_side="top")))
+    fig.add_traces(written_cells(z, cells, ATTENTION_COLORSCALE, 0, 1, textfont=dict(size=font), **placed))
     position_axis = dict(title_text="position (the token it reads)", type="category", tickmode="array",
                          tickvals=list(range(T)), ticktext=positions, tickfont=dict(size=font), **FRAME)
     if turned:  # the layers across, on top: short labels ("emb", "L0", ...) side by side, no title under the title

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .in_words import series_summary
 from .style import BAR_COLOR, FONT, HIGHLIGHT_COLOR
 from .text import html_text
 
@@ -29,9 +30,12 @@ LEFT, RIGHT_WITH_AXIS, RIGHT_WITHOUT = 62, 58, 18  # the plot area's margins, ro
 LEGEND_ROW = 24
 CHAR_WIDTH = 0.56  # an estimate of a sans-serif character's width, in font sizes (for the legend's rows)
 GRID_COLOR, AXIS_COLOR, TEXT_COLOR = "#e3e3e3", "#444444", FONT["color"]
-EXACT_COLOR = "rgb(49,163,84)"
+# A score on the right axis (exact match, the best previous-token score) is near-black, dashed, with square
+# markers: beside the orange validation loss (solid, round markers) its colour difference under a red-green
+# deficiency is ΔE 63 (protan) and 79 (deutan), where the green it was fell to 20 and 36 (tests/unit/test_colour.py)
+EXACT_COLOR = "rgb(34,34,34)"
 BAND_COLOR = "rgba(230,85,13,0.12)"
-SCORE_COLORS = {"previous token": "rgb(49,163,84)", "induction": "rgb(117,107,177)"}
+SCORE_COLORS = {"previous token": EXACT_COLOR, "induction": "rgb(117,107,177)"}
 COMPARISON_COLORS = ["rgb(33,113,181)", "rgb(230,85,13)", "rgb(49,163,84)", "rgb(117,107,177)", "rgb(140,86,75)",
                      "rgb(227,119,194)", "rgb(90,90,90)", "rgb(188,189,34)"]
 
@@ -39,7 +43,7 @@ COMPARISON_COLORS = ["rgb(33,113,181)", "rgb(230,85,13)", "rgb(49,163,84)", "rgb
 @dataclass(frozen=True)
 class Curve:
     """One line of the chart: `y[i]` at step `x[i]`; on the right axis when `right`; `markers` draws its points
-    (always drawn when it has a single point, which a line cannot show)."""
+    (always drawn when it has a single point, which a line cannot show) as circles or squares (`marker`)."""
 
     name: str
     x: object
@@ -48,6 +52,7 @@ class Curve:
     right: bool = False
     markers: bool = False
     dash: bool = False
+    marker: str = "circle"  # or "square"
 
 
 def nice_ticks(low: float, high: float, count: int = 5) -> list[float]:
@@ -83,6 +88,14 @@ def _finite(values) -> np.ndarray:
     return array[np.isfinite(array)]
 
 
+def _marker(curve: Curve, x: float, y: float) -> str:
+    """One of `curve`'s points, in its marker's shape (a shape as well as a colour tells two curves apart)."""
+    if curve.marker == "square":
+        return (f'<rect class="marker square" x="{x - 3.5:.2f}" y="{y - 3.5:.2f}" width="7" height="7" '
+                f'fill="{curve.color}"/>')
+    return f'<circle class="marker circle" cx="{x:.2f}" cy="{y:.2f}" r="3.5" fill="{curve.color}"/>'
+
+
 def _legend_rows(names: list[str], width: float) -> list[list[tuple[int, float]]]:
     """The legend's entries (index into `names`, width) packed into rows no wider than `width`."""
     rows, used = [], width
@@ -108,6 +121,13 @@ def _y_axis(side: str, ticks: list[float], to_svg, line_x: tuple[float, float], 
                      f'text-anchor="{anchor}">{tick_label(t, ticks)}</text></g>')
     parts.append(f'<text class="axis-title" {title_at} text-anchor="middle">{html_text(title)}</text></g>')
     return parts
+
+
+def chart_description(curves: list[Curve], x_title: str = "step", message: str = "") -> str:
+    """What the chart shows, in words (its SVG's <desc>): each curve's last value and trend (visualize.in_words), or
+    the chart's `message` before any step."""
+    said = [series_summary(c.name, c.x, c.y, x_name=x_title) for c in curves if len(np.asarray(c.y).reshape(-1))]
+    return ". ".join([message] * bool(message) + said) + "." if message or said else "No values yet."
 
 
 def line_chart(curves: list[Curve], title: str = "", x_title: str = "step", left_title: str = "loss (nats/token)",
@@ -149,7 +169,9 @@ def line_chart(curves: list[Curve], title: str = "", x_title: str = "step", left
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" class="svg-figure line-chart" viewBox="0 0 {WIDTH} {height}" '
            f'role="img" aria-label="{html_text(title or left_title)}" font-family="{font}" font-size="{FONT_SIZE}" '
            f'fill="{TEXT_COLOR}" style="width:100%;height:auto;display:block;background:#ffffff">',
-           f'<rect x="0" y="0" width="{WIDTH}" height="{height}" fill="#ffffff"/>']
+           f'<title>{html_text(title or left_title)}</title>'
+           f'<desc>{html_text(chart_description(curves, x_title, message))}'
+           f'</desc>', f'<rect x="0" y="0" width="{WIDTH}" height="{height}" fill="#ffffff"/>']
     if title:
         out.append(f'<text class="title" x="{WIDTH / 2}" y="21" text-anchor="middle" font-size="{TITLE_SIZE}">'
                    f'{html_text(title)}</text>')
@@ -192,7 +214,7 @@ def line_chart(curves: list[Curve], title: str = "", x_title: str = "step", left
                    f'data-axis="{"right" if c.right else "left"}" points="{text}" fill="none" stroke="{c.color}" '
                    f'stroke-width="2.5" stroke-linejoin="round"{dash}/>')
         if c.markers or len(points) == 1:
-            out += [f'<circle cx="{a:.2f}" cy="{b:.2f}" r="3.5" fill="{c.color}"/>' for a, b in points]
+            out += [_marker(c, a, b) for a, b in points]
         out.append("</g>")
     if message:
         out.append(f'<text class="message" x="{(x0 + x1) / 2}" y="{(y0 + y1) / 2}" text-anchor="middle" '
@@ -204,8 +226,9 @@ def line_chart(curves: list[Curve], title: str = "", x_title: str = "step", left
         for i, w in row:
             c = curves[i]
             dash = ' stroke-dasharray="7 4"' if c.dash else ""
+            mark = _marker(c, x + 13, y) if c.markers else ""
             out.append(f'<g class="legend-item"><line x1="{x:.1f}" x2="{x + 26:.1f}" y1="{y:.1f}" y2="{y:.1f}" '
-                       f'stroke="{c.color}" stroke-width="3"{dash}/><text x="{x + 32:.1f}" y="{y + 5:.1f}">'
+                       f'stroke="{c.color}" stroke-width="3"{dash}/>{mark}<text x="{x + 32:.1f}" y="{y + 5:.1f}">'
                        f'{html_text(c.name)}</text></g>')
             x += w
     out.append("</svg>")
@@ -220,7 +243,7 @@ def training_chart(steps, losses, val_steps=(), val_losses=(), exact_match=None,
               Curve("validation loss", val_steps, val_losses, HIGHLIGHT_COLOR, markers=True)]
     if exact_match is not None:
         curves.append(Curve("exact match (%)", val_steps, 100 * np.asarray(exact_match, dtype=float), EXACT_COLOR,
-                            right=True, markers=True, dash=True))
+                            right=True, markers=True, dash=True, marker="square"))
     return line_chart(curves, title, right_title="exact match (%)" if exact_match is not None else None,
                       right_range=(0, 100), x_max=x_max, max_points=max_points, message=message)
 
@@ -244,6 +267,6 @@ def phase_change_chart(steps, losses, eval_steps, val_losses, scores: dict, wind
     curves = [Curve("train loss", steps, losses, BAR_COLOR),
               Curve("validation loss", eval_steps, val_losses, HIGHLIGHT_COLOR, markers=True)]
     curves += [Curve(f"best {name} score", eval_steps, values, SCORE_COLORS.get(name, "rgb(90,90,90)"), right=True,
-                     markers=True, dash=True) for name, values in scores.items()]
+                     markers=True, dash=True, marker="square") for name, values in scores.items()]
     return line_chart(curves, title, right_title="score", right_range=(0, 1), right_rules=(0.5,), band=window,
                       x_max=x_max, max_points=max_points)

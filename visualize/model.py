@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from .style import BAR_COLOR, style_figure
+from .style import BAR_COLOR, cell_text_colour, style_figure
 from .text import html_text
 
 
@@ -29,7 +29,7 @@ def parameter_breakdown(counts: dict[str, int], title="") -> go.Figure:
     text = [f"{v:,} ({100 * v / total:.1f}%)" if total else f"{v:,}" for v in values]
     fig = go.Figure(go.Bar(x=values, y=list(range(len(values))), orientation="h", marker_color=BAR_COLOR,
                            text=text, textposition="auto", textangle=0, insidetextanchor="end", textfont=dict(size=14),
-                           insidetextfont=dict(color="white"),
+                           insidetextfont=dict(color=cell_text_colour(BAR_COLOR)),  # white was 3.41:1 on the bar
                            cliponaxis=False, customdata=labels,
                            hovertemplate="%{customdata}: %{x:,} parameters<extra></extra>"))
     fig.update_xaxes(title_text="parameters", range=[0, max(values + [0]) * 1.3 or 1])

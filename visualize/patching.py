@@ -11,7 +11,8 @@ import numpy as np
 import plotly.graph_objects as go
 
 from .sizes import MIN_CELL_PX, MIN_LABEL_PX, figure_size
-from .style import CHAR_WIDTH, DIVERGING_COLORSCALE, FRAME, as_array, colorbar, cut_label, style_figure
+from .style import (CHAR_WIDTH, DIVERGING_COLORSCALE, FRAME, as_array, colorbar, cut_label, style_figure,
+                    written_cells)
 from .text import html_text
 
 WRITTEN_CELLS = 400  # up to this many cells each has its value written in; past it only the hover and the caption
@@ -20,13 +21,15 @@ _AROUND_Y = 150  # px above and below the cells: title, upright position labels,
 
 
 def _written(v: float, columns: int) -> str:
-    """A cell's value as written in it: two decimals up to 8 columns, else one and no leading zero (".9", "-.1")."""
+    """A cell's value as written in it, its sign always written (the colour is not the only sign of it): two
+    decimals up to 8 columns ("+0.25", "-0.10", "0.00"), else one and no leading zero ("+.9", "-.1", "0")."""
     if not np.isfinite(v):
         return ""
     if columns <= 8:
-        return f"{v:.2f}"
-    text = f"{v:.1f}"
-    return "0" if text in ("0.0", "-0.0") else text.replace("0.", ".")
+        text = f"{v:+.2f}"
+        return "0.00" if float(text) == 0 else text
+    text = f"{v:+.1f}"
+    return "0" if float(text) == 0 else text.replace("0.", ".")
 
 
 def _escaped(labels) -> list[str]:
@@ -56,12 +59,18 @@ def patching_grid(values, rows, columns, hover, title: str, scale: str, row_titl
     column_px = max(MIN_CELL_PX, CHAR_WIDTH * CELL_FONT * widest + 8)
     label_px = CHAR_WIDTH * 14 * max((len(str(r)) for r in rows), default=1) + 40
     size = figure_size(C, R, container_px or 1e9, label_px + 60, _AROUND_Y, column_px, max(MIN_CELL_PX, 30))
+    placed = dict(x=list(range(C)), y=list(range(R)), xgap=1, ygap=1)
     fig = go.Figure(go.Heatmap(
-        z=np.where(np.isfinite(v), v, None).tolist(), x=list(range(C)), y=list(range(R)), zmin=-bound, zmax=bound,
-        zmid=0, colorscale=DIVERGING_COLORSCALE, customdata=[_escaped(row) for row in hover],
-        hovertemplate="%{customdata}<extra></extra>", text=text, texttemplate="%{text}" if text else None,
-        textfont=dict(size=max(CELL_FONT, MIN_LABEL_PX)), xgap=1, ygap=1, colorbar=colorbar(scale)))
-    ticks = dict(type="category", tickmode="array", showgrid=False, tickfont=dict(size=14), **FRAME)
+        z=np.where(np.isfinite(v), v, None).tolist(), zmin=-bound, zmax=bound, zmid=0, **placed,
+        colorscale=DIVERGING_COLORSCALE, customdata=[_escaped(row) for row in hover],
+        hovertemplate="%{customdata}<extra></extra>", text=text, colorbar=colorbar(scale)))
+    if text:
+        fig.add_traces(written_cells(v, text, DIVERGING_COLORSCALE, -bound, bound,
+                                     textfont=dict(size=max(CELL_FONT, MIN_LABEL_PX)), **placed))
+    # labels turn upright rather than slant: the written signs widened the residual grid's columns, and plotly's
+    # 30° labels ("0 '2'/'g'") then overlapped by 3-11 px (tests/browser/test_fit_the_screen.py)
+    ticks = dict(type="category", tickmode="array", showgrid=False, tickfont=dict(size=14), autotickangles=[0, 90],
+                 **FRAME)
     fig.update_xaxes(title_text=column_title, tickvals=list(range(C)), ticktext=_escaped(columns), **ticks)
     fig.update_yaxes(title_text=row_title, tickvals=list(range(R)), ticktext=_escaped(rows), autorange="reversed",
                      **ticks)

@@ -34,6 +34,8 @@ class Cells:
 
 def as_array(values) -> np.ndarray:
     """A plotly array (a list, or a base64 typed array) as floats, None as NaN."""
+    if isinstance(values, np.ndarray) and values.dtype != object:
+        return values.astype(float)
     if isinstance(values, dict) and "bdata" in values:
         array = np.frombuffer(base64.b64decode(values["bdata"]), dtype=values["dtype"]).astype(float)
         shape = values.get("shape")
@@ -41,13 +43,16 @@ def as_array(values) -> np.ndarray:
     return np.array([[np.nan if v is None else v for v in row] for row in values], dtype=float)
 
 
-def _labels(axis: dict, n: int) -> list[str]:
-    """The label of each of n positions 0..n-1 on an axis drawn at integer positions with tick text, as it reads on
-    screen (`&lt;s&gt;` is `<s>`)."""
-    values, text = axis.get("tickvals"), axis.get("ticktext")
-    if values is None or text is None:
+def labels_on(axis: dict, n: int) -> list[str]:
+    """The label of each of n positions 0..n-1 on an axis drawn at integer positions with tick text (or, where
+    plotly thins the ticks, each position's alias), as it reads on screen (`&lt;s&gt;` is `<s>`)."""
+    values, text, alias = axis.get("tickvals"), axis.get("ticktext"), axis.get("labelalias")
+    if values is not None and text is not None:
+        by_position = dict(zip(as_array([values])[0].astype(int).tolist(), map(html.unescape, text)))
+    elif isinstance(alias, dict):
+        by_position = {int(k): html.unescape(str(v)) for k, v in alias.items() if str(k).lstrip("-").isdigit()}
+    else:
         return [str(i) for i in range(n)]
-    by_position = dict(zip(as_array([values])[0].astype(int).tolist(), map(html.unescape, text)))
     return [str(by_position.get(i, i)) for i in range(n)]
 
 
@@ -57,4 +62,5 @@ def heatmap_cells(figure) -> Cells:
     trace = next(t for t in figure["data"] if t.get("type") == "heatmap")
     z = as_array(trace["z"])
     layout = figure.get("layout", {})
-    return Cells(z, _labels(layout.get("yaxis", {}), z.shape[0]), _labels(layout.get("xaxis", {}), z.shape[1]))
+    return Cells(z, labels_on(layout.get("yaxis", {}), z.shape[0]),
+                 labels_on(layout.get("xaxis", {}), z.shape[1]))

@@ -9,6 +9,7 @@ import html
 import math
 
 import numpy as np
+import plotly.colors
 import plotly.graph_objects as go
 
 from .sizes import MAX_LABEL_CHARS, MIN_LABEL_PX
@@ -29,6 +30,7 @@ ATTENTION_COLORSCALE = [[0.0, "rgb(255,255,255)"], [0.125, "rgb(222,235,247)"], 
                         [0.375, "rgb(158,202,225)"], [0.5, "rgb(107,174,214)"], [0.625, "rgb(66,146,198)"],
                         [0.75, "rgb(33,113,181)"], [0.875, "rgb(8,81,156)"], [1.0, "rgb(8,48,107)"]]
 MASKED_COLOR = "rgb(170,170,170)"  # a neutral grey: neither the white of a zero weight nor any blue of the scale
+MASKED_MARK = "×"  # written in every masked cell: grey is not the only sign of a masked cell
 DIVERGING_COLORSCALE = "RdBu_r"  # blue < 0 < red, white at 0 (use with zmid=0)
 BAR_COLOR = "rgb(66,146,198)"
 HIGHLIGHT_COLOR = "rgb(230,85,13)"
@@ -192,3 +194,52 @@ def as_array(data, ndim: int | None = None, name: str = "data") -> np.ndarray:
     if ndim is not None and array.ndim != ndim:
         raise ValueError(f"{name} must have {ndim} dimensions, got shape {tuple(array.shape)}")
     return array
+
+
+DARK_TEXT, LIGHT_TEXT = "#000000", "#ffffff"
+
+
+def _linear(channel: float) -> float:
+    c = channel / 255
+    return c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4
+
+
+def cell_text_colour(colour: str) -> str:
+    """The colour of text written on a cell of `colour` ("rgb(r,g,b)" or "#rrggbb"): black or white, whichever
+    contrasts more with it (WCAG 2.2 relative luminance), so every cell's text meets 4.5:1 (black and white meet
+    it on any colour: the two ratios cross at ~4.58:1). plotly's own choice (#444 on a cell that is not dark) gave
+    3.98:1 on the attention scale's middle blue."""
+    channels = plotly.colors.unlabel_rgb(colour) if colour.startswith("rgb") else plotly.colors.hex_to_rgb(colour)
+    luminance = sum(w * _linear(c) for w, c in zip((0.2126, 0.7152, 0.0722), channels[:3]))
+    return DARK_TEXT if (luminance + 0.05) / 0.05 >= 1.05 / (luminance + 0.05) else LIGHT_TEXT
+
+
+def scale_colour(colorscale, fraction: float) -> str:
+    """The colour of `colorscale` (a plotly scale or its name) at `fraction` (0..1, clipped), as "rgb(r,g,b)"."""
+    scale = plotly.colors.get_colorscale(colorscale) if isinstance(colorscale, str) else colorscale
+    scale = [[float(stop), colour] for stop, colour in scale]  # a figure's scale comes back as tuples
+    return plotly.colors.sample_colorscale(scale, [float(np.clip(fraction, 0, 1))], colortype="rgb")[0]
+
+
+def written_cells(z, text, colorscale, zmin: float, zmax: float, reversescale: bool = False, **trace) -> list:
+    """The text of a heatmap's cells (z, text: (rows, columns)) as two transparent heatmaps laid over it, one
+    writing in black and one in white: each cell's text in the colour cell_text_colour picks for its cell's colour
+    (plotly writes a heatmap's text in one colour per trace). `trace` takes what the heatmap under them has that
+    places or sizes its text (x, y, xgap, ygap, textfont, xaxis, yaxis). Hover and tables skip
+    them (hoverinfo "skip"); the heatmap under them keeps its values and text."""
+    values = np.asarray(z, dtype=float)
+    span = (zmax - zmin) or 1.0
+    dark = np.zeros(values.shape, dtype=bool)
+    for index, v in np.ndenumerate(values):
+        if np.isfinite(v):
+            fraction = (v - zmin) / span
+            dark[index] = cell_text_colour(scale_colour(colorscale, 1 - fraction if reversescale else fraction)
+                                           ) == DARK_TEXT
+    text = np.asarray(text, dtype=object)
+    finite = np.isfinite(values)
+    clear = [[0, "rgba(0,0,0,0)"], [1, "rgba(0,0,0,0)"]]
+    font = dict(trace.pop("textfont", None) or {})
+    return [go.Heatmap(z=np.zeros(values.shape).tolist(), text=np.where(finite & (dark == want), text, "").tolist(),
+                       texttemplate="%{text}", colorscale=clear, showscale=False, hoverinfo="skip",
+                       name=f"cell text ({colour})", textfont=dict(font, color=colour), **trace)
+            for want, colour in ((True, DARK_TEXT), (False, LIGHT_TEXT))]

@@ -33,6 +33,7 @@ from tabs.figure_export import figure
 from widgets.controls import Dropdown, Radio, index_control, index_slider, only_one
 from widgets.errors import handler
 from widgets.figure_caption import figure_caption, with_caption
+from widgets.figure_table import Plot
 from widgets.ui import FAST, Followers, separately
 
 SCORES = ["entropy", "mean distance", "diagonal", "anti-diagonal", "previous token", "duplicate token", "induction",
@@ -149,7 +150,7 @@ class _FigureCache(RecordCache):
 
     def __init__(self, size: int, max_bytes: int):
         super().__init__(size, max_bytes)
-        self._plot = gr.Plot()
+        self._plot = Plot()  # each figure named and described (widgets.figure_table) once, for everyone
 
     def get(self, record, key: tuple, build):
         return super().get(record, key, lambda: tuple(self._plot.postprocess(v) if hasattr(v, "to_plotly_json")

@@ -1,6 +1,7 @@
 """The logit lens figures: the numbers and tokens drawn are the ones given."""
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from visualize.lens import final_token_curve, logit_lens_grid
@@ -43,7 +44,10 @@ def test_every_cell_writes_its_token_in_a_readable_font(container):
     MIN_LABEL_PX, and every position has its label."""
     fig = logit_lens_grid(*_lens(7, 41), chosen=3, container_px=container)
     trace = fig.data[0]
-    assert trace.texttemplate == "%{text}" and trace.textfont.size >= MIN_LABEL_PX
+    layers = [t for t in fig.data if (t.name or "").startswith("cell text")]  # black and white text (test_colour.py)
+    assert all(t.texttemplate == "%{text}" and t.textfont.size >= MIN_LABEL_PX for t in layers) and len(layers) == 2
+    written = np.array([[a or b for a, b in zip(*rows)] for rows in zip(*(t.text for t in layers))])
+    assert (written == "e").all() and written.shape == np.array(trace.text).shape
     assert all(cell == "e" for row in trace.text for cell in row) and len(trace.text) * len(trace.text[0]) == 7 * 41
     axis = fig.layout.yaxis if len(trace.text) == 41 else fig.layout.xaxis
     assert list(axis.ticktext) == [f"{t % 10}" for t in range(41)]
