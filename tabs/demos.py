@@ -108,7 +108,7 @@ PATCHING_DEMOS = [
          said(f"Clean: \"{VERSE}\"; corrupted: *man* changed to *woman*; both runs read the translation of the "
               "clean verse, measured where the two first disagree (*el* against *la*). ",
               Claim("The heads grid shows which **cross-attention heads** carry the changed word to the decoder",
-                    lambda seen: seen["patch-heads"].title.startswith("cross"), True),
+                    lambda seen: seen["patch-heads"].title.startswith(AttentionKind.CROSS.value), True),
               "; compare with where the open head looks. Patching shows what carries this one difference; a head "
               "that looks at the word but carries little matters less than its weights suggest."),
          ckpt="translate-en-es", text=VERSE, text_b=VERSE_CHANGED,
@@ -140,7 +140,7 @@ NORMS_DEMO = Demo(
          ", ", Cited("on the head of this verse where they differ most from the weights",
                      "tests/app/test_norms_demo.py (most_moved_head over every kind, layer and head)"), ": ",
          Claim("**decoder self-attention, layer 2, head 2**", lambda seen: (
-             "decoder self" in seen["att-one"].title, open_head(seen)), (True, "2.2")), ". ",
+             AttentionKind.DECODER_SELF.value in seen["att-one"].title, open_head(seen)), (True, "2.2")), ". ",
          Claim("`<s>` holds 45% of each Spanish token's weight", lambda seen: round(
              column_mean(seen["att-weights"], "<s>"), 2), 0.45), " ",
          Claim("but adds only 28% of what the head moves", lambda seen: round(
