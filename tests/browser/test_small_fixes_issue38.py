@@ -10,7 +10,8 @@ LONG_ENGLISH = ("The disciples were filled with joy and with the Holy Spirit and
                 "to teach")
 # JS: the boxes of the one-head heatmap's title, y-axis title and plot area (its drag layer), in page pixels
 _BOXES = """() => { const box = s => { const e = document.querySelector(`#att-one ${s}`);
-    if (!e) return null; const r = e.getBoundingClientRect(); return {y0: r.top, y1: r.bottom, x0: r.left, x1: r.right}; };
+    if (!e) return null;
+    const r = e.getBoundingClientRect(); return {y0: r.top, y1: r.bottom, x0: r.left, x1: r.right}; };
     return {title: box('.gtitle'), ytitle: box('.ytitle'), plot: box('.nsewdrag'), bar: box('.colorbar')}; }"""
 
 
@@ -29,10 +30,13 @@ def test_the_y_axis_title_stays_beside_a_short_plot(open_at, width):
     if not words.is_checked():
         words.check()
     page.locator("#att-show").click()
-    page.wait_for_function("() => ((document.querySelector('#att-one .gtitle') || {}).textContent || '')"
-                           ".includes('in words')", timeout=tour.TIMEOUT_MS)
+    # a map in words drawn, its plot there (the switch, then Show attention, each redraw it: wait again after)
+    drawn = ("() => ((document.querySelector('#att-one .gtitle') || {}).textContent || '').includes('in words') "
+             "&& !!document.querySelector('#att-one .nsewdrag')")
+    page.wait_for_function(drawn, timeout=tour.TIMEOUT_MS)
     tour.plots_drawn(page)
     page.wait_for_timeout(300)  # plotly's automargin may redraw once more
+    page.wait_for_function(drawn, timeout=tour.TIMEOUT_MS)
     boxes = page.evaluate(_BOXES)
     title, ytitle, plot = boxes["title"], boxes["ytitle"], boxes["plot"]
     assert ytitle and plot, f"the y-axis title or the plot is not drawn: {boxes}"
