@@ -81,6 +81,12 @@ def extreme_cell(cells: Cells, low: bool = False) -> str:
     return f"{cells.rows[i]}.{cells.columns[j]}"
 
 
+def extreme_row(cells: Cells) -> int:
+    """The row (its index) of a grid's largest cell: a paths grid's rows are each receiver's query, key, value in
+    that order (tabs.attention.patching), whose labels a narrow figure cuts ("decoder self 1 …")."""
+    return int(np.unravel_index(np.nanargmax(cells.z), cells.z.shape)[0])
+
+
 def reads(cells: Cells, row: str) -> str:
     """The column label a row (by label, its first) puts the most weight on."""
     return cells.columns[cells.argmax(cells.row(row))]

@@ -17,8 +17,9 @@ from store.catalogue import fixed_choices
 from tabs.ask_first import (Question, ask_first_row, column_mean, in_view_when_drawn, looks_ahead,
                             most_common_offset, sign_changes, top_cells)
 from tabs.attention.translation_view import GOLD_SCORE
-from tabs.demo_claims import (Cited, Claim, Said, depends_only_on_distance, extreme_cell, gold_link,
-                              induction_stripe, masked_exactly_above_diagonal, open_head, reads, reads_backwards, repeats_after,
+from tabs.demo_claims import (Cited, Claim, Said, depends_only_on_distance, extreme_cell, extreme_row, gold_link,
+                              induction_stripe, masked_exactly_above_diagonal, open_head, reads, reads_backwards,
+                              repeats_after,
                               rows_sum_to_one, said, share_at_offset)
 from tabs.attention.views import SHOW
 from tabs.positional import PE_MATRIX
@@ -94,7 +95,7 @@ PATCHING_DEMOS = [
               Claim("the heads grid lights the **induction head** and the **previous-token head** (open)",
                     lambda seen: (top_cells(seen["patch-heads"], 2), open_head(seen)), (("0.1", "1.0"), "0.1")),
               ", and ", Claim("the paths from it show it acting through the induction head's **key**, not its query",
-                              lambda seen: extreme_cell(seen["patch-from"]), "decoder self 1 key.0"),
+                              lambda seen: extreme_row(seen["patch-from"]), 1),  # layer 1's key row
               " (K-composition). Patching tells which parts carry the difference between the two inputs; it cannot "
               "tell what else a head does, nor how it would act on other inputs."), ckpt="induction",
          text=INDUCTION_CLEAN, text_b=INDUCTION_CORRUPTED, kind=AttentionKind.DECODER_SELF.value,
@@ -126,7 +127,8 @@ PATCHING_DEMOS = [
                                       "(7.3, 7.9, 8.6, 8.10)", "Wang et al. 2022 (IOI); "
                                       "tests/integration/test_gpt2_ioi_heads.py, where GPT-2 is cached"),
               ". Patching finds the heads this pair depends on; the roles (moving, inhibiting) come from the path "
-              "patching and the attention, and other sentences may use other heads."), ckpt="gpt2 (pretrained)", text=IOI_CLEAN,
+              "patching and the attention, and other sentences may use other heads."), ckpt="gpt2 (pretrained)",
+         text=IOI_CLEAN,
          text_b=IOI_CORRUPTED, answers=(" Mary", " John"), kind=AttentionKind.DECODER_SELF.value, score="entropy",
          missing=GPT2_MISSING),
 ]
@@ -163,7 +165,8 @@ DEMOS = [
                     "**anti-diagonal**", lambda seen: reads_backwards(seen["att-one"]), True),
               ". The overview colours every head by how anti-diagonal it is; ",
               Claim("the darkest one is open", lambda seen: extreme_cell(seen["att-overview"]) == open_head(seen),
-                    True), "."), ckpt="reverse", text="attention", kind=AttentionKind.CROSS.value, score="anti-diagonal",
+                    True), "."), ckpt="reverse", text="attention", kind=AttentionKind.CROSS.value,
+         score="anti-diagonal",
          question=Question("The model writes *attention* backwards: *noitnetta*. Its 3rd output letter is the *i*. "
                            "Which letter of *attention* will that output letter read: the 1st, the 3rd, the 7th?",
                            "The **7th**, the *i* of *attention*: output letter i reads source letter n + 1 − i, so "
