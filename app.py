@@ -170,6 +170,9 @@ body.revealed #demo-notes {position: sticky; top: 0; z-index: 1002; background: 
    `.pending`, opacity 0.2), and a running watch or training always has one, so the line a class reads (step, loss,
    the best heads) was read at opacity 0.2 in one CI run (tests/browser/test_readable_texts.py) */
 #train-status .pending, #train-status.pending {opacity: 1 !important}
+/* Why Start is disabled, in words, exactly while it is (a run of this tab goes): tabs.train.page.BUSY */
+#train-busy {display: none !important}
+body:has(#train-start:disabled) #train-busy {display: block !important}
 /* A metric's value on one line: gradio's prose lets a word break anywhere (overflow-wrap: anywhere), so on a phone the
    Model tab's value column was as narrow as one character and "0.9646" read "0.964" over "6"; the names beside it
    wrap between words (tests/browser/test_readable_texts.py) */

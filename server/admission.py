@@ -150,10 +150,12 @@ def install(demo: gr.Blocks) -> None:
 
 
 def door(demo: gr.Blocks):
-    """door(group, request): what `demo`'s queue would answer a call of `group` from that request now, in words, or
-    None (server.lines.refusal). app.py hands it to the Train tab, which says it in the page before its run asks to
-    join: gradio shows a refusal only on the call's inputs, and a demo's Watch has none to show it on."""
-    return lambda group, request: lines.refusal(demo._queue, group, request)
+    """door(group, request) -> (refusal, wait): what `demo`'s queue would answer a call of `group` from that request
+    now: the refusal in words or None (server.lines.refusal), and when it would join but not start at once, (the
+    line's places, all taken, requests already waiting) (server.lines.wait), else None. app.py hands it to the Train
+    tab, which says both in the page before its run asks to join: gradio shows a refusal only on the call's inputs
+    (a demo's Watch has none to show it on), and a waiting run only as "queue: 1/1" on its status line."""
+    return lambda group, request: (lines.refusal(demo._queue, group, request), lines.wait(demo._queue, group))
 
 
 def refusing_urls(prepare):

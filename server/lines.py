@@ -36,6 +36,7 @@ from gradio.utils import error_payload
 from limits import (ADDRESS_WAITING, BROWSER_WAITING, DEFAULT_ADDRESS_WAITING, DEFAULT_BROWSER_WAITING,
                     DEFAULT_WAITING, QUEUE_WAITING, SHARED_GROUPS, TRAINING_GROUP)
 from store.clients import client_address
+from store.sessions import browser_key
 
 from .fair_line import distinct_requests, fair_order, held, held_back, make_room, running_bounds
 from .turn_record import TurnRecord
@@ -79,6 +80,22 @@ def running(queue, group: str) -> list:
     return [e for job in queue.active_jobs if job for e in job if e.concurrency_id == group]
 
 
+ANOTHER_TAB = ("this browser already has a training queued or running in another tab (one training per browser): "
+               "wait for it to end, or press Stop in the tab that started it")
+
+
+def trainings_of_browser(queue, request) -> int:
+    """The trainings, waiting or running, of the browser behind `request` in any of its tabs (sessions): by its key
+    in the page's cookie (store.sessions.browser_key); a client without one (an API client) is its session, which
+    `admit` counts already."""
+    key = browser_key(request)
+    if not key or key.startswith("session:"):
+        return 0
+    line = queue.event_queue_per_concurrency_id.get(TRAINING_GROUP)
+    events = (line.queue if line is not None else []) + running(queue, TRAINING_GROUP)
+    return sum(1 for e in events if browser_key(getattr(e, "request", None)) == key)
+
+
 def admit(queue, group: str, session: str | None, request, asks: bytes | None = None):
     """Refuse a request that would hold more than its client's share of the line (Refused says why); else the
     waiting request it takes the place of in a full line, or None. `asks`: its request_key, if known (a copy of a
@@ -91,6 +108,8 @@ def admit(queue, group: str, session: str | None, request, asks: bytes | None = 
     browser = held(waiting, running(queue, group) if group == TRAINING_GROUP else [], client_of, client)[0]
     if group == TRAINING_GROUP and browser >= BROWSER_WAITING[group]:
         raise Refused("you already have a training queued or running: wait for it to end, or press Stop")
+    if group == TRAINING_GROUP and trainings_of_browser(queue, request) >= BROWSER_WAITING[group]:
+        raise Refused(ANOTHER_TAB)
     if browser >= BROWSER_WAITING.get(group, DEFAULT_BROWSER_WAITING):
         raise Refused(f"you already have {browser} requests like this one waiting: wait for them to be answered")
     waiting_here, copy = held(waiting, [], client_of, client)[1], False
@@ -117,6 +136,17 @@ def refusal(queue, group: str, request) -> str | None:
     except Refused as refused:
         return str(refused)
     return None
+
+
+def wait(queue, group: str) -> tuple[int, int] | None:
+    """None when a call of `group` joining now would start at once (a place is free and nobody waits); else (the
+    line's places, all taken, and how many requests wait already)."""
+    line = queue.event_queue_per_concurrency_id.get(group)  # None before the group's first call: all places free
+    if line is None or line.concurrency_limit is None:
+        return None
+    if line.current_concurrency < line.concurrency_limit and not line.queue:
+        return None
+    return line.concurrency_limit, len(line.queue)
 
 
 def settle(queue, group: str, victim=None, joined=None) -> None:

@@ -60,14 +60,25 @@ def launch_local(tries: int = 3):
                 raise
 
 
+SERVING: list = []  # the apps serve_demo runs now, the latest last
+
+
 @contextlib.contextmanager
 def serve_demo():
     """Yield (demo, local URL) of a running app; close it afterwards."""
     demo, url = launch_local()
+    SERVING.append(demo)
     try:
         yield demo, url
     finally:
+        SERVING.remove(demo)
         demo.close()
+
+
+def running_app():
+    """The gr.Blocks of the app serve_demo started last and still runs (a test reaches its queue's lines)."""
+    assert SERVING, "no app is running in this process"
+    return SERVING[-1]
 
 
 @contextlib.contextmanager

@@ -89,6 +89,7 @@ def _masked_key(fig: go.Figure) -> None:
     fig.update_layout(showlegend=True, legend=dict(LEGEND_BELOW, font=dict(size=14)))
 
 
+QUERY_TITLE = "query (attending)"  # the one-head heatmap's y axis title
 HEATMAP_HEIGHT = 450  # px: the one-head heatmap's least height (plotly's default)
 _AROUND_HEATMAP = 190  # px of the figure's height that are not its rows: title, axis title, key labels
 _BAR_ABOVE = 72  # px a phone's flat colour bar takes above the plot (its tick labels under it, 24 px); the title,
@@ -157,8 +158,7 @@ def head_heatmap(weights, query_tokens, key_tokens, title="", mask=None, narrow:
         queries = dict(size=token_font_size(len(query_tokens), every_token=True),
                        axis_px=size.row_px * len(query_tokens))
     fig.update_xaxes(title_text="key (attended to)", **token_axis(key_tokens, **keys), **FRAME)
-    fig.update_yaxes(title_text="query (attending)", autorange="reversed", **token_axis(query_tokens, **queries),
-                     **FRAME)
+    fig.update_yaxes(title_text=QUERY_TITLE, autorange="reversed", **token_axis(query_tokens, **queries), **FRAME)
     if narrow is None:
         return style_figure(fig, title)
     # The figure's width is known: so are its margins (visualize.margins), and plotly draws it once
@@ -183,9 +183,12 @@ def head_heatmap(weights, query_tokens, key_tokens, title="", mask=None, narrow:
     layout["meta"] = dict(cell_px=min(drawn, size.row_px))
     if flat:
         layout["height"] = size.height + (0 if narrow else _BAR_ABOVE)  # heatmap_size counts it on a phone
-    # tall enough for the margins and every row at its size
+    # tall enough for the margins and every row at its size, and the plot at least as tall as its y axis's title,
+    # which plotly centres on it turned: a 2-row map in words on a phone (`reverse`, a long English input) had a
+    # 40 px plot, its axis title drawn over the figure's title and its colour bar squeezed (issue 38, item 5)
     top = top_margin(title, _BAR_ABOVE if flat else 0)
-    layout["height"] = max(layout["height"], math.ceil(top + margin["b"] + size.row_px * len(query_tokens)))
+    plot_px = max(size.row_px * len(query_tokens), text_px(QUERY_TITLE, 16) + 2 * PAD)
+    layout["height"] = max(layout["height"], math.ceil(top + margin["b"] + plot_px))
     if flat:  # flat above the plot at its left: beside it, it took a fifth of a phone's width, and it would be out
         # of sight at the right end of a figure that scrolls sideways
         layout["top_space"] = _BAR_ABOVE  # the title is centred in the top margin, the bar under it

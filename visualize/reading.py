@@ -19,6 +19,8 @@ class Cells:
     z: np.ndarray  # (rows, columns), NaN where a cell is masked or empty
     rows: list[str]  # the label of each row, in the order of z
     columns: list[str]
+    marks: frozenset = frozenset()  # (row, column) indices of the cells a marker trace draws on (gold circles)
+    title: str = ""  # the figure's title as it reads (its line breaks as spaces)
 
     def argmax(self, row: int) -> int:
         """The column a row puts the most weight on (masked cells never)."""
@@ -62,5 +64,17 @@ def heatmap_cells(figure) -> Cells:
     trace = next(t for t in figure["data"] if t.get("type") == "heatmap")
     z = as_array(trace["z"])
     layout = figure.get("layout", {})
-    return Cells(z, labels_on(layout.get("yaxis", {}), z.shape[0]),
-                 labels_on(layout.get("xaxis", {}), z.shape[1]))
+    marks = frozenset((int(y), int(x)) for t in figure["data"] if t.get("type") == "scatter"
+                      and "markers" in str(t.get("mode", "")) for x, y in zip(_values(t.get("x")), _values(t.get("y")))
+                      if np.isfinite(x) and np.isfinite(y))  # a legend's own marker has no place
+    title = layout.get("title", {})
+    title = html.unescape(str(title.get("text", "") if isinstance(title, dict) else title)).replace("<br>", " ")
+    return Cells(z, labels_on(layout.get("yaxis", {}), z.shape[0]), labels_on(layout.get("xaxis", {}), z.shape[1]),
+                 marks, " ".join(title.split()))
+
+
+def _values(values) -> list:
+    """A plotly 1-d array (a list, or a base64 typed array) as a list; None as empty."""
+    if values is None:
+        return []
+    return (as_array(values) if isinstance(values, dict) else as_array([values])[0]).astype(float).tolist()

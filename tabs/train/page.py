@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import functools
+import json
 
 import gradio as gr
 import numpy as np
@@ -119,34 +120,53 @@ def stop_training(request: gr.Request = None):
     return gr.skip()
 
 
-ALREADY_TRAINING = ("**A training is already running in this tab, so this one did not start.** Press **Stop**, wait for "
+REFUSED = "did not start"  # in every notice of a refused run: the page then sends no call (SHOW_NOTICE)
+ALREADY_TRAINING = (f"**A training is already running in this tab, so this one {REFUSED}.** Press **Stop**, wait for "
                     "“Training stopped” in the status below, then click again.")
 
 
-def say_if_refused(door=None, request: gr.Request = None) -> str:
+WAITING = "Waiting for a place to train"  # the status of a run that waits in line (brought into view: SHOW_NOTICE)
+
+
+def waiting_words(places: int, waiting: int) -> str:
+    """The status line of a run that will wait in line for a place to train (before its first update)."""
+    others = f", and {waiting} more wait{'s' if waiting == 1 else ''} before yours" if waiting else ""
+    return (f"**{WAITING}:** this server trains {places} model{'s' if places > 1 else ''} at a "
+            f"time and all are busy{others}. Yours starts by itself when one ends (its place in line is shown here).")
+
+
+def say_if_refused(door=None, request: gr.Request = None) -> tuple:
     """What a click that starts a run (Start, Compare, Watch, a training demo) is told before the run asks to join
-    the queue, in words: "" when it will start. The server refuses a run at the queue's door (server.admission: a
-    second training of this session, a full line, too many from one network), and gradio shows such a refusal only
-    on the call's inputs: a demo's Watch has none, and the page stayed silent. `door(group, request)` (app.py hands
-    the server's in) gives the words the door would answer now; a run of this tab already going is told in this
-    tab's words. A `queue=False` step, so it answers even while the training line is full."""
+    the queue, in words: (the notice: why it will not start, "" when it will; the status: that it will wait for a
+    place, else kept). The server refuses a run at the queue's door (server.admission: a second training of this
+    browser, a full line, too many from one network), and gradio shows such a refusal only on the call's inputs: a
+    demo's Watch has none, and the page stayed silent; a waiting run showed only "queue: 1/1" under "Press Start.".
+    `door(group, request)` (app.py hands the server's in) gives the words the door would answer now and whether the
+    line has a free place; a run of this tab already going is told in this tab's words. A `queue=False` step, so it
+    answers even while the training line is full."""
     if sessions.run_of(request) is not None:
-        return ALREADY_TRAINING
-    words = door(TRAINING_GROUP, request) if door is not None else None
-    return f"**This training did not start:** {words}." if words else ""
+        return ALREADY_TRAINING, gr.update()
+    words, wait = door(TRAINING_GROUP, request) if door is not None else (None, None)
+    if words:
+        return f"**This training {REFUSED}:** {words}.", gr.update()
+    return "", waiting_words(*wait) if wait else gr.update()
 
 
 # Runs in the browser after the notice was written: a refusal said where the class looks (the notice is at the top of
 # the tab, which a click further down may have scrolled away), brought into view the one way the page brings anything
 # into view (tabs.ask_first.IN_VIEW: under a demo's notes, which a projector keeps pinned at the screen's top and
 # which hid a notice scrolled to the top). A refused run streams nothing: the status line a training demo would keep
-# in view (tabs.ask_first.in_view_when_drawn, window.inViewStop) no longer pulls the page away from the notice.
+# in view (tabs.ask_first.in_view_when_drawn, window.inViewStop) no longer pulls the page away from the notice. And it
+# is not sent: this step throws, and gradio's page then runs no step after it (a step without outputs shows no error):
+# the server would refuse the run at the door with an HTTP 422, which every such click logged in the console.
 SHOW_NOTICE = """() => {
-    const notice = document.querySelector('#train-notice');
-    if (!notice || !notice.innerText.trim()) return;
+    const notice = document.querySelector('#train-notice'), status = document.querySelector('#train-status');
+    if (status && status.innerText.includes(WAITING)) (IN_VIEW)('train-status');  // a run waiting: that it waits
+    if (!notice || !notice.innerText.includes(REFUSED)) return;
     if (window.inViewStop) window.inViewStop();
     (IN_VIEW)('train-notice');
-}""".replace("IN_VIEW", IN_VIEW)
+    throw new Error(REFUSED);
+}""".replace("IN_VIEW", IN_VIEW).replace("REFUSED", json.dumps(REFUSED)).replace("WAITING", json.dumps(WAITING))
 
 
 # Runs in the browser after Stop: the status line, where the run says how it ended, in view with its chart (on a
@@ -173,18 +193,24 @@ def restore_models(request: gr.Request = None):
     return gr.update(choices=checkpoint_choices(sessions.browser_key(request)))
 
 
+# Shown under the buttons while Start is disabled by a run (app.py's CSS shows it exactly then): why it is disabled
+BUSY = ("**Training in this tab.** One training at a time per browser: Start, Compare and Watch are back when it "
+        "ends, and **Stop** ends it after its current step.")
+
+
 def busy():
-    """While a run is going, no button (Start, Compare, Watch) starts another (one run per browser tab at a time)."""
+    """While a run is going, no button (Start, Compare, Watch) starts another (one run per browser at a time)."""
     return gr.update(interactive=False, value="Training…"), gr.update(interactive=False), gr.update(interactive=False)
 
 
 def idle():
-    return gr.update(interactive=True, value="Start"), gr.update(interactive=True), gr.update(interactive=True)
+    """After a run, however it ended: the buttons back, and a notice about a run refused meanwhile ("already
+    running", no longer true) gone."""
+    return gr.update(interactive=True, value="Start"), gr.update(interactive=True), gr.update(interactive=True), ""
 
 
 def disables_the_buttons(fn):
-    """The run's updates with the three buttons' appended: disabled by its first update, left alone after; `idle`
-    runs after the run, however it ended. The run itself disables them, not a step before it: the server may refuse
+    """The run's updates with the three buttons' appended: disabled by its first update, left alone after; `idle` runs after the run, however it ended. The run itself disables them, not a step before it: the server may refuse
     a run at the queue's door (a full line, one already running for this client), and gradio then skips the steps
     after it, so a step before had left a refused Start at "Training…" until the page was reloaded."""
     @functools.wraps(fn)
@@ -192,7 +218,7 @@ def disables_the_buttons(fn):
         buttons = busy()
         for update in fn(*args, **kwargs):
             yield (*update, *buttons)
-            buttons = (gr.update(),) * 3
+            buttons = (gr.update(),) * len(buttons)
     return run
 
 
@@ -248,6 +274,7 @@ def build_train_tab(ckpt, door=None):
         with gr.Accordion("Watch an induction head form (2-4 minutes)", open=False, elem_id="train-watch-section"):
             gr.Markdown(WATCH_EXPLAINED)
             watch = gr.Button("Watch an induction head form", elem_id="train-watch")
+        gr.Markdown(BUSY, elem_id="train-busy")  # shown while Start is disabled (app.py's CSS)
         status = gr.Markdown("Press Start.", elem_id="train-status")
         with gr.Row():
             # an SVG chart, not a gr.Plot: gradio's Plot redraws through Plotly.react at every update and the page
@@ -281,13 +308,15 @@ def build_train_tab(ckpt, door=None):
     # show_progress "minimal": a queued run shows its place in the queue, and the status line stays readable while
     # the run streams (the full overlay greyed it out)
     buttons = [start, compare, watch]
+    after = buttons + [notice]  # what idle resets after a run
 
-    def say(request: gr.Request = None) -> str:
+    def say(request: gr.Request = None) -> tuple:
         return say_if_refused(door, request)
 
     def told(trigger):
-        """`trigger`'s `.then` after the notice says whether the run will start, and why not (say_if_refused)."""
-        said = trigger(say, None, notice, queue=False, show_progress="hidden", api_visibility="private")
+        """`trigger`'s `.then` after the notice says whether the run will start, and why not, or the status that it
+        will wait (say_if_refused); the run is sent only when it was not refused (SHOW_NOTICE)."""
+        said = trigger(say, None, [notice, status], queue=False, show_progress="hidden", api_visibility="private")
         return said.then(None, js=SHOW_NOTICE, queue=False, api_visibility="private").then
 
     told(start.click)(
@@ -295,14 +324,14 @@ def build_train_tab(ckpt, door=None):
         [curves, status, samples, heatmap, ckpt, control, live, live_head] + buttons,
         api_name="train", concurrency_limit=TRAINING["concurrent_trainings"], concurrency_id=TRAINING_GROUP,
         show_progress="minimal", show_progress_on=[status]).then(
-        idle, None, buttons, queue=False, api_visibility="private")
+        idle, None, after, queue=False, api_visibility="private")
     live_head.input(choose_live_head, [live, live_head], heatmap, api_visibility="private", **FAST)
     told(compare.click)(
         disables_the_buttons(run_compare), inputs + [compare_which] + model_options,
         [curves, status, compare_table, compare_details, control] + buttons,
         api_name="compare_variants", concurrency_id=TRAINING_GROUP, show_progress="minimal",
         show_progress_on=[status]).then(
-        idle, None, buttons, queue=False, api_visibility="private")
+        idle, None, after, queue=False, api_visibility="private")
 
     def watch_after(trigger, **kwargs):
         """Run "Watch an induction head form" after `trigger` (its button, or a demo click's `.then`)."""
@@ -310,7 +339,7 @@ def build_train_tab(ckpt, door=None):
             disables_the_buttons(run_watch), None, [curves, status, heatmap, ckpt, control] + buttons,
             concurrency_limit=TRAINING["concurrent_trainings"], concurrency_id=TRAINING_GROUP,
             show_progress="minimal", show_progress_on=[status], **kwargs).then(
-            idle, None, buttons, queue=False, api_visibility="private")
+            idle, None, after, queue=False, api_visibility="private")
 
     watch_after(watch.click, api_name="watch_induction")
     # Stop asks the run to end after its current step (a training or a comparison); each reports how it ended

@@ -47,3 +47,16 @@ def test_a_heatmap_is_given_the_margins_of_its_own_labels():
     masked = head_heatmap(w, ["a", "b", "c"], ["a", "b", "c"], narrow=False, mask=np.tril(np.ones((3, 3))))
     assert masked.layout.margin.b - short.layout.margin.b == LEGEND_ROW_PX
     assert head_heatmap(w, ["a", "b", "c"], ["a", "b", "c"]).layout.margin.l == 10  # style.MARGIN: plotly grows it
+
+
+@pytest.mark.parametrize("narrow", [False, True])
+def test_a_short_plot_is_as_tall_as_its_turned_y_axis_title(narrow):
+    """Regression (issue 38, item 5): `reverse` in words on a long English input is 2 rows of one long word each,
+    whose keys' labels stand upright under the plot; on a phone the plot got 40 px (a 549 px figure, 148 px above it
+    and 361 px under it), and plotly centred the 121 px turned title "query (attending)" on it, over the figure's
+    title. Oracle: the plot's height (the figure's less its top and bottom margins) holds that title (text_px)."""
+    rows, keys = ["xeeexseecccssixeeeeeeeeehtiw", "&lt;/s&gt;"], ["thedisciplesweredfilledwithjoyandwith", "&lt;/s&gt;"]
+    fig = head_heatmap(np.full((2, 2), 0.5), rows, keys, title="cross attention in words, <br>layer 0, head 1",
+                       narrow=narrow)
+    margin = fig.layout.margin
+    assert fig.layout.height - margin.t - margin.b >= text_px(fig.layout.yaxis.title.text, 16)
