@@ -32,10 +32,12 @@ def _written(v: float, columns: int) -> str:
     return "0" if float(text) == 0 else text.replace("0.", ".")
 
 
-def _escaped(labels) -> list[str]:
-    """Labels as plotly shows them: as text (`<s>` would vanish as markup; visualize.text), spaces as they are, cut
-    past MAX_LABEL_CHARS (style.cut_label)."""
-    return [html_text(cut_label(str(label))) for label in labels]
+def _escaped(labels, cut: bool = False) -> list[str]:
+    """Labels as plotly shows them: as text (`<s>` would vanish as markup; visualize.text), spaces as they are; with
+    `cut`, each cut past MAX_LABEL_CHARS (style.cut_label). Only the columns' labels are cut (positions read with
+    their tokens, which can be long): the rows' labels are the app's own ("decoder self 1 query", whose end is what
+    tells the three inputs apart) and the figure's margin is sized to them, and a hover is always whole."""
+    return [html_text(cut_label(str(label)) if cut else str(label)) for label in labels]
 
 
 def patching_grid(values, rows, columns, hover, title: str, scale: str, row_title: str = "",
@@ -71,7 +73,7 @@ def patching_grid(values, rows, columns, hover, title: str, scale: str, row_titl
     # 30° labels ("0 '2'/'g'") then overlapped by 3-11 px (tests/browser/test_fit_the_screen.py)
     ticks = dict(type="category", tickmode="array", showgrid=False, tickfont=dict(size=14), autotickangles=[0, 90],
                  **FRAME)
-    fig.update_xaxes(title_text=column_title, tickvals=list(range(C)), ticktext=_escaped(columns), **ticks)
+    fig.update_xaxes(title_text=column_title, tickvals=list(range(C)), ticktext=_escaped(columns, cut=True), **ticks)
     fig.update_yaxes(title_text=row_title, tickvals=list(range(R)), ticktext=_escaped(rows), autorange="reversed",
                      **ticks)
     if chosen is not None:
