@@ -130,6 +130,9 @@ CSS = ACCESSIBLE_CSS + """
 .tabs > .tabitem:is([style*="display: none"], [style*="display:none"]) {
   display: flex !important; visibility: hidden; position: absolute; left: 0; right: 0; height: 0;
   overflow: hidden; pointer-events: none}
+/* ... and all it holds: a piece that sets its own visibility (plotly's SVG text; the Model tab's summary after an update
+   arrived while another tab was shown) would otherwise show through (tests/browser/test_browser.py) */
+.tabs > .tabitem:is([style*="display: none"], [style*="display:none"]) * {visibility: hidden !important}
 /* A figure whose cells would be smaller than readable is drawn wider than its box (visualize.sizes): the box
    scrolls it sideways instead of cutting it off. */
 .js-plotly-plot {overflow-x: auto; overflow-y: hidden}
