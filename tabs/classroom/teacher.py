@@ -108,9 +108,9 @@ def reveal(code, request: gr.Request = None) -> str:
 
 def download(code, request: gr.Request = None) -> str:
     """The class's answers as a CSV file (one row per question and student), written when asked into the app's
-    bounded folder of downloads (store.exports)."""
+    bounded folder of downloads (store.exports), served only to this browser."""
     text = CLASSES.csv(code, browser_key(request))
-    path = EXPORTS.new("class") / f"class-{code}-answers.csv"
+    path = EXPORTS.new(request) / f"class-{code}-answers.csv"
     path.write_text(text, encoding="utf-8")
     return str(path)
 
