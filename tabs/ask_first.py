@@ -129,28 +129,43 @@ REVEAL_JS = """() => {
 # After a demo's click, once the figure it is about (in_view_when_drawn's) is drawn: bring it into view, unless a
 # question hides it (Reveal will). The figure is drawn after its data arrives (a patching demo's heads grid only after
 # the second input's record and the patching: seconds later), and plotly may redraw it once for its margins: wait
-# until the drawn plot's height has held for 3 frames, for at most 60 s, and not at all once the visitor scrolls the
-# page. Below a 3-line explanation at 1280x800 the heatmaps of "The causal mask" (41 positions) and the patching
-# demos ended up to 500 px under the fold; on a phone they started at y 650-760 of 844. What a run streams to (the
-# watch's status line, STREAMING) is in view as soon as it is laid out, and followed while it and what comes with it
-# grow (the status taking more lines, the chart its legend) until the visitor scrolls, another demo is clicked
+# until the figure has changed since the click (the last demo's figure is still drawn when this runs: scrolling to
+# it left the caption of "Previous-token head", taller than the figure before it, 11 px under the fold at 1280x800),
+# or for at most REDRAW_MS when nothing changes (the same figure again), then until the drawn plot's height has held
+# for 3 frames, for at most 60 s, and not at all once the visitor scrolls the page (the wheel, a touch, a key that
+# scrolls it: Enter on Reveal counted as a scroll, and the heatmap drawn after Reveal took the keyboard's focus away
+# to the page's body, where tests/browser/test_keyboard.py found it). Below a 3-line explanation at 1280x800 the
+# heatmaps of "The causal mask" (41 positions) and the patching demos ended up to 500 px under the fold; on a phone
+# they started at y 650-760 of 844. What a run streams to (the watch's status line, STREAMING) is in view as soon as
+# it is laid out, and followed while it and what comes with it grow (the status taking more lines, the chart its legend) until the visitor scrolls, another demo is clicked
 # (window.inViewStop, also called by ASK_JS) or the 60 s have passed.
+SCROLL_KEYS = ["ArrowUp", "ArrowDown", "PageUp", "PageDown", "Home", "End", " "]  # keys that scroll the page
+REDRAW_MS = 1500  # a figure that has not changed this long after the demo's answer arrived is taken as it is
 IN_VIEW_WHEN_DRAWN_JS = """() => {
     if (window.inViewStop) window.inViewStop();  // the last demo's wait or follow ends here
     const started = performance.now(), moves = ['wheel', 'touchmove', 'keydown'];
-    let last = -1, held = 0, moved = false, follow = null;
-    const move = () => { moved = true; };
+    const before = document.getElementById(FIGURE);
+    let last = -1, held = 0, moved = false, follow = null, changed = !before;
+    const redrawn = new MutationObserver(() => { changed = true; });
+    if (before) redrawn.observe(before, {childList: true, subtree: true, attributes: true, characterData: true});
+    const move = (e) => {  // a key moves the page only when it scrolls it: not Enter on Reveal, not a control's key
+        if (e.type === 'keydown' && (!SCROLL_KEYS.includes(e.key) || (e.target.closest && e.target.closest(
+            'input, textarea, select, button, [role=slider], .js-plotly-plot')))) return;
+        moved = true;
+    };
     const stop = window.inViewStop = () => {
         moved = true;
+        redrawn.disconnect();
         if (follow) follow.disconnect();
         moves.forEach(e => window.removeEventListener(e, move));
     };
     moves.forEach(e => window.addEventListener(e, move, {passive: true}));
     const wait = () => {  // looked up at each frame: a tab not shown yet may not have built it
         const figure = document.getElementById(FIGURE);
+        changed = changed || figure !== before || performance.now() - started > REDRAW_MS;
         const drawn = figure && (STREAMING ? figure : figure.querySelector('.main-svg'));
         const height = drawn ? drawn.getBoundingClientRect().height : -1;
-        held = height > 0 && height === last ? held + 1 : 0;
+        held = changed && height > 0 && height === last ? held + 1 : 0;
         last = height;
         if (!moved && held < 3 && performance.now() - started < 60000) return requestAnimationFrame(wait);
         if (moved || held < 3 || document.body.classList.contains('asking')) return stop();
@@ -162,7 +177,8 @@ IN_VIEW_WHEN_DRAWN_JS = """() => {
         setTimeout(stop, Math.max(0, 60000 - (performance.now() - started)));
     };
     requestAnimationFrame(wait);
-}""".replace("IN_VIEW", IN_VIEW).replace("FOCUS", FOCUS).replace("CAPTIONS", json.dumps(CAPTIONS))
+}""".replace("IN_VIEW", IN_VIEW).replace("FOCUS", FOCUS).replace("CAPTIONS", json.dumps(CAPTIONS)).replace(
+    "REDRAW_MS", str(REDRAW_MS)).replace("SCROLL_KEYS", json.dumps(SCROLL_KEYS))
 
 
 def in_view_when_drawn(figure: str, streaming: bool = False) -> str:

@@ -7,6 +7,8 @@ trigger with several listeners must have none that is "always_last".
 """
 from __future__ import annotations
 
+import json
+
 from collections import defaultdict
 
 import pytest
@@ -126,7 +128,19 @@ def test_a_page_opened_without_a_link_stops_before_the_links_generation_without_
 
     demo = app.build_demo()
     config = demo.get_config_file()
-    assert not [dep["js"] for dep in config["dependencies"] if dep.get("js") and "throw" in dep["js"]]
+    deps = config["dependencies"]
+    on_load = {dep["id"] for dep in deps if any(event == "load" for _, event in dep["targets"])}
+    grown = True
+    while grown:  # every step that follows the load, step by step
+        after = {dep["id"] for dep in deps if dep.get("trigger_after") in on_load}
+        grown, on_load = not after <= on_load, on_load | after
+    assert len(on_load) >= 3, on_load
+    assert not [dep["js"] for dep in deps if dep["id"] in on_load and dep.get("js") and "throw" in dep["js"]]
+    # the one step that throws on purpose stops a refused training's call (tabs.train.page.SHOW_NOTICE): only when
+    # the notice says the run was refused, never on a page load
+    from tabs.train.page import REFUSED, SHOW_NOTICE
+    throwing = [dep["js"] for dep in deps if dep.get("js") and "throw" in dep["js"]]
+    assert all(code == SHOW_NOTICE for code in throwing) and json.dumps(REFUSED) in SHOW_NOTICE, throwing
     load = next(i for i, fn in demo.fns.items() if getattr(fn.fn, "__name__", "") == "opened_by_link")
     generation = next(fn for fn in demo.fns.values() if getattr(fn.fn, "__name__", "") == "generate_linked")
     flag = generation.inputs[0]._id  # the link's flag (tabs.generate: `linked`)

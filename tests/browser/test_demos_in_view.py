@@ -63,16 +63,13 @@ def _in_view(place: dict) -> list[str]:
 
 
 def _page(browser, width: int):
-    context = browser.new_context(viewport=tour.SIZES[width])
+    context = browser.new_context(viewport=tour.SIZES[width], reduced_motion=tour.REDUCED_MOTION)
     page = context.new_page()
     page.set_default_timeout(tour.TIMEOUT_MS)
     return page
 
 
-@pytest.mark.parametrize("width", [1280, pytest.param(390, marks=pytest.mark.xfail(
-    reason="open defect found at the session's last merge (2026-11-28): at 390x844 'Sinusoid waves' no longer brings "
-           "its figure into view (top at y 896 of 844) and the translation patching grid ends 3 px under the screen, "
-           "since issue 40's page script (reduced motion, focus) joined issue 38's scroll; not yet found", strict=False))])
+@pytest.mark.parametrize("width", [1280, 390])
 def test_every_demo_brings_its_figure_into_view_with_readable_cells(browser, app_url, width):
     from visualize.sizes import MIN_CELL_PX
 

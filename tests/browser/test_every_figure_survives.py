@@ -41,7 +41,7 @@ class Errors:
 
 
 def _page(browser, width: int):
-    context = browser.new_context(viewport=tour.SIZES[width])
+    context = browser.new_context(viewport=tour.SIZES[width], reduced_motion=tour.REDUCED_MOTION)
     page = context.new_page()
     page.set_default_timeout(tour.TIMEOUT_MS)
     return page, Errors(page)

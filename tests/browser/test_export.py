@@ -16,7 +16,7 @@ _SIZE = "(plot) => [plot._fullLayout.width, plot._fullLayout.height]"
 @contextlib.contextmanager
 def opened_offline(browser, path):
     """(page, requests tried): `path` opened from disk in a new page whose every request but the file is aborted."""
-    page, outside = browser.new_page(), []
+    page, outside = browser.new_page(reduced_motion=tour.REDUCED_MOTION), []
     page.route("**/*", lambda route: route.continue_() if route.request.url.startswith("file:")
                else (outside.append(route.request.url), route.abort("blockedbyclient")))
     try:

@@ -26,7 +26,7 @@ def page(browser):
     """A page holding plotly.js (plotly's own bundle, inline: no request leaves the page) and a box to draw in."""
     from plotly.offline import get_plotlyjs
 
-    page = browser.new_page(viewport=tour.PROJECTOR)
+    page = browser.new_page(viewport=tour.PROJECTOR, reduced_motion=tour.REDUCED_MOTION)
     page.set_content(f"<html><body><script>{get_plotlyjs()}</script><div id='fig'></div></body></html>")
     yield page
     page.close()

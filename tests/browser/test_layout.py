@@ -240,7 +240,6 @@ def _scrolled_into_view(page, demo, figure: str, width: int) -> None:
             f"{where}, scrolled {m['scrolled']}"
 
 
-@pytest.mark.xfail(reason="open defect: failed on the final main in the session's last minutes (2026-11-28, after issues 38 and 40 were merged together); its cause was not found in the time left", strict=False)
 @pytest.mark.parametrize("width", SIZES)
 def test_after_every_attention_demo_its_figure_is_in_view_with_its_explanation(open_at, width):
     """Regression (issue 29, item 14, and its leftovers 1 and 2): after a demo click, with the page at its top, the

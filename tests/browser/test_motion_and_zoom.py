@@ -102,7 +102,7 @@ def test_no_content_is_lost_when_zoomed(browser, app_url, zoom):
     """Behaviour: on every tab, its figures drawn (and after a demo), no text is cut or pushed off the page, the
     page does not scroll sideways, and every tab and demo button can be reached."""
     viewport, scale = ZOOMS[zoom]
-    page = browser.new_page(viewport=viewport, device_scale_factor=scale)
+    page = browser.new_page(viewport=viewport, device_scale_factor=scale, reduced_motion=tour.REDUCED_MOTION)
     page.set_default_timeout(tour.TIMEOUT_MS)
     tour.OfflineGuard().install(page)
     try:

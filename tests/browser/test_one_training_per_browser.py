@@ -47,7 +47,7 @@ def _stop(page) -> None:
 
 @pytest.fixture
 def context(browser):
-    context = browser.new_context()
+    context = browser.new_context(reduced_motion=tour.REDUCED_MOTION)
     yield context
     context.close()
 
@@ -101,7 +101,7 @@ def test_a_run_waiting_for_a_place_says_so_in_words(browser, app_url, monkeypatc
     from limits import TRAINING_GROUP
     from tests.app_server import running_app
 
-    contexts = [browser.new_context(), browser.new_context()]  # two browsers: two keys
+    contexts = [browser.new_context(reduced_motion=tour.REDUCED_MOTION), browser.new_context(reduced_motion=tour.REDUCED_MOTION)]  # two browsers: two keys
     try:
         other, _ = _open(contexts[0], app_url, 1280)
         waiting, _ = _open(contexts[1], app_url, size)

@@ -16,7 +16,7 @@ SLIDER = "id => Number(document.querySelector(`#${id} input[type=range]`).value)
 
 def _page(browser, clipboard: bool = False):
     """A page in a context of its own (a fresh browser: nothing shared with another context)."""
-    context = browser.new_context(viewport=tour.VIEWPORT)
+    context = browser.new_context(viewport=tour.VIEWPORT, reduced_motion=tour.REDUCED_MOTION)
     if clipboard:
         context.grant_permissions(["clipboard-read", "clipboard-write"])
     page = context.new_page()
