@@ -167,3 +167,8 @@ CLASS = {"classes": 16, "students": 60, "questions": 100, "choices": 64, "choice
          "wrong_codes_per_minute": 20, "idle_seconds": 3 * 3600, "code_chars": 6, "code_typed": 16,
          "question_chars": 400, "addresses_remembered": 4096}
 CLASS_POLL_SECONDS = 1.0  # how often a device in a class asks for what changed (an answer from the class record)
+
+# How long the page waits on a figure after a demo (tabs.ask_first): a figure not changed this long after the demo's
+# answer arrived is taken as it is (redraw_ms); the keyboard's focus is kept on a figure brought into view while it
+# falls back to the page's body, this long (focus_ms: a figure hidden a frame after Reveal, a plot's element replaced)
+PAGE_WAITS = {"redraw_ms": 1500, "focus_ms": 2000}

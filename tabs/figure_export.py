@@ -118,9 +118,6 @@ def figure_html(plot, name: str, request=None) -> tuple[str, str]:
     return path, f"{name}.html: the figure and plotly.js in one file, opens offline"
 
 
-TABLE_BUTTON_PX = 168  # "Show as a table" in the theme's large text, with the button's padding
-
-
 def _buttons(elem_id: str, table: bool = False):
     """The "PNG" and "HTML" buttons of the figure `#elem_id` (and with `table` its "Show as a table") and the line
     that says what they saved."""
@@ -129,9 +126,9 @@ def _buttons(elem_id: str, table: bool = False):
     with gr.Row(elem_classes="figure-export", elem_id=f"{elem_id}-export"):
         png = gr.Button("PNG", size="sm", scale=0, min_width=64, elem_id=f"{elem_id}-png")
         html = gr.Button("HTML", size="sm", scale=0, min_width=64, elem_id=f"{elem_id}-html")
-        # wide enough for its words on one line: at 64 px it took 3 lines (71 px), and pushed the head caption under
-        # "Previous-token head"'s heatmap 11 px under the fold at 1280x800
-        as_table = gr.Button("Show as a table", size="sm", scale=0, min_width=TABLE_BUTTON_PX,
+        # 168 px: its words on one line in the theme's large text (at 64 px it took 3 lines, 71 px, and pushed the
+        # head caption under "Previous-token head"'s heatmap 11 px under the fold at 1280x800)
+        as_table = gr.Button("Show as a table", size="sm", scale=0, min_width=168,
                              elem_id=f"{elem_id}-show-table") if table else None
         said = gr.Markdown(elem_id=f"{elem_id}-saved", elem_classes="figure-export-said", min_width=0)
     return (png, html, said, as_table) if table else (png, html, said)

@@ -109,6 +109,26 @@ PAGE_JS = """() => {
         Object.assign(mark.style, {display: 'block', top: r.top + 'px', left: r.left + 'px', width: r.width + 'px',
                                    height: Math.max(r.height, 2) + 'px'});
     };
+    // a figure redrawn keeps the keyboard's focus: gradio replaces a plot's element when its new figure arrives,
+    // which dropped the focus to the page's body (a Tab pressed as the heatmap was redrawn after a head change
+    // landed there; tests/browser/test_keyboard.py). The figure's box whose plot has the focus is remembered until
+    // the focus goes elsewhere or the visitor points elsewhere.
+    let held = null;
+    document.addEventListener('focusin', (e) => {
+        const plot = e.target.closest && e.target.closest('.js-plotly-plot');
+        held = plot && plot.parentElement ? plot.parentElement.closest('[id]') : null;
+    });
+    document.addEventListener('pointerdown', (e) => {
+        if (!(held && e.target.closest && held.contains(e.target))) held = null;
+    }, true);
+    new MutationObserver(() => {
+        const at = document.activeElement;
+        if (!held || !held.isConnected || (at && at !== document.body)) return;
+        const plot = held.querySelector('.js-plotly-plot');
+        if (!plot) return;
+        if (!plot.hasAttribute('tabindex')) plot.tabIndex = -1;
+        plot.focus({preventScroll: true});
+    }).observe(document.body, {childList: true, subtree: true});
     const keys = {ArrowDown: 1, ArrowUp: -1, Home: -Infinity, End: Infinity};
     const adopt = () => {
         for (const gd of document.querySelectorAll('.js-plotly-plot')) {
