@@ -50,12 +50,12 @@ def _config(ours: dict, source: dict) -> TransformerConfig:
     try:
         return TransformerConfig(**ours)
     except ValueError as e:
-        message = str(e)
-        ours_name = FIELD.match(message)
-        where = source.get(ours_name.group(1)) if ours_name else None
-        prefix = f"{where} (our {ours_name.group(1)})" if where else f"config.json: {ours_name.group(1)}" \
-            if ours_name else "config.json"
-        raise CheckpointError(f"{prefix}: {message[ours_name.end():] if ours_name else message}") from None
+        named = FIELD.match(str(e))
+        if named is None:
+            raise CheckpointError(f"config.json: {e}") from None
+        field, why = named.group(1), str(e)[named.end():]
+        where = f"{source[field]} (our {field})" if source.get(field) else f"config.json: {field}"
+        raise CheckpointError(f"{where}: {why}") from None
 
 
 def with_tokenizer(family: Family, config: TransformerConfig, tokenizer, directory) -> TransformerConfig:
