@@ -19,7 +19,7 @@ from transformer.pretrained.spec import Family, Layers, Ours, Read, Tokenizer, q
 
 TOY = Family(
     model_type="toy-gpt", name="Toy GPT", arch="decoder-only",
-    config={"arch": "decoder-only", "vocab_size": Read("vocab"), "d_model": Read("width"), "n_heads": Read("heads"),
+    config={"vocab_size": Read("vocab"), "d_model": Read("width"), "n_heads": Read("heads"),
             "n_decoder_layers": Read("depth"), "max_len": Read("context"),
             "d_ff": Read("ffn_width", None, otherwise=lambda ours: 4 * ours["d_model"]),
             "layer_norm_eps": Read("eps", 1e-5, "number"), "dropout": 0.0, "norm_first": True,

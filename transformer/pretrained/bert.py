@@ -17,7 +17,7 @@ E, P = "bert.embeddings.", "cls.predictions."
 BERT = register(Family(
     model_type="bert", name="BERT", arch="encoder-only",
     config={
-        "arch": "encoder-only", "n_decoder_layers": 0,  # the encoder alone, with the masked-LM head
+        "n_decoder_layers": 0,  # the encoder alone, with the masked-LM head
         "vocab_size": Read("vocab_size"), "d_model": Read("hidden_size"), "n_heads": Read("num_attention_heads"),
         "n_encoder_layers": Read("num_hidden_layers"), "d_ff": Read("intermediate_size"),
         "max_len": Read("max_position_embeddings"),

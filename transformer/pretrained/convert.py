@@ -29,7 +29,7 @@ def read_config(family: Family, hf: dict) -> TransformerConfig:
         got = lookup(hf, name)
         if got is not None and got != value:
             raise CheckpointError(f"{name}: only {value!r} is supported, got {got!r}")
-    ours, source = {}, {}
+    ours, source = {"arch": family.arch}, {}  # the family's arch is our config's
     for name, rule in family.config.items():
         if isinstance(rule, Read):
             ours[name], source[name] = rule.read(hf, ours)

@@ -18,7 +18,6 @@ ACTIVATIONS = {"gelu_new": "gelu_tanh", "gelu_pytorch_tanh": "gelu_tanh", "gelu"
 GPT2 = register(Family(
     model_type="gpt2", name="GPT-2", arch="decoder-only",
     config={
-        "arch": "decoder-only",
         "vocab_size": Read("vocab_size"), "d_model": Read("n_embd"), "n_heads": Read("n_head"),
         "n_decoder_layers": Read("n_layer"), "max_len": Read("n_positions"),
         # n_inner null: the MLP is 4 x wider than the residual stream

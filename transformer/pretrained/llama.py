@@ -17,7 +17,6 @@ from .spec import Family, Layers, Ours, Read, Tokenizer, qkv_rows, same
 LLAMA = register(Family(
     model_type="llama", name="Llama", arch="decoder-only",
     config={
-        "arch": "decoder-only",
         "vocab_size": Read("vocab_size"), "d_model": Read("hidden_size"), "n_heads": Read("num_attention_heads"),
         "n_kv_heads": Read("num_key_value_heads", None),  # GQA: fewer key/value heads; null: as many as queries
         "n_decoder_layers": Read("num_hidden_layers"), "d_ff": Read("intermediate_size"),

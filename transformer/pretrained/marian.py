@@ -50,7 +50,7 @@ def check_tokenizer(directory: Path) -> None:
 MARIAN = register(Family(
     model_type="marian", name="Marian", arch="encoder-decoder",
     config={
-        "arch": "encoder-decoder", "vocab_size": Read("vocab_size"), "d_model": Read("d_model"),
+        "vocab_size": Read("vocab_size"), "d_model": Read("d_model"),
         "n_heads": Read("encoder_attention_heads"), "n_encoder_layers": Read("encoder_layers"),
         "n_decoder_layers": Read("decoder_layers"), "d_ff": Read("encoder_ffn_dim"),
         "dropout": Read("dropout", 0.1, "number"),

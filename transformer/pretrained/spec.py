@@ -200,8 +200,8 @@ class Family:
 
     model_type: str
     name: str  # "GPT-2", "Llama", ...: how the info and messages call it
-    arch: str  # the TransformerConfig arch of its models
-    config: dict[str, object]  # our field -> Read, Ours or a constant
+    arch: str  # the TransformerConfig arch of its models (our config's `arch`)
+    config: dict[str, object]  # every other field of ours it sets -> Read, Ours or a constant
     weights: dict[str, Weight]  # our tensor outside the layers -> where it is stored
     layers: tuple[Layers, ...]
     tokenizer: Tokenizer
