@@ -321,6 +321,7 @@ def test_offline_mode_fails_at_once_for_a_model_not_in_the_cache(monkeypatch, tm
     ({"n_positions": None}, "n_positions"),
     ({"vocab_size": -1}, "vocab_size"),
     ({"activation_function": "swish"}, "activation_function"),
+    ({"activation_function": ["gelu"]}, "activation_function"),  # not a name at all (unhashable)
     ({"layer_norm_epsilon": float("nan")}, "layer_norm_epsilon"),
     ({"layer_norm_epsilon": 0}, "layer_norm_epsilon"),
     ({"n_inner": 0}, "n_inner"),

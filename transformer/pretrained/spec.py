@@ -47,15 +47,16 @@ class Read:
         names = (self.name,) if isinstance(self.name, str) else self.name
         where = next((n for n in names if lookup(hf, n) is not None), names[-1])
         value = lookup(hf, where)
+        what = f"one of {sorted(self.choices)}" if self.choices is not None else KINDS[self.kind]
         if value is None:
             if self.default is REQUIRED:
-                raise CheckpointError(f"{where}: config.json must give it ({KINDS[self.kind]})")
+                raise CheckpointError(f"{where}: config.json must give it ({what})")
             value = self.default
         if value is None:
             return (self.otherwise(ours) if self.otherwise else None), where
         if self.choices is not None:
-            if value not in self.choices:
-                raise CheckpointError(f"{where}: must be one of {sorted(self.choices)}, got {value!r}")
+            if not isinstance(value, str) or value not in self.choices:  # a list or an object is no name either
+                raise CheckpointError(f"{where}: must be {what}, got {value!r}")
             return self.choices[value], where
         if not CHECKS[self.kind](value) or (self.most is not None and value > self.most):
             bound = f" at most {self.most}" if self.most is not None else ""
