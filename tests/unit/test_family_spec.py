@@ -5,6 +5,7 @@ layout) is added through its spec alone and checked against transformers' GPT-2 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import replace
 
 import pytest
@@ -95,3 +96,38 @@ def test_a_spec_that_does_not_cover_our_model_is_a_clear_error(toy, toy_dir):
     FAMILIES[TOY.model_type] = replace(TOY, weights={**TOY.weights, "embed_norm.weight": TOY.weights["embed.weight"]})
     with pytest.raises(ValueError, match=r"maps tensors our model does not have: \['embed_norm\.weight'\]"):
         load_pretrained(toy_dir)
+
+
+ODD_VALUES = (None, "x", [1], {"a": 1}, -1, 0, 10 ** 9, 1e300, float("nan"), True)
+
+
+@pytest.fixture(scope="module")
+def family_configs(tiny_gpt2_dir, tmp_path_factory) -> dict[str, dict]:
+    """The config.json of a small model of each registered family, as transformers writes it."""
+    from tests.hf_models import build_tiny_bert, build_tiny_llama
+    from tests.tiny_marian import build_tiny_marian
+
+    root = tmp_path_factory.mktemp("families")
+    directories = {"gpt2": tiny_gpt2_dir, "llama": build_tiny_llama(root / "llama"),
+                   "bert": build_tiny_bert(root / "bert"), "marian": build_tiny_marian(root / "marian")}
+    return {model_type: json.loads((d / "config.json").read_text()) for model_type, d in directories.items()}
+
+
+@pytest.mark.parametrize("model_type", ["gpt2", "llama", "bert", "marian"])
+def test_any_value_of_any_field_is_read_or_refused_with_a_checkpoint_error(family_configs, model_type):
+    """Invariant: config.json is data. Each field of each family's real config.json, set in turn to a null, a
+    string, a list, an object, a negative, a zero, a huge or a non-finite number or a boolean, gives a config or a
+    CheckpointError (never a TypeError, KeyError or another exception), and a refusal starts with the name of a
+    field of that config.json (or says config.json: and our field)."""
+    family, hf = FAMILIES[model_type], family_configs[model_type]
+    read_config(family, hf)  # the unchanged config is read
+    refused = 0
+    for field in hf:
+        for value in ODD_VALUES:
+            try:
+                read_config(family, {**hf, field: value})
+            except CheckpointError as e:
+                refused += 1
+                named = re.match(r"^(config\.json: \w+|(\w+)[.:( ])", str(e))
+                assert named and (named.group(2) is None or named.group(2) in hf), str(e)
+    assert refused >= 20  # the fields the family reads do refuse odd values
