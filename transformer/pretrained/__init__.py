@@ -17,7 +17,7 @@ from pathlib import Path
 
 import torch
 
-from ..checkpoint import FORMAT_VERSION, CheckpointError, resolve_device  # noqa: F401
+from ..checkpoint import FORMAT_VERSION, resolve_device
 from . import bert, gpt2, llama, marian  # noqa: F401  (each family module registers its family)
 from .convert import pretrained_model, read_config  # noqa: F401
 from .family import FAMILIES, build, family_of
