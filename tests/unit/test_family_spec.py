@@ -131,3 +131,23 @@ def test_any_value_of_any_field_is_read_or_refused_with_a_checkpoint_error(famil
                 named = re.match(r"^(config\.json: \w+|(\w+)[.:( ])", str(e))
                 assert named and (named.group(2) is None or named.group(2) in hf), str(e)
     assert refused >= 20  # the fields the family reads do refuse odd values
+
+
+def test_a_model_too_large_is_refused_before_its_tokenizer_or_weights_are_read(toy, toy_dir, tmp_path, monkeypatch):
+    """Invariant: a checkpoint is data, bounded before it is read: a config.json describing a model larger than a
+    checkpoint may hold (width 2^15: about 26 billion numbers) is refused from our config on the meta device, before
+    the tokenizer files or any tensor data are read."""
+    from transformer.pretrained import weights
+    from transformer.pretrained.spec import Tokenizer
+
+    directory = tmp_path / "huge"
+    directory.mkdir()
+    for f in toy_dir.iterdir():
+        (directory / f.name).write_bytes(f.read_bytes())
+    (directory / "config.json").write_text(json.dumps({**json.loads((toy_dir / "config.json").read_text()),
+                                                       "width": 2 ** 15}))
+    FAMILIES[TOY.model_type] = replace(TOY, tokenizer=Tokenizer(TOY.tokenizer.files,
+                                                                lambda *a: pytest.fail("tokenizer read")))
+    monkeypatch.setattr(weights, "read_tensors", lambda *a, **k: pytest.fail("tensor data read"))
+    with pytest.raises(CheckpointError, match=r"describes a model of [\d,]+ parameters and buffers, more than"):
+        load_pretrained(directory)

@@ -2,8 +2,8 @@
 
 Each module (gpt2.py, llama.py, bert.py, marian.py) is a spec (spec.Family) registered under the `model_type` its
 config.json carries; `load_pretrained` dispatches on it and `build` reads the directory in one order for all:
-config.json (checked field by field), the tokenizer, the model's size, model.safetensors' header against the shapes
-our config implies, then the data, converted by convert.py.
+config.json (checked field by field), the model's size (bounded), the tokenizer, model.safetensors' header against
+the shapes our config implies, then the data, converted by convert.py.
 """
 from __future__ import annotations
 
@@ -45,8 +45,8 @@ def read_tokenizer(family: Family, directory: Path):
 def build(family: Family, directory: Path, hf: dict) -> tuple[Transformer, object]:
     """(our Transformer on the CPU in train mode holding the model of `directory`, its tokenizer)."""
     config = read_config(family, hf)
+    how = plan(family, config, directory)  # the model's size bounded before any other file is read
     tokenizer = read_tokenizer(family, directory)
-    config = with_tokenizer(family, config, tokenizer, directory)
-    how = plan(family, config, directory)
+    config = with_tokenizer(family, config, tokenizer, directory)  # token ids only: the plan's shapes hold
     tensors = read_weights(directory / "model.safetensors", how.layout)
     return model_from_state(config, convert(family, config, how, tensors)), tokenizer
