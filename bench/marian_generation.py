@@ -7,7 +7,7 @@ greedy and beam generation of a Marian-shaped model (opus-mt-en-es's sizes).
 The model is built from a transformers.MarianConfig with opus-mt-en-es's sizes (6 + 6 layers, d_model 512, 8
 heads, d_ff 2048, vocabulary 65001, 512 positions, SiLU, embeddings x sqrt(d_model); no download) and transformers'
 own random initialisation (speed does not depend on the values), copied into ours with
-transformer.pretrained.marian.marian_model, the mapping load_pretrained uses. </s> gets a logits bias of -10^4 so
+transformer.pretrained.pretrained_model, the mapping load_pretrained uses. </s> gets a logits bias of -10^4 so
 that both sides generate exactly --new tokens. fp32, eval mode, batch 1, a --source-token source, 1 thread by
 default. transformers' generate runs with Marian's generation settings (pad banned by bad_words_ids) and the three
 that match ours (forced_eos_token_id None, renormalize_logits True, early_stopping False; see
@@ -25,7 +25,7 @@ from versus_hf import speed_versus_transformers
 import torch
 
 from transformer.generate import generate
-from transformer.pretrained.marian import marian_model
+from transformer.pretrained import FAMILIES, pretrained_model
 
 OPUS_MT_EN_ES = dict(vocab_size=65001, d_model=512, encoder_layers=6, decoder_layers=6, encoder_attention_heads=8,
                      decoder_attention_heads=8, encoder_ffn_dim=2048, decoder_ffn_dim=2048,
@@ -45,7 +45,7 @@ def make_models(seed: int = 0):
     with torch.no_grad():
         ref.final_logits_bias[0, ref.config.eos_token_id] = -1e4  # never </s>: both sides run the full length
     tensors = {name: t.detach().clone() for name, t in ref.state_dict().items()}  # ours owns its copy
-    return marian_model(ref.config.to_dict(), tensors).eval(), ref
+    return pretrained_model(FAMILIES["marian"], ref.config.to_dict(), tensors).eval(), ref
 
 
 def ours_generate(model, src: torch.Tensor, new: int, beams: int) -> list[int]:

@@ -7,7 +7,7 @@ same weights, interleaved in one process (issue 28, "Speed").
 The model is built from a transformers.LlamaConfig with SmolLM2-135M's sizes (30 layers, d_model 576, 9 heads with 3
 key/value heads, SwiGLU width 1536, vocabulary 49152, rope_theta 100000, tied embeddings; no download), random
 weights from transformers' own initialisation (speed does not depend on the values), copied into ours with
-transformer.pretrained.llama.llama_model, the mapping load_pretrained uses. fp32, eval mode, batch 1, a 16-token
+transformer.pretrained.pretrained_model, the mapping load_pretrained uses. fp32, eval mode, batch 1, a 16-token
 prompt, --new greedy tokens. Ours: transformer.generate.generate (use_cache=True), which also computes each step's
 probability and top 5 for the UI; transformers: generate(do_sample=False) with its dynamic KV cache. Before timing
 the script checks that both give the same logits and the same tokens. The headline is the median per-round ratio
@@ -23,7 +23,7 @@ from versus_hf import check_same, ours_generate, ref_generate, speed_versus_tran
 
 import torch
 
-from transformer.pretrained.llama import llama_model
+from transformer.pretrained import FAMILIES, pretrained_model
 
 TARGET = 1.0
 PROMPT_LEN = 16
@@ -41,7 +41,7 @@ def make_models(layers: int, seed: int = 0):
     torch.manual_seed(seed)
     ref = LlamaForCausalLM(LlamaConfig(**{**SMOLLM2_135M, "num_hidden_layers": layers})).eval()
     tensors = {name: t.detach().clone() for name, t in ref.state_dict().items()}  # ours owns its copy
-    return llama_model(ref.config.to_dict(), tensors).eval(), ref
+    return pretrained_model(FAMILIES["llama"], ref.config.to_dict(), tensors).eval(), ref
 
 
 def main():

@@ -7,8 +7,8 @@ generation with the KV cache at P3's small dimensions, and GPT-2 small's forward
     python bench/versus_hf.py --rounds 2 --new 8 --p3-new 16 # smoke test
 
 Both models are built from a transformers.GPT2Config (no download), with random weights from transformers' own
-initialisation (speed does not depend on the values), copied into ours with transformer.pretrained.gpt2_model, the
-mapping load_gpt2 uses. fp32, eval mode, batch 1, 1 thread by default.
+initialisation (speed does not depend on the values), copied into ours with
+transformer.pretrained.pretrained_model, the mapping load_pretrained uses. fp32, eval mode, batch 1, 1 thread by default.
 
 - p3 (issue 11): 4 layers, d_model 256, 8 heads, d_ff 1024, 1024 positions, vocabulary --p3-vocab (GPT-2's 50257
   by default), activation_function "gelu" (exact GELU, torch's kernel on both sides; ours is then pre-norm, GELU,
@@ -35,7 +35,7 @@ from timing import RatioStats, interleave, machine_header, table, verdict  # als
 import torch
 
 from transformer.generate import generate
-from transformer.pretrained import gpt2_model
+from transformer.pretrained import FAMILIES, pretrained_model
 
 TARGETS_GPT2_SMALL = {"forward": 1.1, "cached greedy generation": 1.2}  # issue 21 (issue 10 asked >= 1.0)
 TARGET_P3 = 1.5  # issue 11, P3: ours >= 1.5x the tokens/s of transformers
@@ -53,7 +53,7 @@ def make_models(seed: int = 0, **gpt2_config):
     torch.manual_seed(seed)
     ref = GPT2LMHeadModel(GPT2Config(**gpt2_config)).eval()
     tensors = {name: t.detach().clone() for name, t in ref.state_dict().items()}  # ours owns its copy
-    ours = gpt2_model(ref.config.to_dict(), tensors).eval()
+    ours = pretrained_model(FAMILIES["gpt2"], ref.config.to_dict(), tensors).eval()
     return ours, ref
 
 

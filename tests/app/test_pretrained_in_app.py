@@ -31,9 +31,9 @@ def test_the_cached_gpt2_is_listed_and_every_tab_works(client):
                                                  api_name="/generate")
     from store.catalogue import pretrained
     from transformer.generate import generate
-    from transformer.pretrained import load_gpt2
+    from transformer.pretrained import load_pretrained
 
-    model, tok, _ = load_gpt2(pretrained()[NAME], device="cpu")  # the library, on the same cached weights
+    model, tok, _ = load_pretrained(pretrained()[NAME], device="cpu")  # the library, on the same cached weights
     steps = list(generate(model, tok.encode("Hello world, this is"), 5))
     assert text == tok.decode(s.token_id for s in steps) and len(table["data"]) == len(steps) >= 1
     notice, heads, kind, layer, head, query = client.predict(NAME, "Hello world! Hello world!", "",

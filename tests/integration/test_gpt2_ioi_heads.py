@@ -20,7 +20,7 @@ from transformer.interpretability.activation_patching import head_patching
 from transformer.interpretability.path_patching import path_patching
 from transformer.interpretability.patching_metric import logit_difference
 from transformer.interpretability.patching_runs import minimal_pair
-from transformer.pretrained import load_gpt2
+from transformer.pretrained import load_pretrained
 
 NAME_MOVERS = {(9, 6), (9, 9), (10, 0)}
 S_INHIBITION = {(7, 3), (7, 9), (8, 6), (8, 10)}
@@ -34,7 +34,7 @@ pytestmark = pytest.mark.skipif(
 
 @pytest.fixture(scope="module")
 def ioi():
-    model, tok, _ = load_gpt2(SOURCE, device="cpu")
+    model, tok, _ = load_pretrained(SOURCE, device="cpu")
     pair = minimal_pair(model, tok.encode(CLEAN), tok.encode(CORRUPTED), tokenizer=tok)
     (mary,), (john,) = tok.encode(" Mary"), tok.encode(" John")
     return model, pair, logit_difference(model, pair, answer=mary, other=john)

@@ -13,7 +13,7 @@ import pytest
 import torch
 
 from transformer.interpretability.analysis import repeated_sequence_scores
-from transformer.pretrained import cached_gpt2_models, load_gpt2
+from transformer.pretrained import cached_pretrained_models, load_pretrained
 
 LITERATURE_INDUCTION_HEADS = {"5.1", "5.5", "6.9", "7.2", "7.10"}
 PREVIOUS_TOKEN_HEAD = (4, 11)
@@ -22,9 +22,9 @@ GPT2_SMALL = {"n_layer": 12, "n_head": 12, "n_embd": 768, "vocab_size": 50257}
 
 def gpt2_small_in_cache() -> str | None:
     """The local directory of a cached GPT-2 small (any repo id whose config has GPT-2 small's sizes), or None."""
-    for _, source in cached_gpt2_models():
+    for _, source in cached_pretrained_models():
         config = json.loads((Path(source) / "config.json").read_text())
-        if all(config.get(k) == v for k, v in GPT2_SMALL.items()):
+        if config.get("model_type") == "gpt2" and all(config.get(k) == v for k, v in GPT2_SMALL.items()):
             return source
     return None
 
@@ -38,7 +38,7 @@ pytestmark = pytest.mark.skipif(
 @pytest.fixture(scope="module")
 def scores() -> dict[str, torch.Tensor]:
     """The app's head detectors on GPT-2 small: 16 sequences of 25 random distinct tokens repeated twice."""
-    model, _, _ = load_gpt2(SOURCE, device="cpu")
+    model, _, _ = load_pretrained(SOURCE, device="cpu")
     return repeated_sequence_scores(model)
 
 

@@ -119,7 +119,7 @@ def test_loaded_model_is_built_from_the_llama_blocks(ours):
     ({"rope_parameters": {"rope_type": "llama3", "factor": 8.0, "rope_theta": 5e5}}, "rope_parameters"),
     ({"rope_parameters": None, "rope_theta": 0.5}, "rope_theta"),
     ({"hidden_act": "gelu"}, "hidden_act"),
-    ({"num_key_value_heads": 3}, "num_attention_heads"),
+    ({"num_key_value_heads": 3}, "num_key_value_heads"),  # 3 does not divide 4 query heads
     ({"head_dim": 32}, "head_dim"),
     ({"attention_bias": True}, "attention_bias"),
     ({"rms_norm_eps": -1}, "rms_norm_eps"),

@@ -10,7 +10,7 @@ import torch.nn.functional as F
 from transformer import Transformer, TransformerConfig
 from transformer.embeddings import sinusoidal_table
 from transformer.interpretability.logit_lens import decoder_residuals, lens_logits, logit_lens
-from transformer.pretrained import load_gpt2
+from transformer.pretrained import load_pretrained
 from transformer.tokenization import CharTokenizer
 
 TOK = CharTokenizer.from_text("abcdefgh ")
@@ -77,7 +77,7 @@ def test_encoder_decoder_lens_reads_the_decoder():
 def test_gpt2_shaped_model_last_row_is_its_logits(tiny_gpt2_dir):
     """Oracle: on a small random GPT-2 (the real weights are not on this machine; same code path), the lens' last
     row through ln_f and the tied unembedding equals the model's logits to 1e-5."""
-    model, tok, _ = load_gpt2(tiny_gpt2_dir, device="cpu")
+    model, tok, _ = load_pretrained(tiny_gpt2_dir, device="cpu")
     ids = tok.encode("Mary and John went to the store. John gave a drink to")
     logits = model(torch.tensor([ids])).logits[0]
     _, residuals = decoder_residuals(model, ids)

@@ -2,7 +2,7 @@
 
 The oracle is TransformerLens 4 (`transformer-lens`): its `TransformerBridge` wraps `transformers`' GPT-2 loaded from
 the `tiny_gpt2_dir` fixture (a small random GPT-2 in the Hugging Face layout, every weight drawn with std 0.2), our
-decoder loads the same files through `load_gpt2`. TransformerLens's patching functions return the raw metric; ours
+decoder loads the same files through `load_pretrained`. TransformerLens's patching functions return the raw metric; ours
 the normalised one, so theirs are normalised with the same clean and corrupted values. No network.
 """
 from __future__ import annotations
@@ -20,7 +20,7 @@ from transformer.interpretability.logit_attribution import direct_logit_attribut
 from transformer.interpretability.path_patching import path_patching  # noqa: E402
 from transformer.interpretability.patching_metric import logit_difference  # noqa: E402
 from transformer.interpretability.patching_runs import minimal_pair  # noqa: E402
-from transformer.pretrained import load_gpt2  # noqa: E402
+from transformer.pretrained import load_pretrained  # noqa: E402
 
 TOL = 1e-4
 
@@ -39,7 +39,7 @@ def bridge(directory, compatibility: bool = False):
 @pytest.fixture(scope="module")
 def setup(tiny_gpt2_dir):
     """(our model, its bridge, clean ids, corrupted ids, metric, TransformerLens's metric, clean/corrupted caches)."""
-    ours, _, _ = load_gpt2(tiny_gpt2_dir, device="cpu")
+    ours, _, _ = load_pretrained(tiny_gpt2_dir, device="cpu")
     tl = bridge(tiny_gpt2_dir)
     g = torch.Generator().manual_seed(0)
     clean = torch.randint(1, ours.config.vocab_size, (1, 10), generator=g)

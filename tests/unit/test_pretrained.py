@@ -1,7 +1,7 @@
 """transformer/pretrained/: GPT-2's own weights in the from-scratch decoder, checked against `transformers`' GPT-2.
 
 The oracle is a small random `transformers.GPT2LMHeadModel` saved with its byte-level BPE tokenizer (the
-`tiny_gpt2_dir` fixture in tests/conftest.py), reloaded by `transformers` from the same files that `load_gpt2`
+`tiny_gpt2_dir` fixture in tests/conftest.py), reloaded by `transformers` from the same files that `load_pretrained`
 reads. No test touches the network: "unreachable" is a local socket that never answers.
 """
 from __future__ import annotations
@@ -24,7 +24,7 @@ from tests.conftest import TINY_GPT2_REPO, add_to_hub_cache, build_tiny_gpt2
 from tests.hf_models import assert_attention_equal
 from transformer import CheckpointError, load_checkpoint, save_checkpoint
 from transformer.generate import generate
-from transformer.pretrained import cached_gpt2_models, check_gpt2_config, load_gpt2
+from transformer.pretrained import FAMILIES, cached_pretrained_models, load_pretrained, read_config
 from transformer.tokenization import GPT2BPETokenizer, load_tokenizer, unknown_characters
 
 TEXTS = [
@@ -64,7 +64,7 @@ def ref(tiny_gpt2_dir):
 @pytest.fixture
 def ours(tiny_gpt2_dir):
     """A fresh load for each test (some tests change its config)."""
-    return load_gpt2(tiny_gpt2_dir, device="cpu")
+    return load_pretrained(tiny_gpt2_dir, device="cpu")
 
 
 @pytest.fixture
@@ -104,7 +104,7 @@ def test_config_variants_equal_the_reference(tiny_gpt2_dir, tmp_path, eot, hf_co
     same config.json. Guards the rules "activation from the config" and "every LayerNorm's eps from the config":
     a variant with the default model's weights must also differ from it by far more than the tolerance."""
     directory = build_tiny_gpt2(tmp_path / "variant", **hf_config)
-    model, _, info = load_gpt2(directory, device="cpu")
+    model, _, info = load_pretrained(directory, device="cpu")
     ids = random_ids(model.config.vocab_size, eot, seed=1)
     with torch.no_grad():
         expected = reference(directory)(ids).logits
@@ -192,12 +192,12 @@ def test_saved_as_our_checkpoint_it_loads_back_with_the_same_logits(ours, tmp_pa
 
 @pytest.fixture(params=["tokenizer.json", "vocab.json + merges.txt"])
 def tokenizer_pair(request, tiny_gpt2_dir, tmp_path):
-    """(ours via load_gpt2, transformers' GPT-2 tokenizer) read from one tokenizer layout."""
+    """(ours via load_pretrained, transformers' GPT-2 tokenizer) read from one tokenizer layout."""
     if request.param == "tokenizer.json":
         directory = tiny_gpt2_dir
     else:
         directory = copy_dir(tiny_gpt2_dir, tmp_path / "vm", skip=("tokenizer.json", "tokenizer_config.json"))
-    _, ours, _ = load_gpt2(directory, device="cpu")
+    _, ours, _ = load_pretrained(directory, device="cpu")
     return ours, transformers.GPT2TokenizerFast.from_pretrained(directory)
 
 
@@ -257,7 +257,7 @@ def test_directory_with_only_pickled_weights_is_refused_unopened(tiny_gpt2_dir, 
     (directory / "pytorch_model.bin").write_bytes(pickle.dumps(_Trap(marker)))
     monkeypatch.setattr(torch, "load", lambda *a, **k: pytest.fail("torch.load called"))
     with pytest.raises(CheckpointError, match=r"no model\.safetensors.*pytorch_model\.bin.*pickle"):
-        load_gpt2(directory)
+        load_pretrained(directory)
     assert not marker.exists()
 
 
@@ -276,7 +276,7 @@ def test_hub_repo_without_safetensors_is_refused_before_any_download(monkeypatch
     monkeypatch.setattr(huggingface_hub.HfApi, "model_info", lambda self, repo_id, **kw: listing)
     monkeypatch.setattr(pretrained.hub, "snapshot_download", lambda *a, **k: pytest.fail("snapshot_download called"))
     with pytest.raises(CheckpointError, match=r"someone/old-gpt2: no model\.safetensors.*pytorch_model\.bin"):
-        load_gpt2("someone/old-gpt2")
+        load_pretrained("someone/old-gpt2")
 
 
 @pytest.mark.slow
@@ -296,7 +296,7 @@ def test_unreachable_hub_fails_with_a_clear_error_within_seconds(monkeypatch, tm
         start = time.perf_counter()
         with pytest.raises(CheckpointError, match=r"not in the local Hugging Face cache.*unreachable.*"
                                                   r"python -m transformer\.pretrained openai-community/gpt2"):
-            load_gpt2("openai-community/gpt2")
+            load_pretrained("openai-community/gpt2")
         assert time.perf_counter() - start < 10
     finally:
         silent.close()
@@ -309,7 +309,7 @@ def test_offline_mode_fails_at_once_for_a_model_not_in_the_cache(monkeypatch, tm
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path))
     start = time.perf_counter()
     with pytest.raises(CheckpointError, match="HF_HUB_OFFLINE"):
-        load_gpt2("gpt2")
+        load_pretrained("gpt2")
     assert time.perf_counter() - start < 1
 
 
@@ -321,6 +321,7 @@ def test_offline_mode_fails_at_once_for_a_model_not_in_the_cache(monkeypatch, tm
     ({"n_positions": None}, "n_positions"),
     ({"vocab_size": -1}, "vocab_size"),
     ({"activation_function": "swish"}, "activation_function"),
+    ({"activation_function": ["gelu"]}, "activation_function"),  # not a name at all (unhashable)
     ({"layer_norm_epsilon": float("nan")}, "layer_norm_epsilon"),
     ({"layer_norm_epsilon": 0}, "layer_norm_epsilon"),
     ({"n_inner": 0}, "n_inner"),
@@ -334,14 +335,15 @@ def test_bad_gpt2_config_is_refused_naming_the_field(tiny_gpt2_dir, change, fiel
     Hugging Face field's name."""
     hf = {**json.loads((tiny_gpt2_dir / "config.json").read_text()), **change}
     with pytest.raises(CheckpointError, match=rf"^{field}\b"):
-        check_gpt2_config(hf)
+        read_config(FAMILIES["gpt2"], hf)
 
 
-def test_bad_config_is_refused_through_load_gpt2(tiny_gpt2_dir, tmp_path):
-    """Invariant: load_gpt2 checks the config before building anything (the check is wired in, not only defined)."""
+def test_bad_config_is_refused_through_load_pretrained(tiny_gpt2_dir, tmp_path):
+    """Invariant: load_pretrained checks the config before building anything (the check is wired in, not only
+    defined)."""
     directory = copy_dir(tiny_gpt2_dir, tmp_path / "bad", config={"activation_function": "swish"})
     with pytest.raises(CheckpointError, match="activation_function"):
-        load_gpt2(directory)
+        load_pretrained(directory)
 
 
 # --- the Hugging Face cache ---------------------------------------------------------------------------------------
@@ -349,50 +351,50 @@ def test_bad_config_is_refused_through_load_gpt2(tiny_gpt2_dir, tmp_path):
 FILES = ("config.json", "model.safetensors", "tokenizer.json", "vocab.json", "merges.txt")
 
 
-def test_cached_gpt2_models_lists_gpt2_repos_only(tiny_gpt2_dir, tmp_path, eot):
-    """Oracle: a hand-built hub cache with one loadable GPT-2 and three repos that are not (a BERT, a GPT-2 with only
-    pytorch_model.bin, a GPT-2 without tokenizer files): exactly the GPT-2 is listed, by its short name, and its
-    source loads to the same logits as the original directory, recording the repo id."""
+def test_cached_pretrained_models_lists_loadable_repos_only(tiny_gpt2_dir, tmp_path, eot):
+    """Oracle: a hand-built hub cache with one loadable GPT-2 and three repos that are not (a model_type no family
+    registered, a GPT-2 with only pytorch_model.bin, a GPT-2 without tokenizer files): exactly the GPT-2 is listed,
+    by its short name, and its source loads to the same logits as the original directory, recording the repo id."""
     files = {n: tiny_gpt2_dir / n for n in FILES}
     snapshot = add_to_hub_cache(tmp_path, TINY_GPT2_REPO, files)
-    bert = {**json.loads((tiny_gpt2_dir / "config.json").read_text()), "model_type": "bert"}
-    add_to_hub_cache(tmp_path, "someone/bert", {**files, "config.json": json.dumps(bert).encode()})
+    t5 = {**json.loads((tiny_gpt2_dir / "config.json").read_text()), "model_type": "t5"}
+    add_to_hub_cache(tmp_path, "someone/t5", {**files, "config.json": json.dumps(t5).encode()})
     add_to_hub_cache(tmp_path, "someone/pickled-gpt2", {"config.json": files["config.json"],
                                                         "pytorch_model.bin": b"not read",
                                                         "tokenizer.json": files["tokenizer.json"]})
     add_to_hub_cache(tmp_path, "someone/no-tokenizer", {n: files[n] for n in ("config.json", "model.safetensors")})
-    listed = cached_gpt2_models(tmp_path)
+    listed = cached_pretrained_models(tmp_path)
     assert listed == [("tiny-gpt2 (pretrained)", str(snapshot))]
-    model, _, info = load_gpt2(listed[0][1], device="cpu")
-    reference_model, _, _ = load_gpt2(tiny_gpt2_dir, device="cpu")
+    model, _, info = load_pretrained(listed[0][1], device="cpu")
+    reference_model, _, _ = load_pretrained(tiny_gpt2_dir, device="cpu")
     ids = random_ids(model.config.vocab_size, eot, seed=4)
     with torch.no_grad():
         assert torch.equal(model(ids).logits, reference_model(ids).logits)
     assert info["training"]["source"] == TINY_GPT2_REPO
 
 
-def test_cached_gpt2_models_names_repos_that_share_a_name_in_full(tiny_gpt2_dir, tmp_path):
+def test_cached_pretrained_models_names_repos_that_share_a_name_in_full(tiny_gpt2_dir, tmp_path):
     """Invariant: display names are unique: two repos named tiny-gpt2 are shown by their whole repo ids."""
     files = {n: tiny_gpt2_dir / n for n in FILES}
     add_to_hub_cache(tmp_path, TINY_GPT2_REPO, files)
     add_to_hub_cache(tmp_path, "someone/tiny-gpt2", files)
-    assert [name for name, _ in cached_gpt2_models(tmp_path)] == [
+    assert [name for name, _ in cached_pretrained_models(tmp_path)] == [
         f"{TINY_GPT2_REPO} (pretrained)", "someone/tiny-gpt2 (pretrained)"]
 
 
 def test_hub_cache_fixture_is_found_through_hf_hub_cache_and_loads_by_repo_id(tiny_gpt2_hub_cache, monkeypatch):
-    """Invariant: with HF_HUB_CACHE pointing at the fixture's cache (as the app tests run it), cached_gpt2_models()
-    finds the model without arguments, and load_gpt2(repo id) reads it from the cache in offline mode, through
+    """Invariant: with HF_HUB_CACHE pointing at the fixture's cache (as the app tests run it),
+    cached_pretrained_models() finds the model without arguments, and load_pretrained(repo id) reads it from the cache in offline mode, through
     huggingface_hub's own snapshot lookup; an empty cache lists nothing."""
     monkeypatch.setenv("HF_HUB_CACHE", str(tiny_gpt2_hub_cache))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    [(name, source)] = cached_gpt2_models()
+    [(name, source)] = cached_pretrained_models()
     assert name == "tiny-gpt2 (pretrained)"
-    model, tokenizer, info = load_gpt2(TINY_GPT2_REPO, device="cpu")
+    model, tokenizer, info = load_pretrained(TINY_GPT2_REPO, device="cpu")
     assert Path(info["training"]["directory"]) == Path(source)
     assert tokenizer.kind == "gpt2-bpe" and model.config.n_decoder_layers == 2
     monkeypatch.setenv("HF_HUB_CACHE", str(tiny_gpt2_hub_cache / "missing"))
-    assert cached_gpt2_models() == []
+    assert cached_pretrained_models() == []
 
 
 def test_cli_prints_where_a_cached_model_is_and_fails_clearly_otherwise(tiny_gpt2_hub_cache, monkeypatch, capsys):
@@ -404,7 +406,7 @@ def test_cli_prints_where_a_cached_model_is_and_fails_clearly_otherwise(tiny_gpt
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     main([TINY_GPT2_REPO])
     printed = capsys.readouterr().out.strip()
-    assert printed == f"{TINY_GPT2_REPO}: {cached_gpt2_models()[0][1]}"
+    assert printed == f"{TINY_GPT2_REPO}: {cached_pretrained_models()[0][1]}"
     with pytest.raises(SystemExit, match="error: openai-community/gpt2 is not in the local Hugging Face cache"):
         main(["openai-community/gpt2"])
 
@@ -412,7 +414,7 @@ def test_cli_prints_where_a_cached_model_is_and_fails_clearly_otherwise(tiny_gpt
 # --- the one loader -----------------------------------------------------------------------------------------------
 
 def test_load_pretrained_dispatches_on_model_type(tiny_gpt2_dir, tmp_path, ours, eot):
-    """Invariant: load_pretrained reads a GPT-2 directory as load_gpt2 does (the same logits, bit for bit), and a
+    """Invariant: load_pretrained reads a GPT-2 directory as load_pretrained does (the same logits, bit for bit), and a
     model_type no family registered is refused naming the supported ones."""
     from transformer.pretrained import load_pretrained
 
@@ -435,4 +437,4 @@ def test_weights_of_the_wrong_shape_are_refused_before_they_are_read(tiny_gpt2_d
     monkeypatch.setattr(weights, "read_tensors", lambda *a, **k: pytest.fail("tensor data read"))
     with pytest.raises(CheckpointError, match=r"does not match config\.json: wpe\.weight is \[64, 64\], config\.json "
                                               r"implies \[128, 64\]"):
-        load_gpt2(directory)
+        load_pretrained(directory)

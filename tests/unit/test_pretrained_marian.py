@@ -28,7 +28,7 @@ from transformer import CheckpointError
 from transformer.generate import generate, generate_text
 from transformer.positions.sinusoidal import sinusoidal_table
 from transformer.pretrained import load_pretrained
-from transformer.pretrained.marian import check_marian_config
+from transformer.pretrained import FAMILIES, read_config
 
 TEXTS = ENGLISH[:4] + ["A quiet queen quickly quoted the quarterly quiz.", "  extra   spaces  ", "Hello </s> world <unk>",
                        ">>spa<< With a language code", "Unseen: 日本語, Ελληνικά, café", ""]
@@ -266,7 +266,7 @@ def test_bad_marian_config_is_refused_naming_the_field(marian_dir, change, field
     """Invariant: each unsupported or invalid config.json value raises CheckpointError naming its field."""
     hf = {**json.loads((marian_dir / "config.json").read_text()), **change}
     with pytest.raises(CheckpointError, match=field):
-        check_marian_config(hf)
+        read_config(FAMILIES["marian"], hf)
 
 
 def test_weights_that_do_not_match_the_config_are_refused_before_reading(marian_dir, tmp_path):

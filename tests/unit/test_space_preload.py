@@ -32,11 +32,11 @@ def test_the_three_families_and_marian_are_preloaded():
 @pytest.mark.parametrize("repo", sorted(EXPECTED))
 def test_each_preload_lists_what_its_family_reads(repo, tmp_path):
     """Invariant: a directory holding exactly the listed files (empty, with config.json's model_type) has the
-    weights and every tokenizer file its family reads (Family.tokenizer_files raises CheckpointError otherwise)."""
+    weights and every tokenizer file its family reads (Family.tokenizer.paths raises CheckpointError otherwise)."""
     files = preloaded()[repo]
     assert "config.json" in files and "model.safetensors" in files
     for name in files:
         (tmp_path / name).write_text("{}" if name.endswith(".json") else "", encoding="utf-8")
     (tmp_path / "config.json").write_text(json.dumps({"model_type": EXPECTED[repo]}), encoding="utf-8")
-    FAMILIES[EXPECTED[repo]].tokenizer_files(tmp_path)
+    FAMILIES[EXPECTED[repo]].tokenizer.paths(tmp_path)
     assert cached_arch(tmp_path) == FAMILIES[EXPECTED[repo]].arch

@@ -9,7 +9,7 @@ from transformer import Transformer, TransformerConfig
 from transformer.heads import AttentionKind
 from transformer.interpretability.value_norms import transformed_values, value_weighted_norms
 from transformer.points import points
-from transformer.pretrained import load_gpt2
+from transformer.pretrained import load_pretrained
 from transformer.interpretability.probe import record_ids, run_record
 from transformer.tokenization import CharTokenizer
 
@@ -119,7 +119,7 @@ def test_shares_are_rows_that_sum_to_one():
 def test_gpt2_shaped_model(tiny_gpt2_dir):
     """Invariant on a small random GPT-2 (its real weights are not on this machine): the weighted vectors add up to
     the attention output of every layer."""
-    model, tok, _ = load_gpt2(tiny_gpt2_dir, device="cpu")
+    model, tok, _ = load_pretrained(tiny_gpt2_dir, device="cpu")
     record = record_ids(model, tok, tok.encode("Mary and John went to the store."))
     result = value_weighted_norms(model, record, "decoder self")
     assert result.norms.shape == record.patterns["decoder self"].weights.shape

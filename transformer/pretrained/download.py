@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 
 from ..checkpoint import CheckpointError
+from .convert import read_config
 from .family import family_of
 from .hub import fetch
 from .weights import read_json, weights_file
@@ -21,7 +22,7 @@ def main(argv: list[str] | None = None) -> None:
         directory = fetch(args.repo_id)
         weights_file(directory)
         hf = read_json(directory / "config.json")
-        family_of(directory, hf).check_config(hf)
+        read_config(family_of(directory, hf), hf)
     except CheckpointError as e:
         raise SystemExit(f"error: {e}")
     print(f"{args.repo_id}: {directory}")

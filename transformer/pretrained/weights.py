@@ -1,20 +1,22 @@
 """Reading a Hugging Face model directory safely: config.json, and model.safetensors checked before allocation.
 
 `read_weights` reads the safetensors header first (transformer/safetensors_reader.py: sizes, dtypes, byte ranges),
-compares every tensor's name and shape with the ones the family's config.json implies, and only then reads the
-data. `model_from_state` builds our Transformer around converted tensors without allocating random weights first.
+compares every tensor's name and shape with the family's `Layout` (derived from our config by convert.plan), and
+only then reads the data. `model_from_state` builds our Transformer around converted tensors without allocating
+random weights first.
 """
 from __future__ import annotations
 
 import json
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
 import torch
 from torch import Tensor
 
-from ..checkpoint import MAX_HEADER_BYTES, CheckpointError, expected_tensors
+from ..checkpoint import MAX_HEADER_BYTES, CheckpointError
 from ..config import TransformerConfig
 from ..model import Transformer
 from ..positions import position_scheme
@@ -45,13 +47,36 @@ def read_json(path: Path, max_bytes: int = MAX_CONFIG_BYTES) -> dict:
     return data
 
 
-def read_weights(file: Path, expected: dict[str, tuple[int, ...]], *, rename: Callable[[str], str] = str,
-                 optional: Callable[[str, tuple[int, ...]], bool] = lambda name, shape: False
-                 ) -> dict[str, Tensor]:
-    """The tensors of `file`, by their `rename`d names, read only once the header has matched `expected`.
+@dataclass(frozen=True)
+class Layout:
+    """What a family's model.safetensors must hold, from our config (convert.layout): every stored name it may use
+    with its shape; `needed` groups of names, each of which must have one present; `ignored(name, shape)` for
+    tensors it holds and does not use; `rename` applied to every stored name first."""
 
-    Every expected name must be there with its shape; a name not expected must be `optional(name, shape)` (a tied
-    head stored again, a stored mask buffer), else the file is refused. Raises CheckpointError saying what differs.
+    shapes: dict[str, tuple[int, ...]]
+    needed: list[tuple[str, ...]]
+    ignored: Callable[[str, tuple[int, ...]], bool]
+    rename: Callable[[str], str] = str
+
+
+def check_names(file, shapes: dict[str, tuple[int, ...]], layout: Layout) -> None:
+    """CheckpointError unless the stored (renamed) names and shapes are what `layout` asks."""
+    missing = [names[0] if len(names) == 1 else f"one of {list(names)}" for names in layout.needed
+               if not any(n in shapes for n in names)]
+    unexpected = sorted(n for n, s in shapes.items() if n not in layout.shapes and not layout.ignored(n, s))
+    if missing or unexpected:
+        raise CheckpointError(f"{file} does not match config.json: missing {missing[:8]}, unexpected "
+                              f"{[n[:80] for n in unexpected[:8]]}")
+    for name, shape in shapes.items():
+        if name in layout.shapes and shape != tuple(layout.shapes[name]):
+            raise CheckpointError(f"{file} does not match config.json: {name} is {list(shape)}, config.json "
+                                  f"implies {list(layout.shapes[name])}")
+
+
+def read_weights(file: Path, layout: Layout) -> dict[str, Tensor]:
+    """The tensors of `file`, by their renamed names, read only once the header has matched `layout`.
+
+    Raises CheckpointError saying what differs (a missing, unexpected or misshapen tensor) before any data is read.
     """
     try:
         f = open(file, "rb")
@@ -63,27 +88,13 @@ def read_weights(file: Path, expected: dict[str, tuple[int, ...]], *, rename: Ca
             header, start = read_header(f, size, MAX_HEADER_BYTES)
         except ValueError as e:
             raise CheckpointError(f"{file} is not a valid safetensors file: {e}") from None
-        shapes = {rename(name): tuple(entry["shape"]) for name, entry in header.items()}
-        missing = sorted(set(expected) - set(shapes))
-        unexpected = sorted(n for n, s in shapes.items() if n not in expected and not optional(n, s))
-        if missing or unexpected:
-            raise CheckpointError(f"{file} does not match config.json: missing {missing[:8]}, unexpected "
-                                  f"{[n[:80] for n in unexpected[:8]]}")
-        for name, shape in expected.items():
-            if shapes[name] != tuple(shape):
-                raise CheckpointError(f"{file} does not match config.json: {name} is {list(shapes[name])}, "
-                                      f"config.json implies {list(shape)}")
+        check_names(file, {layout.rename(name): tuple(entry["shape"]) for name, entry in header.items()}, layout)
         try:
             tensors = read_tensors(f, size, header, start)
         except ValueError as e:
             raise CheckpointError(f"{file}: {e}") from None
     # copies, so that no tensor keeps the whole file's buffer alive once the model holds converted weights
-    return {rename(name): tensors.pop(name).clone() for name in list(tensors)}
-
-
-def check_model_size(directory: Path, config: TransformerConfig) -> None:
-    """The checkpoint loader's bounds (parameters, buffers computed at load time) on a converted config."""
-    expected_tensors(directory, config)
+    return {layout.rename(name): tensors.pop(name).clone() for name in list(tensors)}
 
 
 def model_from_state(config: TransformerConfig, state: dict[str, Tensor]) -> Transformer:
