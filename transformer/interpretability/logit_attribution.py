@@ -111,19 +111,32 @@ class FrozenNorm:
     @classmethod
     def at(cls, norm: nn.Module, x: Tensor) -> "FrozenNorm":
         """`norm` (nn.LayerNorm or RMSNorm) frozen at x (d_model,), in float64."""
-        x = x.double()
+        x, linear = x.double(), cls.unscaled(norm)
+        if linear.centre:
+            spread = (x.var(unbiased=False) + norm.eps).sqrt()  # sigma(x) = sqrt(var(x) + eps)
+        else:
+            spread = (x.pow(2).mean() + norm.eps).sqrt()  # rms(x) = sqrt(mean(x^2) + eps)
+        return cls(linear.centre, linear.scale / spread, linear.shift)
+
+    @classmethod
+    def unscaled(cls, norm: nn.Module) -> "FrozenNorm":
+        """`norm`'s linear part with sigma(x) (or rms(x)) left out, in float64: what a direction the stream carries
+        does to every logit up to one positive factor per input, which changes no token's rank (TransformerLens's
+        folded LayerNorm)."""
         if isinstance(norm, nn.LayerNorm):
-            sigma = (x.var(unbiased=False) + norm.eps).sqrt()  # sqrt(var(x) + eps)
-            return cls(True, norm.weight.double() / sigma, None if norm.bias is None else norm.bias.double())
+            return cls(True, norm.weight.double(), None if norm.bias is None else norm.bias.double())
         if isinstance(norm, RMSNorm):
-            rms = (x.pow(2).mean() + norm.eps).sqrt()  # sqrt(mean(x^2) + eps)
-            return cls(False, norm.weight.double() / rms, None)
+            return cls(False, norm.weight.double(), None)
         raise ValueError(f"direct logit attribution knows LayerNorm and RMSNorm, not {type(norm).__name__}")
+
+    def read_tokens(self, c: Tensor, unembedding: Tensor) -> Tensor:
+        """(..., d_model) -> (..., V): `read` of c along every row of `unembedding` (V, d_model) at once."""
+        c = c - c.mean(-1, keepdim=True) if self.centre else c
+        return (c * self.scale) @ unembedding.t()
 
     def read(self, c: Tensor, direction: Tensor) -> Tensor:
         """DLA(c): (..., d_model) -> (...), the term c's direct part of x . direction through the frozen norm."""
-        c = c - c.mean(-1, keepdim=True) if self.centre else c
-        return c @ (self.scale * direction)
+        return self.read_tokens(c, direction.unsqueeze(0))[..., 0]
 
     def constant(self, direction: Tensor) -> float:
         """The shift's part: beta . direction (0 for RMSNorm)."""
