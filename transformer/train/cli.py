@@ -4,7 +4,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import shlex
 import sys
 import time
@@ -16,6 +15,7 @@ from tqdm import tqdm
 
 from ..checkpoint import load_checkpoint, recover_checkpoint
 from ..config import TransformerConfig
+from ..machine import cpu_name
 from ..data import INDUCTION_ALPHABET, INDUCTION_MIN_HALF, KNOWN_CORPORA, TASKS, text_splits
 from ..evaluate import bits, exact_match, text_loss
 from ..interpretability.analysis import repeated_sequence_scores
@@ -85,14 +85,7 @@ def _pick(args, dataclass_fields) -> dict:
 
 
 def hardware(world: distributed.World | None = None) -> str:
-    cpu = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
+    cpu = cpu_name()
     world = world or distributed.World()
     gpu = f", GPU {torch.cuda.get_device_name(world.device)}" if world.device.type == "cuda" else ""
     processes = f", {world.world_size} processes ({world.backend}, torchrun)" if world.is_distributed else ""

@@ -1,0 +1,167 @@
+"""`python -m transformer.interpretability.features <checkpoint> --check | --train`: the shipped SAEs' command.
+
+--check  loads every SAE config.json lists (checked: sae_files.load_sae), rebuilds its held-out batches from the
+         recorded data (feature_data) and recomputes its metrics (features.measure); prints both and exits 1 when
+         one differs from the card by more than TOLERANCE.
+--train  trains the SAEs of the checkpoint's recipe (RECIPES, by the directory's name) on CPU, saves them beside
+         the checkpoint, and writes their metrics into config.json ("features") and the card (README.md).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+from tqdm import tqdm
+
+from ..checkpoint import CheckpointError, load_checkpoint, read_info
+from ..heads import AttentionKind
+from ..machine import cpu_name
+from .feature_data import FeatureData, feature_batches
+from .features import AttentionLayer, layer_activations, measure, width
+from .sae import SAEConfig
+from .sae_files import layers_with_sae, load_sae, sae_file_name, save_sae
+from .sae_training import SAETraining, train_sae
+
+TOLERANCE = 2e-3  # recomputed metrics may differ from the card by float noise across machines, no more
+CARD_HEADING = "## Sparse features of the attention outputs (SAEs)"
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """How a shipped checkpoint's SAEs are trained: data, layers (kind, layer), SAE shape, training."""
+
+    data: FeatureData
+    layers: tuple[tuple[AttentionKind, int], ...]
+    sae: SAEConfig
+    training: SAETraining
+
+
+RECIPES = {
+    "induction": Recipe(FeatureData("induction", batch_size=64, train_batches=40, held_out_batches=8, seed=100),
+                        ((AttentionKind.DECODER_SELF, 0), (AttentionKind.DECODER_SELF, 1)), SAEConfig(64, 256, "topk", k=4),
+                        SAETraining(steps=2000, batch_size=512, lr=3e-3, l1_coefficient=1.0)),  # TopK: no L1
+    "shakespeare-char": Recipe(FeatureData("data/tinyshakespeare.txt", block_size=256, batch_size=16,
+                                           train_batches=16, held_out_batches=4, seed=100),
+                               tuple((AttentionKind.DECODER_SELF, i) for i in range(6)), SAEConfig(256, 1024, "topk", k=16),
+                               SAETraining(steps=2000, batch_size=512, lr=1e-3, l1_coefficient=1.0)),
+}
+
+
+def train_checkpoint(path: Path, recipe: Recipe) -> list[dict]:
+    """Train, save and measure every SAE of `recipe` for the checkpoint at `path`; returns config.json's entries."""
+    model, tokenizer, _ = load_checkpoint(path, device="cpu")
+    train, held_out = (feature_batches(recipe.data, model, tokenizer, s) for s in ("train", "held-out"))
+    entries = []
+    for kind, i in recipe.layers:
+        layer = AttentionLayer(kind, i).check(model)
+        start = time.perf_counter()
+        x = layer_activations(model, layer, train).x
+        with tqdm(total=recipe.training.steps, desc=f"SAE of {layer}", file=sys.stderr) as bar:
+            sae = train_sae(x, recipe.sae, recipe.training, lambda step, steps, loss: bar.update(1))
+        seconds = time.perf_counter() - start
+        save_sae(path, layer, sae)
+        metrics = measure(model, sae, layer, held_out)
+        entries.append({"file": sae_file_name(layer), "kind": str(layer.kind), "layer": layer.layer,
+                        "sae": recipe.sae.to_dict(), "training": recipe.training.to_dict(),
+                        "data": recipe.data.to_dict(), "trained_on": recipe.data.describe("train"),
+                        "activations": x.size(0), "measured_on": recipe.data.describe("held-out"),
+                        "wall_time_s": round(seconds, 1), "metrics": metrics.to_dict()})
+    return entries
+
+
+def write_entries(path: Path, entries: list[dict], hardware: str) -> None:
+    """Put `entries` into config.json's "features" and the card's SAE section (replacing any earlier one)."""
+    info = read_info(path)
+    info["features"] = entries
+    _replace(path / "config.json", json.dumps(info, indent=2) + "\n")
+    card = (path / "README.md").read_text(encoding="utf-8")
+    card = card.split("\n" + CARD_HEADING)[0].rstrip("\n") + "\n\n" + card_section(path.name, entries, hardware)
+    _replace(path / "README.md", card)
+
+
+def card_section(name: str, entries: list[dict], hardware: str) -> str:
+    """The card's section on the shipped SAEs: what they are, how trained, their metrics."""
+    e0 = entries[0]
+    sae, training = e0["sae"], e0["training"]
+    lines = [CARD_HEADING, "",
+             f"One sparse autoencoder per layer on the concatenated head outputs z (before W^O), "
+             f"`transformer.interpretability.features` (Kissane et al. 2024): {sae['kind']} with F = "
+             f"{sae['n_features']} features" + (f", k = {sae['k']}" if sae["kind"] == "topk" else "") +
+             f", decoder rows of unit norm; Adam lr {training['lr']}, {training['steps']} steps of "
+             f"{training['batch_size']} activations, seed {training['seed']}.", "",
+             f"- trained on: {e0['trained_on']} ({e0['activations']:,} positions)",
+             f"- measured on: {e0['measured_on']} (held out)",
+             f"- hardware: {hardware}; budget: 5 minutes of CPU per layer (the measured wall time, activations and training, in the last column)",
+             "", "| layer | file | explained variance | L0 | dead | loss clean | spliced | zero-ablated | "
+             "recovered | train s |", "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for e in entries:
+        m = e["metrics"]
+        lines.append(f"| {e['kind']} {e['layer']} | `{e['file']}` | {m['explained_variance']:.3f} | {m['l0']:.1f} | "
+                     f"{m['dead_fraction']:.3f} | {m['loss_clean']:.3f} | {m['loss_spliced']:.3f} | "
+                     f"{m['loss_zero_ablation']:.3f} | {m['loss_recovered']:.3f} | {e['wall_time_s']} |")
+    lines += ["", "Losses in nats per predicted token; spliced: z replaced by the SAE's reconstruction; zero-ablated: "
+              "z := 0; recovered = (zero - spliced) / (zero - clean). Recompute them with "
+              f"`python -m transformer.interpretability.features checkpoints/{name} --check`.", ""]
+    return "\n".join(lines)
+
+
+def _replace(file: Path, text: str) -> None:
+    tmp = file.with_name(f".{file.name}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, file)
+
+
+def check_checkpoint(path: Path) -> list[tuple[str, str, float, float]]:
+    """(layer, metric, recorded, recomputed) for every metric of every SAE the checkpoint lists."""
+    model, tokenizer, info = load_checkpoint(path, device="cpu")
+    rows = []
+    for layer in tqdm(layers_with_sae(info), desc="checking SAEs", file=sys.stderr):
+        entry = next(e for e in info["features"] if (e["kind"], e["layer"]) == (str(layer.kind), layer.layer))
+        sae = load_sae(path, info, layer.check(model), width(model))
+        held_out = feature_batches(FeatureData.from_dict(entry["data"]), model, tokenizer, "held-out")
+        fresh = measure(model, sae, layer, held_out).to_dict()
+        rows += [(str(layer), k, float(v), float(fresh[k])) for k, v in entry["metrics"].items()]
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m transformer.interpretability.features",
+                                     description="Train or check the SAEs shipped beside a checkpoint.")
+    parser.add_argument("checkpoint", type=Path, help="a checkpoint directory, e.g. checkpoints/induction")
+    mode = parser.add_mutually_exclusive_group(required=True)
+    mode.add_argument("--check", action="store_true", help="recompute every shipped SAE's metrics against its card")
+    mode.add_argument("--train", action="store_true", help="train the SAEs of the checkpoint's recipe and ship them")
+    parser.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
+    args = parser.parse_args(argv)
+    torch.set_num_threads(args.threads)
+    try:
+        if args.train:
+            recipe = RECIPES.get(args.checkpoint.resolve().name)
+            if recipe is None:
+                parser.error(f"no SAE recipe for {args.checkpoint.name}: one of {', '.join(RECIPES)}")
+            entries = train_checkpoint(args.checkpoint, recipe)
+            write_entries(args.checkpoint, entries, f"{cpu_name()}, {os.cpu_count()} cores, torch {torch.__version__} with "
+                                                    f"{args.threads} thread(s)")
+            print(json.dumps(entries, indent=1))
+            return 0
+        rows = check_checkpoint(args.checkpoint)
+    except (CheckpointError, ValueError, OSError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    if not rows:
+        print(f"{args.checkpoint} ships no SAE", file=sys.stderr)
+        return 2
+    bad = 0
+    for layer, name, recorded, fresh in rows:
+        ok = name == "positions" and recorded == fresh or abs(recorded - fresh) <= TOLERANCE
+        bad += not ok
+        print(f"{layer:18} {name:20} card {recorded:10.4f}  now {fresh:10.4f}  {'ok' if ok else 'DIFFERS'}")
+    print(f"{len(rows) - bad} of {len(rows)} metrics as the card says")
+    return 1 if bad else 0
+
