@@ -24,6 +24,8 @@ if str(ROOT) not in sys.path:  # `python bench/x.py` puts bench/, not the reposi
 
 import torch  # noqa: E402
 
+from transformer.machine import cpu_name  # noqa: E402
+
 
 @dataclass
 class Interleaved:
@@ -132,16 +134,6 @@ def matmul_report() -> tuple[float, float, str]:
     return fp32, bf16, "\n".join(lines)
 
 
-def cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
-
-
 def background_jobs() -> list[str]:
     """Command lines of the training jobs that share this machine (they skew absolute numbers, not ratios much)."""
     try:
@@ -157,7 +149,7 @@ def machine_header(title: str) -> str:
     lines = [
         f"== {title} ==",
         f"date      {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC",
-        f"cpu       {cpu_model()}, {os.cpu_count()} logical cores, capability {torch.backends.cpu.get_cpu_capability()}",
+        f"cpu       {cpu_name()}, {os.cpu_count()} logical cores, capability {torch.backends.cpu.get_cpu_capability()}",
         f"torch     {torch.__version__}, {torch.get_num_threads()} intra-op threads, python {platform.python_version()}",
         f"load avg  {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}",
     ]
