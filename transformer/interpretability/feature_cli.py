@@ -48,7 +48,7 @@ RECIPES = {
                         SAETraining(steps=2000, batch_size=512, lr=3e-3, l1_coefficient=1.0)),  # TopK: no L1
     "shakespeare-char": Recipe(FeatureData("data/tinyshakespeare.txt", block_size=256, batch_size=16,
                                            train_batches=16, held_out_batches=4, seed=100),
-                               tuple((AttentionKind.DECODER_SELF, i) for i in range(6)), SAEConfig(256, 1024, "topk", k=16),
+                               tuple((AttentionKind.DECODER_SELF, i) for i in range(6)), SAEConfig(256, 512, "topk", k=16),
                                SAETraining(steps=2000, batch_size=512, lr=1e-3, l1_coefficient=1.0)),
 }
 

@@ -3,13 +3,14 @@
 `FeatureData` names the source, as its checkpoint was trained:
 - "induction": the induction task's sequences (transformer.data.InductionData: a random prefix, n random distinct
   characters, the same n again); the training batches and the held-out batches come from two generators;
-- a text file (shakespeare-char: data/tinyshakespeare.txt): windows of its first 90% (the model's own training
+- a text file (shakespeare-char: data/tinyshakespeare.txt, relative to the repository): windows of its first 90% (the model's own training
   split) for the SAE's training, windows of the last 10% (the model's validation split) held out.
 It is recorded in config.json beside the SAE, so `--check` rebuilds the same held-out batches.
 """
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
+from pathlib import Path
 
 import torch
 
@@ -18,6 +19,7 @@ from ..model import Transformer
 from .features import Batch
 
 SPLITS = ("train", "held-out")
+REPOSITORY = Path(__file__).resolve().parents[2]  # a relative text source is the repository's (data/...)
 
 
 @dataclass(frozen=True)
@@ -56,7 +58,7 @@ def feature_batches(data: FeatureData, model: Transformer, tokenizer, split: str
         ids = torch.tensor(tokenizer.encode(INDUCTION_ALPHABET))
         induction = InductionData(ids, INDUCTION_MIN_HALF, model.config.max_len, seed, 1)
         return [induction.train_batch(data.batch_size) for _ in range(n)]
-    with open(data.source, encoding="utf-8") as f:
+    with open(REPOSITORY / data.source, encoding="utf-8") as f:  # an absolute source stays itself
         train_text, val_text = split_text(f.read())
     ids = torch.tensor(tokenizer.encode(train_text if split == "train" else val_text))
     generator = torch.Generator().manual_seed(seed)
