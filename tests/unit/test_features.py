@@ -158,3 +158,26 @@ def test_features_at_a_position_are_the_sae_of_that_positions_z(shipped):
     assert got[0][1] == pytest.approx(float(f.max()))
     with pytest.raises(ValueError, match="no token at position 40"):
         features_at(model, sae, AttentionLayer("decoder self", 1), (tokens,), 40)
+
+
+def test_held_out_batches_never_come_from_the_training_split(tmp_path, shipped):
+    """A text source: training windows from the first 90% of the characters, held-out windows from the last 10%
+    (the model's own validation split); the induction task: two generators, so no held-out sequence is a training
+    one."""
+    from transformer.interpretability.feature_data import FeatureData, feature_batches
+    from transformer.tokenization import CharTokenizer
+
+    text = tmp_path / "text.txt"
+    text.write_text("a" * 900 + "b" * 100)
+    tokenizer = CharTokenizer("ab")
+    data = FeatureData(str(text), block_size=8, batch_size=4, train_batches=3, held_out_batches=2)
+    model = seeded_model(tiny_config("decoder-only"))
+    a, b = tokenizer.encode("ab")
+    train, held_out = (feature_batches(data, model, tokenizer, s) for s in ("train", "held-out"))
+    assert len(train) == 3 and all(set(x.flatten().tolist()) == {a} for (x,), _ in train)
+    assert len(held_out) == 2 and all(set(x.flatten().tolist()) == {b} for (x,), _ in held_out)
+    model, tokenizer, _ = shipped("induction")
+    induction = FeatureData("induction", batch_size=8, train_batches=4, held_out_batches=4)
+    seen = {tuple(r) for (x,), _ in feature_batches(induction, model, tokenizer, "train") for r in x.tolist()}
+    assert not seen & {tuple(r) for (x,), _ in feature_batches(induction, model, tokenizer, "held-out")
+                       for r in x.tolist()}
