@@ -181,3 +181,25 @@ def test_held_out_batches_never_come_from_the_training_split(tmp_path, shipped):
     seen = {tuple(r) for (x,), _ in feature_batches(induction, model, tokenizer, "train") for r in x.tolist()}
     assert not seen & {tuple(r) for (x,), _ in feature_batches(induction, model, tokenizer, "held-out")
                        for r in x.tolist()}
+
+
+def test_pages_of_several_features_are_each_features_page():
+    """feature_pages encodes the held-out activations once; each page equals the one feature_page makes alone: the
+    same contexts (largest first, each with its own f_j), shares, frequency and logit effect."""
+    from transformer.interpretability.feature_page import feature_pages
+
+    model = seeded_model(tiny_config("decoder-only", norm_first=True))
+    layer = AttentionLayer("decoder self", 1)
+    held_out = layer_activations(model, layer, batches_for(model, seed=3))
+    sae = random_dictionary(held_out.x, SAEConfig(width(model), 24, "topk", k=3))
+    together = feature_pages(model, sae, layer, [5, 11], held_out, n_contexts=4)
+    for page, feature in zip(together, [5, 11]):
+        alone = feature_page(model, sae, layer, feature, held_out, n_contexts=4)
+        assert page.contexts == alone.contexts and page.frequency == alone.frequency
+        assert torch.equal(page.share, alone.share) and page.logit_effect == alone.logit_effect
+        f = sae.encode(held_out.x)[:, feature].detach()
+        assert [c.activation for c in page.contexts] == pytest.approx(f.topk(len(page.contexts)).values.tolist())
+        for c in page.contexts:
+            assert c.tokens[c.at] == int(held_out.tokens[c.row, c.position])
+    with pytest.raises(ValueError, match="features 0 to 23, got 24"):
+        feature_pages(model, sae, layer, [1, 24], held_out)

@@ -121,21 +121,34 @@ def top_contexts(f: Tensor, acts: Activations, n: int = 8, before: int = 12, aft
     return out
 
 
-@torch.no_grad()
 def feature_page(model: Transformer, sae: SparseAutoencoder, layer: AttentionLayer, feature: int,
                  held_out: Activations, n_contexts: int = 8) -> FeaturePage:
     """Feature `feature`'s page, its contexts from `held_out` (the layer's activations on data the SAE was not
     trained on, features.layer_activations)."""
-    if not 0 <= feature < sae.config.n_features:
-        raise ValueError(f"feature: this SAE has features 0 to {sae.config.n_features - 1}, got {feature}")
-    f = sae.encode(held_out.x)[:, feature]  # (N,)
+    return feature_pages(model, sae, layer, [feature], held_out, n_contexts)[0]
+
+
+@torch.no_grad()
+def feature_pages(model: Transformer, sae: SparseAutoencoder, layer: AttentionLayer, features: list[int],
+                  held_out: Activations, n_contexts: int = 8) -> list[FeaturePage]:
+    """The pages of several features (those `features_at` found at a position), the held-out activations
+    encoded once for all of them."""
+    for feature in features:
+        if not 0 <= feature < sae.config.n_features:
+            raise ValueError(f"feature: this SAE has features 0 to {sae.config.n_features - 1}, got {feature}")
+    f_all = sae.encode(held_out.x)  # (N, F)
     H = model.config.n_heads
-    try:
-        effect, why = logit_effect(model, sae, layer, feature), ""
-    except ValueError as e:
-        effect, why = None, str(e)
-    return FeaturePage(feature, layer, head_norms(sae, H)[feature], head_share(sae, H)[feature],
-                       top_contexts(f, held_out, n_contexts), float((f > 0).float().mean()), effect, why)
+    norms, shares = head_norms(sae, H), head_share(sae, H)
+    pages = []
+    for feature in features:
+        f = f_all[:, feature]  # (N,)
+        try:
+            effect, why = logit_effect(model, sae, layer, feature), ""
+        except ValueError as e:
+            effect, why = None, str(e)
+        pages.append(FeaturePage(feature, layer, norms[feature], shares[feature], top_contexts(f, held_out, n_contexts),
+                                 float((f > 0).float().mean()), effect, why))
+    return pages
 
 
 @torch.no_grad()
