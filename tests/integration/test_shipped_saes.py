@@ -35,3 +35,23 @@ def test_check_fails_on_a_wrong_card_and_a_corrupt_file(tmp_path, capsys):
     file.write_bytes(file.read_bytes()[:-4])
     assert main([str(copy), "--check"]) == 2
     assert "sae-decoder-self-0.safetensors is not a valid SAE" in capsys.readouterr().err
+
+
+def test_the_induction_sae_is_its_recipe_trained_again(shipped):
+    """Retraining the layer-1 SAE from its recipe (feature_cli.RECIPES, seeded, one thread) gives the shipped file's
+    weights (bit for bit on the machine that trained it; within 1e-3 leaves room for another CPU's float order)."""
+    import torch
+
+    from transformer.interpretability.feature_cli import RECIPES
+    from transformer.interpretability.feature_data import feature_batches
+    from transformer.interpretability.features import AttentionLayer, layer_activations, width
+    from transformer.interpretability.sae_files import load_sae
+    from transformer.interpretability.sae_training import train_sae
+
+    model, tokenizer, info = shipped("induction")
+    recipe, layer = RECIPES["induction"], AttentionLayer("decoder self", 1)
+    x = layer_activations(model, layer, feature_batches(recipe.data, model, tokenizer, "train")).x
+    assert x.size(0) == info["features"][1]["activations"]
+    again = train_sae(x, recipe.sae, recipe.training).state_dict()
+    for name, tensor in load_sae(CHECKPOINTS / "induction", info, layer, width(model)).state_dict().items():
+        assert torch.allclose(again[name], tensor, atol=1e-3), name

@@ -1,0 +1,88 @@
+"""What the sparse features of issue 42 cost: each shipped SAE's training time, and one "features at a position"
+computation (transformer.interpretability.feature_page.features_at: one forward of the model reading the layer's z,
+one SAE encode) on the shipped models, at their longest input. The goal of the issue: under 0.5 s a click on 2 cores.
+
+Per model and layer: the SAE's load time (checked: sae_files.load_sae), then the median wall and CPU seconds of
+--rounds `features_at` calls, and once the page of the first feature found there computed as the library does it
+(feature_page: its top contexts need the layer's activations on the held-out batches, one pass of the model over
+them). Training: the wall time each card records (activations + training, measured by
+`python -m transformer.interpretability.features <ckpt> --train`); with --retrain, each SAE is trained again here
+from its recipe and timed. The load average is printed with the figures.
+
+    python bench/features.py [--rounds 20] [--threads 2] [--models induction shakespeare-char] [--retrain]
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import torch  # noqa: E402
+
+from patching import timed  # noqa: E402
+from transformer import load_checkpoint  # noqa: E402
+from transformer.interpretability.feature_cli import RECIPES  # noqa: E402
+from transformer.interpretability.feature_data import feature_batches  # noqa: E402
+from transformer.interpretability.analysis import repeated_sequences  # noqa: E402
+from transformer.interpretability.feature_page import feature_page, features_at  # noqa: E402
+from transformer.interpretability.features import layer_activations, width  # noqa: E402
+from transformer.interpretability.sae_files import layers_with_sae, load_sae  # noqa: E402
+from transformer.interpretability.sae_training import train_sae  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def longest_input(model, tokenizer, name: str) -> torch.Tensor:
+    """(1, max_len): the model's longest input: for induction max_len / 2 random distinct characters twice, else a
+    window of its held-out data."""
+    if name == "induction":
+        return repeated_sequences(model, seq_len=model.config.max_len // 2, n_seqs=1, seed=0).cpu()
+    batch = feature_batches(RECIPES[name].data, model, tokenizer, "held-out")[0]
+    return batch[0][-1][:1, :model.config.max_len]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=20)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--models", nargs="+", default=list(RECIPES))
+    parser.add_argument("--retrain", action="store_true", help="train every SAE again here and time it")
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+    print(f"torch {torch.__version__}, {args.threads} threads, load average {os.getloadavg()[0]:.1f}")
+    print("| model | layer | input tokens | load SAE s | features at a position: wall s | CPU s | "
+          "a feature's page with its held-out pass: wall s | card: train s |"
+          + (" retrained here: s |" if args.retrain else ""))
+    for name in args.models:
+        path = ROOT / "checkpoints" / name
+        model, tokenizer, info = load_checkpoint(path, device="cpu")
+        tokens = longest_input(model, tokenizer, name)
+        position = tokens.size(1) - 1
+        train = feature_batches(RECIPES[name].data, model, tokenizer, "train") if args.retrain else None
+        held_out = feature_batches(RECIPES[name].data, model, tokenizer, "held-out")
+        for layer in layers_with_sae(info):
+            start = time.perf_counter()
+            sae = load_sae(path, info, layer, width(model))
+            load = time.perf_counter() - start
+            wall, cpu = timed(lambda: features_at(model, sae, layer, (tokens,), position), args.rounds)
+            start = time.perf_counter()
+            f = features_at(model, sae, layer, (tokens,), position)
+            feature_page(model, sae, layer, f[0][0], layer_activations(model, layer, held_out))
+            page = time.perf_counter() - start
+            entry = next(e for e in info["features"] if (e["kind"], e["layer"]) == (str(layer.kind), layer.layer))
+            row = (f"| {name} | {layer} | {tokens.size(1)} | {load:.3f} | {wall:.3f} | {cpu:.3f} | {page:.2f} | "
+                   f"{entry['wall_time_s']} |")
+            if train is not None:
+                start = time.perf_counter()
+                train_sae(layer_activations(model, layer, train).x, RECIPES[name].sae, RECIPES[name].training)
+                row += f" {time.perf_counter() - start:.1f} |"
+            print(row, flush=True)
+    print(f"load average after: {os.getloadavg()[0]:.1f}")
+
+
+if __name__ == "__main__":
+    main()
