@@ -30,7 +30,7 @@ from transformer.interpretability.feature_data import feature_batches  # noqa: E
 from transformer.interpretability.analysis import repeated_sequences  # noqa: E402
 from transformer.interpretability.feature_page import feature_page, features_at  # noqa: E402
 from transformer.interpretability.features import layer_activations, width  # noqa: E402
-from transformer.interpretability.sae_files import layers_with_sae, load_sae  # noqa: E402
+from transformer.interpretability.sae_files import entry_of, layers_with_sae, load_sae  # noqa: E402
 from transformer.interpretability.sae_training import train_sae  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -73,7 +73,7 @@ def main() -> None:
             f = features_at(model, sae, layer, (tokens,), position)
             feature_page(model, sae, layer, f[0][0], layer_activations(model, layer, held_out))
             page = time.perf_counter() - start
-            entry = next(e for e in info["features"] if (e["kind"], e["layer"]) == (str(layer.kind), layer.layer))
+            entry = entry_of(info, layer)
             row = (f"| {name} | {layer} | {tokens.size(1)} | {load:.3f} | {wall:.3f} | {cpu:.3f} | {page:.2f} | "
                    f"{entry['wall_time_s']} |")
             if train is not None:

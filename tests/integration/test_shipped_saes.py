@@ -55,3 +55,31 @@ def test_the_induction_sae_is_its_recipe_trained_again(shipped):
     again = train_sae(x, recipe.sae, recipe.training).state_dict()
     for name, tensor in load_sae(CHECKPOINTS / "induction", info, layer, width(model)).state_dict().items():
         assert torch.allclose(again[name], tensor, atol=1e-3), name
+
+
+def test_page_prints_what_a_fresh_computation_gives(capsys):
+    """`--page F --layer 1` on induction: the heads' shares, the contexts and the logit effect printed are
+    feature_page's on the recorded held-out batches; for a feature of the induction head, the character after each
+    context's position is the token the feature pushes up most (the copy)."""
+    from transformer import load_checkpoint
+    from transformer.interpretability.feature_cli import RECIPES
+    from transformer.interpretability.feature_data import feature_batches
+    from transformer.interpretability.feature_page import feature_page
+    from transformer.interpretability.features import AttentionLayer, layer_activations, width
+    from transformer.interpretability.sae_files import load_sae
+    from tests.unit.test_induction_features import induction_features
+
+    model, tokenizer, info = load_checkpoint(CHECKPOINTS / "induction", device="cpu")
+    layer = AttentionLayer("decoder self", 1)
+    sae = load_sae(CHECKPOINTS / "induction", info, layer, width(model))
+    held_out = layer_activations(model, layer, feature_batches(RECIPES["induction"].data, model, tokenizer,
+                                                               "held-out"))
+    feature = induction_features(model, sae, held_out, 0)[0]
+    assert main([str(CHECKPOINTS / "induction"), "--page", str(feature), "--layer", "1"]) == 0
+    printed = capsys.readouterr().out.splitlines()
+    page = feature_page(model, sae, layer, feature, held_out)
+    assert printed[-len(page.describe(tokenizer)):] == page.describe(tokenizer)
+    copy = tokenizer.id_to_token(page.logit_effect.top[0][0])
+    assert all(line.split("]")[1].startswith(copy) for line in page.describe(tokenizer)[1:-2])
+    assert main([str(CHECKPOINTS / "induction"), "--page", "999", "--layer", "1"]) == 2
+    assert "features 0 to 255, got 999" in capsys.readouterr().err

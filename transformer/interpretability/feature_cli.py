@@ -3,6 +3,8 @@
 --check  loads every SAE config.json lists (checked: sae_files.load_sae), rebuilds its held-out batches from the
          recorded data (feature_data) and recomputes its metrics (features.measure); prints both and exits 1 when
          one differs from the card by more than TOLERANCE.
+--page F --layer L  prints feature F's page (feature_page) of the decoder self-attention layer L's SAE: the heads that
+         write it, its top held-out contexts, its logit effect.
 --train  trains the SAEs of the checkpoint's recipe (RECIPES, by the directory's name) on CPU, saves them beside
          the checkpoint, and writes their metrics into config.json ("features") and the card (README.md).
 """
@@ -23,9 +25,10 @@ from ..checkpoint import CheckpointError, load_checkpoint, read_info
 from ..heads import AttentionKind
 from ..machine import cpu_name
 from .feature_data import FeatureData, feature_batches
+from .feature_page import feature_page
 from .features import AttentionLayer, layer_activations, measure, width
 from .sae import SAEConfig
-from .sae_files import layers_with_sae, load_sae, sae_file_name, save_sae
+from .sae_files import entry_of, layers_with_sae, load_sae, sae_file_name, save_sae
 from .sae_training import SAETraining, train_sae
 
 TOLERANCE = 2e-3  # recomputed metrics may differ from the card by float noise across machines, no more
@@ -122,12 +125,22 @@ def check_checkpoint(path: Path) -> list[tuple[str, str, float, float]]:
     model, tokenizer, info = load_checkpoint(path, device="cpu")
     rows = []
     for layer in tqdm(layers_with_sae(info), desc="checking SAEs", file=sys.stderr):
-        entry = next(e for e in info["features"] if (e["kind"], e["layer"]) == (str(layer.kind), layer.layer))
+        entry = entry_of(info, layer)
         sae = load_sae(path, info, layer.check(model), width(model))
         held_out = feature_batches(FeatureData.from_dict(entry["data"]), model, tokenizer, "held-out")
         fresh = measure(model, sae, layer, held_out).to_dict()
         rows += [(str(layer), k, float(v), float(fresh[k])) for k, v in entry["metrics"].items()]
     return rows
+
+
+def page_lines(path: Path, layer: AttentionLayer, feature: int) -> list[str]:
+    """Feature `feature`'s page of `layer`'s shipped SAE, its contexts from the recorded held-out batches, in words."""
+    model, tokenizer, info = load_checkpoint(path, device="cpu")
+    sae = load_sae(path, info, layer.check(model), width(model))
+    entry = entry_of(info, layer)
+    held_out = layer_activations(model, layer, feature_batches(FeatureData.from_dict(entry["data"]), model,
+                                                               tokenizer, "held-out"))
+    return feature_page(model, sae, layer, feature, held_out).describe(tokenizer)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -137,6 +150,8 @@ def main(argv: list[str] | None = None) -> int:
     mode = parser.add_mutually_exclusive_group(required=True)
     mode.add_argument("--check", action="store_true", help="recompute every shipped SAE's metrics against its card")
     mode.add_argument("--train", action="store_true", help="train the SAEs of the checkpoint's recipe and ship them")
+    mode.add_argument("--page", type=int, metavar="F", help="print feature F's page (with --layer)")
+    parser.add_argument("--layer", type=int, default=0, help="the decoder self-attention layer of --page")
     parser.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
@@ -149,6 +164,10 @@ def main(argv: list[str] | None = None) -> int:
             write_entries(args.checkpoint, entries, f"{cpu_name()}, {os.cpu_count()} cores, torch {torch.__version__} with "
                                                     f"{args.threads} thread(s)")
             print(json.dumps(entries, indent=1))
+            return 0
+        if args.page is not None:
+            print("\n".join(page_lines(args.checkpoint, AttentionLayer(AttentionKind.DECODER_SELF, args.layer),
+                                        args.page)))
             return 0
         rows = check_checkpoint(args.checkpoint)
     except (CheckpointError, ValueError, OSError) as e:

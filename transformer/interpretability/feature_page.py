@@ -63,9 +63,10 @@ class FeaturePage:
         heads = ", ".join(f"{self.layer.layer}.{h} {float(s):.2f}" for h, s in enumerate(self.share))
         lines = [f"feature {self.feature} of {self.layer}: fires at {self.frequency:.1%} of positions; "
                  f"written by heads (share): {heads}"]
+        plain = lambda t: token_name(tokenizer, t).strip("'")  # noqa: E731  a token's text unquoted
         for c in self.contexts:
-            before = "".join(token_name(tokenizer, t).strip("'") for t in c.tokens[:c.at])
-            lines.append(f"  {c.activation:7.3f}  {before}[{token_name(tokenizer, c.tokens[c.at]).strip(chr(39))}]")
+            before, after = ("".join(plain(t) for t in part) for part in (c.tokens[:c.at], c.tokens[c.at + 1:]))
+            lines.append(f"  {c.activation:7.3f}  {before}[{plain(c.tokens[c.at])}]{after}")
         if self.logit_effect is not None:
             for name, pairs in (("up", self.logit_effect.top), ("down", self.logit_effect.bottom)):
                 lines.append(f"  logits {name}: " + ", ".join(f"{token_name(tokenizer, t)} {v:+.2f}" for t, v in pairs))
