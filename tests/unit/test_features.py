@@ -181,6 +181,17 @@ def test_held_out_batches_never_come_from_the_training_split(tmp_path, shipped):
     seen = {tuple(r) for (x,), _ in feature_batches(induction, model, tokenizer, "train") for r in x.tolist()}
     assert not seen & {tuple(r) for (x,), _ in feature_batches(induction, model, tokenizer, "held-out")
                        for r in x.tolist()}
+    from transformer.encoding import source_ids
+    from transformer.translation.corpus import held_out as held_out_verses
+
+    model, tokenizer, _ = shipped("translate-en-es")
+    verses = feature_batches(FeatureData("translation", batch_size=4, held_out_batches=2), model, tokenizer,
+                             "held-out")  # the committed validation verses, in order: no SWORD module needed
+    valid = held_out_verses()[1]
+    assert len(verses) == 2 and [len(b[1]) for b in verses] == [4, 4]
+    (src, _), _ = verses[1]
+    first = source_ids(tokenizer, valid[4].en, model.config)
+    assert src[0, :len(first)].tolist() == first
 
 
 def test_pages_of_several_features_are_each_features_page():
@@ -203,3 +214,17 @@ def test_pages_of_several_features_are_each_features_page():
             assert c.tokens[c.at] == int(held_out.tokens[c.row, c.position])
     with pytest.raises(ValueError, match="features 0 to 23, got 24"):
         feature_pages(model, sae, layer, [1, 24], held_out)
+
+
+def test_top_contexts_are_the_largest_activations_with_their_neighbours_and_no_padding():
+    """By hand: two rows, the second padded; the contexts are the positive activations largest first, each with
+    the tokens before it and the real tokens after it."""
+    from transformer.interpretability.feature_page import top_contexts
+    from transformer.interpretability.features import Activations
+
+    tokens = torch.tensor([[5, 6, 7, 8, 9], [10, 11, 12, 0, 0]])
+    where = torch.tensor([[0, 0], [0, 1], [0, 2], [0, 3], [0, 4], [1, 0], [1, 1], [1, 2]])
+    f = torch.tensor([0.0, 0.5, 0.0, 0.0, 0.0, 0.0, 0.0, 2.0])
+    contexts = top_contexts(f, Activations(torch.zeros(8, 1), where, tokens), n=3, before=1, after=2, pad_id=0)
+    assert [(c.tokens, c.at, c.activation, c.row, c.position) for c in contexts] == [
+        ([11, 12], 1, 2.0, 1, 2), ([5, 6, 7, 8], 1, 0.5, 0, 1)]

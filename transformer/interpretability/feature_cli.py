@@ -3,8 +3,8 @@
 --check  loads every SAE config.json lists (checked: sae_files.load_sae), rebuilds its held-out batches from the
          recorded data (feature_data) and recomputes its metrics (features.measure); prints both and exits 1 when
          one differs from the card by more than TOLERANCE.
---page F --layer L  prints feature F's page (feature_page) of the decoder self-attention layer L's SAE: the heads that
-         write it, its top held-out contexts, its logit effect.
+--page F --layer L [--kind cross]  prints feature F's page (feature_page) of that layer's SAE: the heads that write
+         it, its top held-out contexts, its logit effect.
 --train  trains the SAEs of the checkpoint's recipe (RECIPES, by the directory's name) on CPU, saves them beside
          the checkpoint, and writes their metrics into config.json ("features") and the card (README.md).
 """
@@ -53,6 +53,10 @@ RECIPES = {
                                            train_batches=16, held_out_batches=4, seed=100),
                                tuple((AttentionKind.DECODER_SELF, i) for i in range(6)), SAEConfig(256, 512, "topk", k=16),
                                SAETraining(steps=2000, batch_size=512, lr=1e-3, l1_coefficient=1.0)),
+    "translate-en-es": Recipe(FeatureData("translation", batch_size=32, train_batches=60, held_out_batches=8, seed=100),
+                              tuple((kind, i) for kind in (AttentionKind.DECODER_SELF, AttentionKind.CROSS)
+                                    for i in (2, 3)), SAEConfig(256, 512, "topk", k=16),
+                              SAETraining(steps=2000, batch_size=512, lr=1e-3, l1_coefficient=1.0)),
 }
 
 
@@ -151,7 +155,8 @@ def main(argv: list[str] | None = None) -> int:
     mode.add_argument("--check", action="store_true", help="recompute every shipped SAE's metrics against its card")
     mode.add_argument("--train", action="store_true", help="train the SAEs of the checkpoint's recipe and ship them")
     mode.add_argument("--page", type=int, metavar="F", help="print feature F's page (with --layer)")
-    parser.add_argument("--layer", type=int, default=0, help="the decoder self-attention layer of --page")
+    parser.add_argument("--layer", type=int, default=0, help="the layer of --page")
+    parser.add_argument("--kind", default=str(AttentionKind.DECODER_SELF), help="the attention kind of --page")
     parser.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
@@ -166,8 +171,7 @@ def main(argv: list[str] | None = None) -> int:
             print(json.dumps(entries, indent=1))
             return 0
         if args.page is not None:
-            print("\n".join(page_lines(args.checkpoint, AttentionLayer(AttentionKind.DECODER_SELF, args.layer),
-                                        args.page)))
+            print("\n".join(page_lines(args.checkpoint, AttentionLayer(args.kind, args.layer), args.page)))
             return 0
         rows = check_checkpoint(args.checkpoint)
     except (CheckpointError, ValueError, OSError) as e:

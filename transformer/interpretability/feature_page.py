@@ -108,9 +108,10 @@ def logit_effect(model: Transformer, sae: SparseAutoencoder, layer: AttentionLay
                        [(int(i), -float(v)) for v, i in zip(down.values, down.indices)])
 
 
-def top_contexts(f: Tensor, acts: Activations, n: int = 8, before: int = 12, after: int = 2) -> list[Context]:
+def top_contexts(f: Tensor, acts: Activations, n: int = 8, before: int = 12, after: int = 2, pad_id: int = 0
+                 ) -> list[Context]:
     """The n positions where the activations f (N,) of one feature are largest (and positive), each with up to
-    `before` tokens before it and `after` after it."""
+    `before` tokens before it and `after` real tokens after it (the row's padding left out)."""
     values, order = f.topk(min(n, f.numel()))
     out = []
     for v, i in zip(values.tolist(), order.tolist()):
@@ -118,7 +119,9 @@ def top_contexts(f: Tensor, acts: Activations, n: int = 8, before: int = 12, aft
             break
         row, t = acts.where[i].tolist()
         start = max(0, t - before)
-        out.append(Context(acts.tokens[row, start:t + after + 1].tolist(), t - start, v, row, t))
+        tokens = acts.tokens[row, start:t + 1].tolist()
+        tokens += [i for i in acts.tokens[row, t + 1:t + after + 1].tolist() if i != pad_id]  # padding sits last
+        out.append(Context(tokens, t - start, v, row, t))
     return out
 
 
@@ -147,7 +150,8 @@ def feature_pages(model: Transformer, sae: SparseAutoencoder, layer: AttentionLa
             effect, why = logit_effect(model, sae, layer, feature), ""
         except ValueError as e:
             effect, why = None, str(e)
-        pages.append(FeaturePage(feature, layer, norms[feature], shares[feature], top_contexts(f, held_out, n_contexts),
+        contexts = top_contexts(f, held_out, n_contexts, pad_id=model.config.pad_id)
+        pages.append(FeaturePage(feature, layer, norms[feature], shares[feature], contexts,
                                  float((f > 0).float().mean()), effect, why))
     return pages
 
