@@ -36,13 +36,14 @@ from transformer.interpretability.sae_training import train_sae  # noqa: E402
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def longest_input(model, tokenizer, name: str) -> torch.Tensor:
-    """(1, max_len): the model's longest input: for induction max_len / 2 random distinct characters twice, else a
-    window of its held-out data."""
+def longest_input(model, tokenizer, name: str) -> tuple[torch.Tensor, ...]:
+    """The model's arguments for its longest input, batch of 1: for induction max_len / 2 random distinct characters
+    twice, else the longest row of its first held-out batch (a verse pair for the translation model)."""
     if name == "induction":
-        return repeated_sequences(model, seq_len=model.config.max_len // 2, n_seqs=1, seed=0).cpu()
-    batch = feature_batches(RECIPES[name].data, model, tokenizer, "held-out")[0]
-    return batch[0][-1][:1, :model.config.max_len]
+        return (repeated_sequences(model, seq_len=model.config.max_len // 2, n_seqs=1, seed=0).cpu(),)
+    inputs = feature_batches(RECIPES[name].data, model, tokenizer, "held-out")[0][0]
+    row = int((inputs[-1] != model.config.pad_id).sum(-1).argmax())
+    return tuple(t[row:row + 1, :model.config.max_len] for t in inputs)
 
 
 def main() -> None:
@@ -60,21 +61,21 @@ def main() -> None:
     for name in args.models:
         path = ROOT / "checkpoints" / name
         model, tokenizer, info = load_checkpoint(path, device="cpu")
-        tokens = longest_input(model, tokenizer, name)
-        position = tokens.size(1) - 1
+        inputs = longest_input(model, tokenizer, name)
+        position = int((inputs[-1] != model.config.pad_id).sum()) - 1  # the decoder's (or only stream's) last token
         train = feature_batches(RECIPES[name].data, model, tokenizer, "train") if args.retrain else None
         held_out = feature_batches(RECIPES[name].data, model, tokenizer, "held-out")
         for layer in layers_with_sae(info):
             start = time.perf_counter()
             sae = load_sae(path, info, layer, width(model))
             load = time.perf_counter() - start
-            wall, cpu = timed(lambda: features_at(model, sae, layer, (tokens,), position), args.rounds)
+            wall, cpu = timed(lambda: features_at(model, sae, layer, inputs, position), args.rounds)
             start = time.perf_counter()
-            f = features_at(model, sae, layer, (tokens,), position)
+            f = features_at(model, sae, layer, inputs, position)
             feature_page(model, sae, layer, f[0][0], layer_activations(model, layer, held_out))
             page = time.perf_counter() - start
             entry = entry_of(info, layer)
-            row = (f"| {name} | {layer} | {tokens.size(1)} | {load:.3f} | {wall:.3f} | {cpu:.3f} | {page:.2f} | "
+            row = (f"| {name} | {layer} | {' + '.join(str(t.size(1)) for t in inputs)} | {load:.3f} | {wall:.3f} | {cpu:.3f} | {page:.2f} | "
                    f"{entry['wall_time_s']} |")
             if train is not None:
                 start = time.perf_counter()
