@@ -8,6 +8,8 @@ import shutil
 import subprocess
 import sys
 
+import pytest
+
 from tests.conftest import CHECKPOINTS
 from transformer.interpretability.feature_cli import main
 
@@ -83,3 +85,22 @@ def test_page_prints_what_a_fresh_computation_gives(capsys):
     assert all(line.split("]")[1].startswith(copy) for line in page.describe(tokenizer)[1:-2])
     assert main([str(CHECKPOINTS / "induction"), "--page", "999", "--layer", "1"]) == 2
     assert "features 0 to 255, got 999" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("name", ["induction", "shakespeare-char", "translate-en-es"])
+def test_each_card_shows_what_its_config_json_records(name):
+    """The SAE section of a card is written from config.json's "features" alone, so a card writer that rebuilds the
+    whole card (the translation model's: transformer/translation/card.py) keeps it, figures and all."""
+    from transformer.interpretability.feature_card import card_section
+    from transformer.translation.card import model_card
+
+    info = json.loads((CHECKPOINTS / name / "config.json").read_text())
+    card = (CHECKPOINTS / name / "README.md").read_text()
+    assert card.endswith(card_section(name, info["features"]))
+    for e in info["features"]:
+        m = e["metrics"]
+        assert (f"| {e['kind']} {e['layer']} | `{e['file']}` | {m['explained_variance']:.3f} | {m['l0']:.1f} | "
+                f"{m['dead_fraction']:.3f} |") in card
+        assert (CHECKPOINTS / name / e["file"]).is_file()
+    if name == "translate-en-es":
+        assert model_card(name, info) == card

@@ -24,6 +24,7 @@ from tqdm import tqdm
 from ..checkpoint import CheckpointError, load_checkpoint, read_info
 from ..heads import AttentionKind
 from ..machine import cpu_name
+from .feature_card import CARD_HEADING, card_section
 from .feature_data import FeatureData, feature_batches
 from .feature_page import feature_page
 from .features import AttentionLayer, layer_activations, measure, width
@@ -32,7 +33,6 @@ from .sae_files import entry_of, layers_with_sae, load_sae, sae_file_name, save_
 from .sae_training import SAETraining, train_sae
 
 TOLERANCE = 2e-3  # recomputed metrics may differ from the card by float noise across machines, no more
-CARD_HEADING = "## Sparse features of the attention outputs (SAEs)"
 
 
 @dataclass(frozen=True)
@@ -64,7 +64,8 @@ def train_checkpoint(path: Path, recipe: Recipe) -> list[dict]:
     """Train, save and measure every SAE of `recipe` for the checkpoint at `path`; returns config.json's entries."""
     model, tokenizer, _ = load_checkpoint(path, device="cpu")
     train, held_out = (feature_batches(recipe.data, model, tokenizer, s) for s in ("train", "held-out"))
-    entries = []
+    entries, hardware = [], f"{cpu_name()}, {os.cpu_count()} cores, torch {torch.__version__} with " \
+                            f"{torch.get_num_threads()} thread(s)"
     for kind, i in recipe.layers:
         layer = AttentionLayer(kind, i).check(model)
         start = time.perf_counter()
@@ -78,44 +79,18 @@ def train_checkpoint(path: Path, recipe: Recipe) -> list[dict]:
                         "sae": recipe.sae.to_dict(), "training": recipe.training.to_dict(),
                         "data": recipe.data.to_dict(), "trained_on": recipe.data.describe("train"),
                         "activations": x.size(0), "measured_on": recipe.data.describe("held-out"),
-                        "wall_time_s": round(seconds, 1), "metrics": metrics.to_dict()})
+                        "wall_time_s": round(seconds, 1), "hardware": hardware, "metrics": metrics.to_dict()})
     return entries
 
 
-def write_entries(path: Path, entries: list[dict], hardware: str) -> None:
+def write_entries(path: Path, entries: list[dict]) -> None:
     """Put `entries` into config.json's "features" and the card's SAE section (replacing any earlier one)."""
     info = read_info(path)
     info["features"] = entries
     _replace(path / "config.json", json.dumps(info, indent=2) + "\n")
     card = (path / "README.md").read_text(encoding="utf-8")
-    card = card.split("\n" + CARD_HEADING)[0].rstrip("\n") + "\n\n" + card_section(path.name, entries, hardware)
+    card = card.split("\n" + CARD_HEADING)[0].rstrip("\n") + "\n\n" + card_section(path.name, entries)
     _replace(path / "README.md", card)
-
-
-def card_section(name: str, entries: list[dict], hardware: str) -> str:
-    """The card's section on the shipped SAEs: what they are, how trained, their metrics."""
-    e0 = entries[0]
-    sae, training = e0["sae"], e0["training"]
-    lines = [CARD_HEADING, "",
-             f"One sparse autoencoder per layer on the concatenated head outputs z (before W^O), "
-             f"`transformer.interpretability.features` (Kissane et al. 2024): {sae['kind']} with F = "
-             f"{sae['n_features']} features" + (f", k = {sae['k']}" if sae["kind"] == "topk" else "") +
-             f", decoder rows of unit norm; Adam lr {training['lr']}, {training['steps']} steps of "
-             f"{training['batch_size']} activations, seed {training['seed']}.", "",
-             f"- trained on: {e0['trained_on']} ({e0['activations']:,} positions)",
-             f"- measured on: {e0['measured_on']} (held out)",
-             f"- hardware: {hardware}; budget: 5 minutes of CPU per layer (the measured wall time, activations and training, in the last column)",
-             "", "| layer | file | explained variance | L0 | dead | loss clean | spliced | zero-ablated | "
-             "recovered | train s |", "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
-    for e in entries:
-        m = e["metrics"]
-        lines.append(f"| {e['kind']} {e['layer']} | `{e['file']}` | {m['explained_variance']:.3f} | {m['l0']:.1f} | "
-                     f"{m['dead_fraction']:.3f} | {m['loss_clean']:.3f} | {m['loss_spliced']:.3f} | "
-                     f"{m['loss_zero_ablation']:.3f} | {m['loss_recovered']:.3f} | {e['wall_time_s']} |")
-    lines += ["", "Losses in nats per predicted token; spliced: z replaced by the SAE's reconstruction; zero-ablated: "
-              "z := 0; recovered = (zero - spliced) / (zero - clean). Recompute them with "
-              f"`python -m transformer.interpretability.features checkpoints/{name} --check`.", ""]
-    return "\n".join(lines)
 
 
 def _replace(file: Path, text: str) -> None:
@@ -166,8 +141,7 @@ def main(argv: list[str] | None = None) -> int:
             if recipe is None:
                 parser.error(f"no SAE recipe for {args.checkpoint.name}: one of {', '.join(RECIPES)}")
             entries = train_checkpoint(args.checkpoint, recipe)
-            write_entries(args.checkpoint, entries, f"{cpu_name()}, {os.cpu_count()} cores, torch {torch.__version__} with "
-                                                    f"{args.threads} thread(s)")
+            write_entries(args.checkpoint, entries)
             print(json.dumps(entries, indent=1))
             return 0
         if args.page is not None:

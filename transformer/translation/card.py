@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import json
 
+from ..interpretability.feature_card import card_section
+
 
 def _aer_rows(alignment: dict) -> list[str]:
     n_heads = len(alignment["aer"][0]) - 1
@@ -149,4 +151,6 @@ def model_card(name: str, info: dict) -> str:
               "- It has only read the Bible in a 1909 translation: modern English gets archaic Spanish (\"vosotros\", "
               "\"á\") and words outside that vocabulary are guessed from subwords.",
               f"- Inputs longer than {cfg['max_len'] - 1} tokens are cut.", ""]
+    if info.get("features"):  # the shipped SAEs (transformer/interpretability/feature_card.py)
+        lines.append(card_section(name, info["features"]))
     return "\n".join(lines)
