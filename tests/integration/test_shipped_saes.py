@@ -33,6 +33,10 @@ def test_check_fails_on_a_wrong_card_and_a_corrupt_file(tmp_path, capsys):
     (copy / "config.json").write_text(json.dumps(info))
     assert main([str(copy), "--check"]) == 1
     assert "DIFFERS" in capsys.readouterr().out
+    del info["features"][0]["data"]
+    (copy / "config.json").write_text(json.dumps(info))
+    assert main([str(copy), "--check"]) == 2
+    assert "data record must have the fields of FeatureData" in capsys.readouterr().err
     file = copy / "sae-decoder-self-0.safetensors"
     file.write_bytes(file.read_bytes()[:-4])
     assert main([str(copy), "--check"]) == 2

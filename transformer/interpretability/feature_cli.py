@@ -106,7 +106,9 @@ def check_checkpoint(path: Path) -> list[tuple[str, str, float, float]]:
     for layer in tqdm(layers_with_sae(info), desc="checking SAEs", file=sys.stderr):
         entry = entry_of(info, layer)
         sae = load_sae(path, info, layer.check(model), width(model))
-        held_out = feature_batches(FeatureData.from_dict(entry["data"]), model, tokenizer, "held-out")
+        if not isinstance(entry.get("metrics"), dict):
+            raise CheckpointError(f"config.json: the SAE of {layer} records no metrics")
+        held_out = feature_batches(FeatureData.from_dict(entry.get("data")), model, tokenizer, "held-out")
         fresh = measure(model, sae, layer, held_out).to_dict()
         rows += [(str(layer), k, float(v), float(fresh[k])) for k, v in entry["metrics"].items()]
     return rows

@@ -43,7 +43,10 @@ class FeatureData:
 
     @classmethod
     def from_dict(cls, d: dict) -> FeatureData:
-        return cls(**d)
+        try:
+            return cls(**d)
+        except TypeError:
+            raise ValueError(f"the SAE's data record must have the fields of FeatureData, got {d!r:.200}") from None
 
     def describe(self, split: str) -> str:
         n = self.train_batches if split == "train" else self.held_out_batches
