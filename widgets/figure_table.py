@@ -3,7 +3,7 @@
 `Plot` is gr.Plot whose figures carry, in their layout's `meta` (which plotly keeps and does not draw), their
 accessible name and description (visualize.figure_text: the title and the cells' shape; the caption the app already
 writes (widgets.figure_caption) and what the data holds) and a digest of the figure. In the page, `table_box` gives
-the drawn figure role="img", that name and that description (aria-describedby), and holds its "Show as a table": the
+the drawn figure role="figure", that name and that description (aria-describedby), and holds its "Show as a table": the
 figure's cells as HTML tables with row and column headers, built on the server from the figure the page shows, by
 visualize.figure_text, so the table cannot disagree with the figure. A table is shown only while the figure it was
 built from is drawn: the page hides it as soon as another figure (another digest) is drawn there.
@@ -77,11 +77,17 @@ const update = () => {
     const said = box.querySelector('.figure-description');
     if (plot) {
         const name = meta.NAME || LABEL;
-        if (plot.getAttribute('role') !== 'img') plot.setAttribute('role', 'img');
+        // a figure, named and described, not an image: an image's inside is presentational, and a heatmap takes the
+        // keyboard's focus to read its rows (widgets.accessible): axe's nested-interactive on role="img"
+        if (plot.getAttribute('role') !== 'figure') plot.setAttribute('role', 'figure');
         // what plotly draws inside (tick labels one by one, the mouse's toolbar) is not read: the name and the
-        // description say it, the table lists it
+        // description say it, the table lists it. Its toolbar's buttons (zoom, pan: the mouse's tools; PNG and HTML
+        // are the app's buttons under the figure) leave the tab order: focusable inside what a screen reader does
+        // not read is axe's aria-hidden-focus, and they were 8 Tab stops on each figure
         const inner = plot.querySelector(':scope > .plot-container');
         if (inner && inner.getAttribute('aria-hidden') !== 'true') inner.setAttribute('aria-hidden', 'true');
+        for (const c of (inner ? inner.querySelectorAll('a[href], button, input, select, textarea, [tabindex]') : []))
+            if (c.tabIndex !== -1) c.tabIndex = -1;
         if (plot.getAttribute('aria-label') !== name) plot.setAttribute('aria-label', name);
         if (said && said.textContent !== (meta.DESCRIPTION || '')) said.textContent = meta.DESCRIPTION || '';
         if (said && plot.getAttribute('aria-describedby') !== said.id) plot.setAttribute('aria-describedby', said.id);

@@ -55,11 +55,6 @@ def wait_for_demo(page, demo) -> None:
     tour.plots_drawn(page)
 
 
-@pytest.mark.xfail(reason="open defect found at the session's last merge (2026-11-28): issue 40's two halves meet "
-                   "badly: a figure is role='img' with plotly's inside aria-hidden (widgets/figure_table.py), while "
-                   "its plot and toolbar stay focusable (keyboard rows, widgets/accessible.py): axe's serious "
-                   "aria-hidden-focus and nested-interactive on every figure (7 nodes on the Attention tab at 1280)",
-                   strict=False)
 @pytest.mark.parametrize("width", [1280, 390])
 def test_no_serious_or_critical_violation_on_any_tab_or_demo(open_at, width):
     """Behaviour: axe-core finds 0 critical and 0 serious violations on every tab (figures drawn, every section

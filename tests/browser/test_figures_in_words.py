@@ -31,8 +31,8 @@ _TABLE = """() => {
 def test_a_screen_reader_hears_the_heatmap_its_caption_its_table_and_the_answer(open_at):
     """After "Reading backwards" (Ask first on, then Reveal) at 1280x800:
     - the live region says the answer shown (it was said nowhere: the answer's box only stopped being hidden);
-    - Playwright's aria snapshot of the figure's column has an img named "<title>, T x S" (no name before), none of
-      plotly's tick labels read one by one, and the head's caption with its numbers;
+    - Playwright's aria snapshot of the figure's column has a figure named "<title>, T x S" (no name before), none
+      of plotly's tick labels read one by one, none of its toolbar's buttons, and the head's caption with its numbers;
     - Tab reaches "Show as a table", Enter brings the table and moves the focus to it; its column headers are the
       key tokens, its row headers the query tokens, its cells the weights to 3 decimals, all of a fresh record."""
     demo = next(d for d in DEMOS if d.label == "Reading backwards")
@@ -62,7 +62,7 @@ def test_a_screen_reader_hears_the_heatmap_its_caption_its_table_and_the_answer(
                            ".getAttribute('aria-label') === n", arg=name)
     column = page.locator("#att-one").locator("xpath=ancestor::div[.//*[@id='att-caption']][1]")
     snapshot = column.aria_snapshot()
-    assert snapshot.startswith(f'- img "{name}"\n- button "PNG"'), snapshot  # nothing of plotly's inside read out
+    assert snapshot.startswith(f'- figure "{name}"\n- button "PNG"'), snapshot  # nothing of plotly's inside read out
     assert all(n in snapshot for n in numbers), (numbers, snapshot)
     described = page.evaluate("() => { const p = document.querySelector('#att-one .js-plotly-plot');"
                               " return document.getElementById(p.getAttribute('aria-describedby')).textContent; }")
