@@ -92,15 +92,28 @@ class Classroom:
     questions: list[Question] = field(default_factory=list)  # every question asked, in order (the CSV's)
     answers: dict[int, dict[int, tuple[int, float]]] = field(default_factory=dict)  # question -> student ->
     #                                                                                  (choice, seconds after asked)
+    since: int = 0  # how many questions were asked before the view now shown was pushed
+
+    def counts_of(self, question: Question) -> list[int]:
+        """How many students chose each choice of `question`."""
+        counts = [0] * len(question.choices)
+        for choice, _ in self.answers.get(question.number, {}).values():
+            counts[choice] += 1
+        return counts
 
     def counts(self) -> list[int]:
         """How many students chose each choice of the current question."""
-        if self.question is None:
-            return []
-        counts = [0] * len(self.question.choices)
-        for choice, _ in self.answers.get(self.question.number, {}).values():
-            counts[choice] += 1
-        return counts
+        return [] if self.question is None else self.counts_of(self.question)
+
+    def guesses(self) -> tuple[tuple[int, tuple[int, ...]], ...]:
+        """The class's guesses on the view now shown, as (row, counts per key column) for each heatmap row asked
+        about since it was pushed ("which key will this query read?"), the last question about a row counting:
+        how many students tapped or picked each key of it. Rows never asked are not in it."""
+        rows: dict[int, tuple[int, ...]] = {}
+        for question in self.questions[self.since:]:
+            if question.row is not None:
+                rows[question.row] = tuple(self.counts_of(question))
+        return tuple(sorted(rows.items()))
 
 
 @dataclass(frozen=True)
@@ -116,6 +129,7 @@ class Seen:
     students: int
     student: int | None = None  # this device's number (None: the teacher)
     answer: int | None = None  # this student's choice of the current question
+    guesses: tuple[tuple[int, tuple[int, ...]], ...] = ()  # Classroom.guesses: (row, counts per key) on the view
 
 
 class Classes:
@@ -157,6 +171,7 @@ class Classes:
         with self._lock:
             room = self._teachers(code, key, "show everyone a view")
             room.pushed, room.question, room.revealed = pushed, None, False
+            room.since = len(room.questions)
             room.version += 1
             return room
 
@@ -287,7 +302,7 @@ class Classes:
             if student is not None and room.question is not None:
                 answer = room.answers[room.question.number].get(student, (None,))[0]
             return Seen(room.code, room.version, room.answered, room.pushed, room.question, room.revealed,
-                        tuple(room.counts()), len(room.students), student, answer)
+                        tuple(room.counts()), len(room.students), student, answer, room.guesses())
 
     def running(self) -> int:
         with self._lock:

@@ -1,13 +1,17 @@
 """A class's answers (issue 39), from plain data: how the class split over a question's choices (a bar per choice,
-the right one marked only once revealed), and the grid a student taps to answer "which key will this query read?"
+the right one marked only once revealed), the class's guesses on a heatmap (a count per cell, on the axes of the
+model's heatmap, to be drawn beside it once revealed), and the grid a student taps to answer "which key will this query read?"
 (an HTML string: a button per cell of the row asked, the other cells blank; no weights are in it, so nothing of the
 answer is given away before the reveal).
 """
 from __future__ import annotations
 
+import numpy as np
 import plotly.graph_objects as go
 
-from visualize.style import BAR_COLOR, HIGHLIGHT_COLOR, style_figure, visible_whitespace
+from visualize.attention import HEATMAP_BOX_PX, head_heatmap
+from visualize.style import (ATTENTION_COLORSCALE, BAR_COLOR, HIGHLIGHT_COLOR, style_figure, visible_whitespace,
+                             written_cells)
 from visualize.text import html_text
 
 
@@ -30,6 +34,37 @@ def class_split(choices, counts, right: int | None = None, title: str = "") -> g
     fig.update_xaxes(tickvals=list(range(len(choices))), ticktext=[html_text(str(c)) for c in choices])
     fig.update_yaxes(title_text="students", rangemode="tozero", range=[0, max(counts + [1]) * 1.25],
                      dtick=max(1, (max(counts + [1]) + 4) // 5))
+    return fig
+
+
+def guess_heatmap(rows, columns, guesses, title: str = "") -> go.Figure:
+    """The class's guesses as a heatmap on the axes of the model's (rows: the queries, columns: the keys): each cell
+    of a row asked about (`guesses`: (row, counts per key column) pairs, store.classes.Classroom.guesses) says how
+    many students tapped or picked it, and is coloured by its share of the row's answers on the attention's own
+    scale (a row of guesses sums to 1 as a row of weights does; the model's heatmap beside it reads the same way).
+    Rows not asked are blank.
+
+    Drawn at a phone's box (visualize.attention.HEATMAP_BOX_PX[True]): its cells and labels keep their least size
+    on a phone, and a projector's wider box gives them more (the figure's width is its box's when they fit).
+    """
+    T, S = len(rows), len(columns)
+    counts = np.full((T, S), np.nan)  # (T, S): NaN where no row was asked
+    for row, given in guesses:
+        if not 0 <= row < T:
+            raise ValueError(f"row {row} is not among the {T} rows")
+        counts[row] = 0
+        counts[row, : len(given)] = np.asarray(given[:S], dtype=float)
+    totals = np.nansum(counts, axis=1, keepdims=True)  # (T, 1)
+    share = np.divide(counts, totals, out=np.where(np.isnan(counts), np.nan, 0.0), where=totals > 0)  # (T, S)
+    answered = int(np.nansum(counts))
+    said = title or f"The class's guesses ({answered} answer{'s' if answered != 1 else ''})"
+    fig = head_heatmap(share, rows, columns, said, narrow=False, box_px=HEATMAP_BOX_PX[True], value="share")
+    text = np.where(np.isnan(counts), "", np.nan_to_num(counts).astype(int).astype(str))  # (T, S)
+    fig.add_traces(written_cells(share, text, ATTENTION_COLORSCALE, 0, 1, x=list(range(S)), y=list(range(T)),
+                                 textfont=dict(size=fig.layout.yaxis.tickfont.size)))
+    fig.update_traces(selector=dict(name=""), text=text.tolist(),  # the counts, read by hover and the figure's table
+                      hovertemplate="%{customdata[0]} → %{customdata[1]}: %{text} students, %{z:.0%} of the row's "
+                      "answers<extra></extra>")
     return fig
 
 

@@ -201,3 +201,32 @@ def test_the_teacher_cannot_join_its_own_class_as_a_student(classes):
     code = classes.start(TEACHER).code
     with pytest.raises(UserError, match="this browser is the teacher"):
         classes.join(code, TEACHER, None)
+
+
+def test_the_guesses_are_the_answers_per_row_asked_since_the_push(classes):
+    """Classroom.guesses counts, per heatmap row asked about since the view was pushed, each key column's answers
+    (the last question about a row counting, a changed answer counted once), computed here afresh from the answers
+    recorded; a new push starts from none."""
+    code = classes.start(TEACHER).code
+    for key in STUDENTS:
+        classes.join(code, key, None)
+    classes.push(code, TEACHER, pushed(rows=("n", "o", "p"), columns=("a", "b", "c")))
+    classes.ask(code, TEACHER, "row 1?", ("a (1)", "b (2)", "c (3)"), right=0, row=0)
+    for key, choice in zip(STUDENTS, (0, 2, 2, 1)):
+        classes.answer(code, key, choice)
+    classes.answer(code, STUDENTS[3], 2)  # changed: counted once, as its last answer
+    assert classes.seen(code, TEACHER).guesses == ((0, (1, 0, 3)),)
+    classes.ask(code, TEACHER, "row 3?", ("a (1)", "b (2)", "c (3)"), right=2, row=2)
+    classes.answer(code, STUDENTS[0], 1)
+    classes.ask(code, TEACHER, "no row", ("yes", "no"))  # a question of choices only: no row of guesses
+    classes.answer(code, STUDENTS[1], 0)
+    room = classes._classes[code]
+    fresh = {}
+    for q in room.questions[room.since:]:
+        if q.row is not None:
+            fresh[q.row] = [sum(1 for choice, _ in room.answers[q.number].values() if choice == j)
+                            for j in range(len(q.choices))]
+    assert dict(classes.seen(code, STUDENTS[0]).guesses) == {r: tuple(c) for r, c in fresh.items()} \
+        == {0: (1, 0, 3), 2: (0, 1, 0)}
+    classes.push(code, TEACHER, pushed())
+    assert classes.seen(code, TEACHER).guesses == ()
