@@ -82,15 +82,16 @@ def build_class_tab() -> dict:
             grid = gr.HTML("", elem_id="class-grid", js_on_load=TAP_JS, css_template=TAP_CSS)
             choices = Radio([], label="Your prediction", visible=False, elem_id="class-choices")
             line = gr.Markdown(elem_id="class-line")
-            with gr.Row():
+            with gr.Row():  # the model's heatmap and the class's guesses on its axes, side by side once revealed
                 view = gr.Plot(label="What your teacher shows", elem_id="class-figure")
-                split = gr.Plot(label="How the class answered", elem_id="class-split")
+                guesses = gr.Plot(label="The class's guesses", elem_id="class-guesses")
+            split = gr.Plot(label="How the class answered", elem_id="class-split")
     return dict(panel=panel, code=code, role=role, seen=seen, seen_answered=seen_answered, following=following,
                 base=base, timer=timer, entry=entry, typed=typed, join=join, start=start, status=status,
                 teaching=teaching, shown_code=shown_code, qr=qr, link=link, push=push, row=row, ask=ask,
                 reveal=reveal, csv=csv, end=end, said=said, answers=answers, learning=learning, explore=explore,
                 follow=follow, view_box=view_box, question=question, grid=grid, choices=choices, line=line,
-                view=view, split=split)
+                view=view, split=split, guesses=guesses)
 
 
 def wire_class_tab(demo, tabs, c: dict, attention: dict, vocab) -> None:

@@ -10,7 +10,7 @@ from checks import UserError
 from store.classes import CLASSES, ClassEnded, Seen, normal_code
 from store.clients import client_address
 from store.sessions import browser_key
-from tabs.classroom.view import asked, grid, result, split_figure, waiting
+from tabs.classroom.view import asked, grid, guesses_figure, result, split_figure, waiting
 
 STUDENT, TEACHER = "student", "teacher"
 
@@ -56,36 +56,36 @@ def answer_tap(code, column, request: gr.Request = None):
 
 
 POLL_FIELDS = ("status", "view", "split", "question", "grid", "choices", "line", "seen", "seen_answered",
-               "timer")
+               "timer", "guesses")
 
 
 def poll(code, role, seen_version, seen_answered, following, request: gr.Request = None) -> tuple:
     """Updates of POLL_FIELDS for a device of the class `code`: nothing (gr.skip) when it has seen this state; the
     class's end said in words (the timer stopped) when the class is gone, as after a restart of the app."""
+    skip, stop = gr.skip(), gr.Timer(active=False)
     if not code:
-        return (gr.skip(),) * (len(POLL_FIELDS) - 1) + (gr.Timer(active=False),)
+        return (skip,) * 9 + (stop, skip)
     try:
         seen = CLASSES.seen(code, browser_key(request))
     except ClassEnded as e:
-        return (str(e), None, None, "", "", gr.update(choices=[], value=None, visible=False), "", -1, -1,
-                gr.Timer(active=False))
+        return (str(e), None, None, "", "", gr.update(choices=[], value=None, visible=False), "", -1, -1, stop, None)
     except UserError as e:
-        return (str(e),) + (gr.skip(),) * (len(POLL_FIELDS) - 2) + (gr.Timer(active=False),)
+        return (str(e),) + (skip,) * 8 + (stop, skip)
     teacher = seen.student is None
     changed = seen.version != seen_version
     counted = teacher and seen.answered != seen_answered  # a student joined or answered: the projector's count
     if not changed and not counted:
-        return (gr.skip(),) * len(POLL_FIELDS)
+        return (skip,) * len(POLL_FIELDS)
     if not teacher and not following:  # exploring on its own: told that something changed, nothing redrawn
         return (f"Your teacher shows something new in class **{seen.code}**: press **Follow the teacher**.",) + \
-            (gr.skip(),) * (len(POLL_FIELDS) - 1)
+            (skip,) * (len(POLL_FIELDS) - 1)
     return updates(seen, teacher, changed)
 
 
 def updates(seen: Seen, teacher: bool, changed: bool) -> tuple:
     """The POLL_FIELDS of a device that has not seen this state: the pushed view (hidden while a question is open),
-    the split (live for the teacher; for a student after the reveal), the question, the grid and the choices to
-    answer by, and a student's line."""
+    the split and the class's guesses on the heatmap (live for the teacher; for a student after the reveal), the
+    question, the grid and the choices to answer by, and a student's line."""
     skip = gr.skip()
     question = seen.question
     open_ = question is not None and not seen.revealed
@@ -94,14 +94,16 @@ def updates(seen: Seen, teacher: bool, changed: bool) -> tuple:
     view = (None if open_ or seen.pushed is None else seen.pushed.figure) if changed else skip
     if teacher:
         split = split_figure(seen, seen.revealed) if question is not None else None
+        guesses = guesses_figure(seen, seen.revealed)
     else:
         split = (split_figure(seen, True) if seen.revealed else None) if changed else skip
+        guesses = (guesses_figure(seen, True) if seen.revealed else None) if changed else skip
     said = asked(question, seen.students, seen.counts) if question is not None else ""
     if not changed:
-        return (status, skip, split, said) + (skip,) * 6 + (seen.answered, skip)
+        return (status, skip, split, said) + (skip,) * 4 + (seen.answered, skip, guesses)
     labels = list(question.choices) if question is not None else []
     picked = labels[seen.answer] if seen.answer is not None else None
     choices = gr.update(choices=labels, value=picked, visible=open_ and not teacher)
     line = "" if teacher else (result(seen) if seen.revealed else waiting(seen) if open_ else "")
     return (status, view, split, said, grid(seen) if open_ and not teacher else "", choices, line, seen.version,
-            seen.answered, skip)
+            seen.answered, skip, guesses)

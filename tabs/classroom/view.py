@@ -3,8 +3,8 @@ question with its choices and the grid to tap, the class's split, and after the 
 right. Plain values: tabs/classroom/page.py puts them into the components.
 
 The figures every device receives are built once per class and state, not once per device: the pushed figure is the
-one the teacher's push drew (serialised once, store.classes.Pushed), and the split after the reveal (answers are
-closed then) is kept by (class, version) in a small bounded cache.
+one the teacher's push drew (serialised once, store.classes.Pushed), and the split and the guesses after the reveal
+(answers are closed then) are kept by (class, version) in a small bounded cache.
 """
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from collections import OrderedDict
 
 import gradio as gr
 
-from visualize.class_answers import class_split, tap_grid
+from visualize.class_answers import class_split, guess_heatmap, tap_grid
 from visualize.text import markdown_text
 
 from limits import CLASS
@@ -21,7 +21,25 @@ from store.classes import Question, Seen
 
 _plot = gr.Plot()
 _lock = threading.Lock()
-_splits: OrderedDict[tuple, object] = OrderedDict()  # (code, version) -> the revealed split, serialised once
+_revealed: OrderedDict[tuple, object] = OrderedDict()  # (figure, code, version) -> a revealed figure, serialised once
+
+
+def _once(seen: Seen, name: str, revealed: bool, figure):
+    """`figure()` as gr.Plot sends it: built for this call while answers come in (revealed False), else built once
+    for the class's state (seen.code, seen.version) and handed as it is to every device (2 figures a class kept)."""
+    if not revealed:
+        return _plot.postprocess(figure())
+    key = (name, seen.code, seen.version)
+    with _lock:
+        if key in _revealed:
+            _revealed.move_to_end(key)
+            return _revealed[key]
+    made = _plot.postprocess(figure())
+    with _lock:
+        _revealed[key] = made
+        while len(_revealed) > 4 * CLASS["classes"]:
+            _revealed.popitem(last=False)
+    return made
 
 
 def split_figure(seen: Seen, revealed: bool):
@@ -30,21 +48,17 @@ def split_figure(seen: Seen, revealed: bool):
     question = seen.question
     if question is None:
         return None
-    build = lambda: _plot.postprocess(class_split(question.choices, seen.counts,  # noqa: E731
-                                                  question.right if revealed else None))
-    if not revealed:
-        return build()
-    key = (seen.code, seen.version)
-    with _lock:
-        if key in _splits:
-            _splits.move_to_end(key)
-            return _splits[key]
-    made = build()
-    with _lock:
-        _splits[key] = made
-        while len(_splits) > 2 * CLASS["classes"]:
-            _splits.popitem(last=False)
-    return made
+    return _once(seen, "split", revealed, lambda: class_split(question.choices, seen.counts,
+                                                              question.right if revealed else None))
+
+
+def guesses_figure(seen: Seen, revealed: bool):
+    """The class's guesses on the pushed heatmap as gr.Plot sends it (None when no row of it was asked): live on
+    the projector, the model's own heatmap still hidden; beside the model's after the reveal, on every device."""
+    if seen.pushed is None or not seen.guesses:
+        return None
+    return _once(seen, "guesses", revealed, lambda: guess_heatmap(seen.pushed.rows, seen.pushed.columns,
+                                                                  seen.guesses))
 
 
 def asked(question: Question, students: int, counts) -> str:

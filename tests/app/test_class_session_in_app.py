@@ -15,6 +15,7 @@ from store.classes import CLASSES
 from tests.app.test_app_api import decode, plot_json
 from tests.app_server import api_client
 from transformer.interpretability.probe import record_attention
+from visualize.reading import heatmap_cells
 
 VIEW = ("cross", 1, 2, "weights", False, "anti-diagonal")  # kind, layer, head, cells, words, overview colour
 
@@ -140,3 +141,43 @@ def test_a_restart_tells_the_students_page_that_the_class_ended(lesson):
     said = poll(student, code)
     assert said[0].startswith(f"The class {code} has ended") and "restarted" in said[0]
     assert said[9]["active"] is False
+
+
+def test_the_class_guesses_live_on_the_projector_and_beside_the_models_heatmap_on_reveal(lesson, app_url, shipped):
+    """Three students answer "which key will query 1 read?": the projector's heatmap of guesses (live, the model's
+    own hidden) has in each cell the count recounted here from store.classes' answers, on the rows and columns of
+    the pushed heatmap; a student sees no guesses before the reveal. On Reveal every device gets the guesses and,
+    beside them, the model's heatmap, whose cells equal a fresh forward pass of the checkpoint."""
+    teacher, student, code = lesson
+    others = [api_client(app_url), api_client(app_url)]
+    for other in others:
+        other.predict(code, api_name="/class_join")
+    teacher.predict(code, 1, api_name="/class_ask")
+    choices = [c[0] for c in poll(student, code)[5]["choices"]]
+    for client, choice in zip([student] + others, (0, 2, 2)):
+        client.predict(code, choices[choice], api_name="/class_answer")
+    assert poll(student, code)[10] is None, "a student sees the class's guesses before the reveal"
+    projector = poll(teacher, code, "teacher")
+    assert projector[1] is None, "the model's answer is shown while the question is open"
+    room = CLASSES._classes[code]
+    question = room.questions[-1]
+    recounted = np.zeros((len(room.pushed.rows), len(room.pushed.columns)))
+    recounted[:] = np.nan
+    recounted[question.row] = 0
+    for choice, _ in room.answers[question.number].values():
+        recounted[question.row, choice] += 1
+    guesses = plot_json(projector[10])
+    main = next(t for t in guesses["data"] if t.get("type") == "heatmap")
+    written = np.array([[float(v) if v != "" else np.nan for v in row] for row in main["text"]])
+    np.testing.assert_array_equal(written, recounted)
+    assert np.nansum(written) == 3 and written[1, 2] == 2
+    teacher.predict(code, api_name="/class_reveal")
+    model, tokenizer, _ = shipped("reverse")
+    kind, layer, head = VIEW[:3]
+    fresh = record_attention(model, tokenizer, "attention").patterns[kind].weights[layer, head]
+    for device, role in ((student, "student"), (others[0], "student"), (teacher, "teacher")):
+        seen = poll(device, code, role)
+        np.testing.assert_allclose(cells(seen[1]), np.asarray(fresh), atol=1e-6)
+        model_cells, guess_cells = heatmap_cells(plot_json(seen[1])), heatmap_cells(plot_json(seen[10]))
+        assert (guess_cells.rows, guess_cells.columns) == (model_cells.rows, model_cells.columns)
+        assert plot_json(seen[10])["data"][0]["text"] == main["text"]
