@@ -56,12 +56,14 @@ def normal_code(code) -> str:
 @dataclass(frozen=True)
 class Pushed:
     """The view on every device: its link's query (store.view_link; "" for a model trained in the teacher's browser,
-    which has no link), the figure as drawn once (opaque here: the page's), and the labels of its rows and columns
-    (what a question about it names)."""
+    which has no link), the figure as drawn once (opaque here: the page's), the labels of its rows and columns
+    (what a question about it names), and the label of the demo it shows whose question the class can be asked
+    ("": none)."""
     query: str
     figure: object
     rows: tuple[str, ...]
     columns: tuple[str, ...]
+    demo: str = ""
 
 
 @dataclass(frozen=True)

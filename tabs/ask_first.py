@@ -16,6 +16,20 @@ from visualize.reading import Cells
 
 
 @dataclass(frozen=True)
+class Choice:
+    """One answer a class can pick to a demo's question, and which readings of its figure make it the right one:
+    `fits(reading)`, where `reading` is the question's `rule` applied to the figure shown (the one rule: the class's
+    right answer is read exactly as the Ask-first test reads the demo's)."""
+    label: str
+    fits: Callable[[object], bool]
+
+
+def equal(label: str, value) -> Choice:
+    """The choice `label`, right when the figure reads `value`."""
+    return Choice(label, lambda reading: reading == value)
+
+
+@dataclass(frozen=True)
 class Question:
     """What a demo asks before it shows its figure (the "Ask first" switch), and how the answer is read off the
     figure the class is then shown: `rule(cells)` of that figure (visualize.reading.heatmap_cells) equals
@@ -26,12 +40,29 @@ class Question:
     expected: object  # what `rule` gives on it
     figure: str = "att-one"  # the figure read: the one-head heatmap, the patching section's heads grid
     #                          ("patch-heads") or the Positional tab's sinusoids (tabs.positional.PE_MATRIX)
+    choices: Callable[[Cells], tuple[Choice, ...]] | None = None  # what a class picks from, built from the figure
+    #                          (None: asked out loud only; tabs.classroom sends a class the one-head heatmap's)
+
+    def class_choices(self, cells: Cells) -> tuple[tuple[str, ...], int | None]:
+        """(the labels of the choices a class is given on the figure `cells`, the index of the right one: the
+        first whose `fits` takes `rule(cells)`; None when none does)."""
+        if self.choices is None:
+            raise ValueError("this question has no choices to send a class")
+        options, reading = self.choices(cells), self.rule(cells)
+        right = next((i for i, option in enumerate(options) if option.fits(reading)), None)
+        return tuple(option.label for option in options), right
 
 
 def most_common_offset(cells: Cells) -> int:
     """Where the rows of a self-attention map look most, as an offset from themselves (-1: the token before)."""
     offsets = [cells.argmax(row) - row for row in range(1, len(cells.rows))]
     return max(set(offsets), key=offsets.count)
+
+
+def distinct_keys(cells: Cells, last: int | None = None) -> tuple[Choice, ...]:
+    """Each distinct key label (up to the column `last`: what a causal row there may read), in order, as a choice
+    right when the rule reads that label."""
+    return tuple(equal(label, label) for label in dict.fromkeys(cells.columns[: None if last is None else last + 1]))
 
 
 def top_cells(cells: Cells, n: int) -> tuple[str, ...]:

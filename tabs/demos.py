@@ -14,7 +14,7 @@ from transformer.heads import AttentionKind
 from transformer.interpretability.patching_demos import TRANSLATION_EXAMPLES, induction_texts
 
 from store.catalogue import fixed_choices
-from tabs.ask_first import (Question, ask_first_row, column_mean, in_view_when_drawn, looks_ahead,
+from tabs.ask_first import (Choice, Question, distinct_keys, equal, ask_first_row, column_mean, in_view_when_drawn, looks_ahead,
                             most_common_offset, sign_changes, top_cells)
 from tabs.attention.translation_view import GOLD_SCORE
 from tabs.demo_claims import (Cited, Claim, Said, depends_only_on_distance, extreme_cell, extreme_row, gold_link,
@@ -155,7 +155,10 @@ NORMS_DEMO = Demo(
                       "`<s>` keep about 45%, more, or less?",
                       "**Less: 28%**, on average over the Spanish tokens. The head looks at `<s>`, but `<s>`'s value "
                       "vector is small, so it moves little: its column fades.",
-                      lambda cells: round(column_mean(cells, "<s>"), 2), 0.28))
+                      lambda cells: round(column_mean(cells, "<s>"), 2), 0.28,
+                      choices=lambda cells: (Choice("less than 45%", lambda share: share < 0.4),
+                                             Choice("about 45%", lambda share: 0.4 <= share <= 0.5),
+                                             Choice("more than 45%", lambda share: share > 0.5))))
 
 DEMOS = [
     Demo("Reading backwards", "attention",
@@ -171,7 +174,9 @@ DEMOS = [
                            "Which letter of *attention* will that output letter read: the 1st, the 3rd, the 7th?",
                            "The **7th**, the *i* of *attention*: output letter i reads source letter n + 1 − i, so "
                            "the darkest cells run from corner to corner, an anti-diagonal.",
-                           lambda cells: cells.argmax(cells.row("i")) + 1, 7)),
+                           lambda cells: cells.argmax(cells.row("i")) + 1, 7,
+                           choices=lambda cells: tuple(equal(f"letter {j + 1} ({c})", j + 1)
+                                                       for j, c in enumerate(cells.columns)))),
     Demo("The causal mask", "attention",
          said("A language model predicts the next character, so a position may look only **back**: ",
               Claim("every cell above the diagonal is **masked** (grey), never just small",
@@ -186,7 +191,7 @@ DEMOS = [
                            "look at the characters that come after it?",
                            "**No.** Every cell right of the diagonal is masked (grey, no weight at all): a position "
                            "may only look back, or it would read the very character it must predict.",
-                           looks_ahead, False)),
+                           looks_ahead, False, choices=lambda cells: (equal("Yes", True), equal("No", False)))),
     Demo("Previous-token head", "attention",
          said("In the **induction** model, ",
               Claim("one head of the first layer", lambda seen: open_head(seen).split(".")[0], "0"),
@@ -199,7 +204,10 @@ DEMOS = [
          question=Question("In this head, where will each letter look most: at itself, at the letter just before "
                            "it, or at the first letter?",
                            "At the **letter just before it**: the dark cells sit just left of the diagonal.",
-                           lambda cells: most_common_offset(cells), -1)),
+                           lambda cells: most_common_offset(cells), -1,
+                           # the rule reads an offset from each letter: the first letter is none, never the reading
+                           choices=lambda cells: (equal("at itself", 0), equal("at the letter just before it", -1),
+                                                  Choice("at the first letter", lambda offset: False)))),
     Demo("Induction head", "attention",
          said("The input is random letters, then the **same letters again**. ",
               Claim("In the second half, an **induction head** looks at the token that came *after* the earlier copy "
@@ -212,7 +220,8 @@ DEMOS = [
                            "look at most?",
                            "The ***b*** (the 8th letter), the letter that came **after** the first *t*: an induction "
                            "head looks up what followed the earlier copy of the current letter, and predicts it "
-                           "comes next.", lambda cells: cells.columns[cells.argmax(cells.row("t", 2))], "b")),
+                           "comes next.", lambda cells: cells.columns[cells.argmax(cells.row("t", 2))], "b",
+                           choices=lambda cells: distinct_keys(cells, cells.row("t", 2)))),
     Demo("Induction heads in GPT-2", "attention",
          said("Real **GPT-2** weights, read by our own decoder. The sentence comes twice: in the second copy, GPT-2's "
               "**induction heads** (", Cited("layers 5-7 in the literature: 5.1, 5.5, 6.9, 7.2, 7.10",
@@ -240,7 +249,8 @@ DEMOS = [
                            "Which English word will the Spanish word *llenos* read most?",
                            "***filled***, almost all of its weight: *llenos* is its translation. Cross-attention "
                            "finds the source word being translated, wherever it is.",
-                           lambda cells: cells.columns[cells.argmax(cells.row("llenos"))], "filled")),
+                           lambda cells: cells.columns[cells.argmax(cells.row("llenos"))], "filled",
+                           choices=distinct_keys)),
     Demo("Sinusoid waves", "positional",
          said("Each position gets a vector of sines and cosines (", Cited("section 3.5 of the paper",
                                                                            "Vaswani et al. 2017"), "). ",
@@ -310,6 +320,15 @@ def apply_demo(label: str, ckpt: str):
             "task" if demo.task else keep, demo.task or keep, demo.words if demo.kind else keep,
             demo.show if demo.kind else keep) + cleared + recipe \
         + patch_updates(demo)
+
+
+def demo_on_screen(ckpt, text, target, kind, show, words) -> Demo | None:
+    """The demo whose question a class can be asked about the one-head heatmap computed from checkpoint `ckpt` on
+    (`text`, `target`) and drawn as `kind` with `show` and `words`: an attention demo of that view (any head: its
+    rule reads the heatmap shown) whose question has choices; None when no such demo shows it."""
+    return next((d for d in DEMOS if d.question is not None and d.question.choices is not None
+                 and d.question.figure == "att-one" and (d.ckpt, d.text, d.target, d.kind, d.show, bool(d.words))
+                 == (ckpt, text, target, kind, show, bool(words))), None)
 
 
 def demo_focus(demo: Demo) -> tuple:

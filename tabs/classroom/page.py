@@ -68,6 +68,7 @@ def build_class_tab() -> dict:
                 row = gr.Dropdown([], label="Ask about the query", elem_id="class-row", scale=2,
                                   allow_custom_value=True)
                 ask = gr.Button("Ask: which key will it read?", elem_id="class-ask")
+                ask_demo = gr.Button("Ask the demo's question", elem_id="class-ask-demo")
                 reveal = gr.Button("Reveal", elem_id="class-reveal")
                 csv = gr.Button("Download the answers (CSV)", elem_id="class-csv")
                 end = gr.Button("End class", variant="stop", elem_id="class-end")
@@ -89,7 +90,7 @@ def build_class_tab() -> dict:
     return dict(panel=panel, code=code, role=role, seen=seen, seen_answered=seen_answered, following=following,
                 base=base, timer=timer, entry=entry, typed=typed, join=join, start=start, status=status,
                 teaching=teaching, shown_code=shown_code, qr=qr, link=link, push=push, row=row, ask=ask,
-                reveal=reveal, csv=csv, end=end, said=said, answers=answers, learning=learning, explore=explore,
+                ask_demo=ask_demo, reveal=reveal, csv=csv, end=end, said=said, answers=answers, learning=learning, explore=explore,
                 follow=follow, view_box=view_box, question=question, grid=grid, choices=choices, line=line,
                 view=view, split=split, guesses=guesses)
 
@@ -149,6 +150,8 @@ def wire_class_tab(demo, tabs, c: dict, attention: dict, vocab) -> None:
                     api_visibility="undocumented", **QUIET).success(None, c["code"], None, js=SHOWN_JS)
     c["ask"].click(handler(teacher.ask_row), [c["code"], c["row"]], c["said"], api_name="class_ask",
                    api_visibility="undocumented", **QUIET).success(None, js=ASKING_JS)
+    c["ask_demo"].click(handler(teacher.ask_demo), c["code"], c["said"], api_name="class_ask_demo",
+                        api_visibility="undocumented", **QUIET).success(None, js=ASKING_JS)
     c["reveal"].click(handler(teacher.reveal), c["code"], c["said"], js=SHOWN_JS, api_name="class_reveal",
                       api_visibility="undocumented", **QUIET)
     def downloaded(code, request: gr.Request = None):

@@ -18,6 +18,7 @@ from store.sessions import browser_key
 from tabs.attention.link import link_query
 from tabs.attention.page import draw_cached
 from tabs.classroom.view import key_choices
+from tabs.demos import DEMOS, demo_on_screen
 from visualize.reading import heatmap_cells
 from visualize.text import markdown_text
 
@@ -64,11 +65,12 @@ def push(code, vocab, record, made_by, given, kind, layer, head, cells, words, s
     except UserError:  # a model trained in this browser has no link; its figure is shown all the same
         query = ""
     read = heatmap_cells(one.plot)
-    CLASSES.push(code, key, Pushed(query, one, tuple(read.rows), tuple(read.columns)))
+    demo = demo_on_screen(made_by, *(given or ("", "")), kind, cells, words)
+    CLASSES.push(code, key, Pushed(query, one, tuple(read.rows), tuple(read.columns), demo.label if demo else ""))
     rows = [(f"{i + 1}. {label}", i) for i, label in enumerate(read.rows)]
+    also = f", or the question of **{markdown_text(demo.label)}**" if demo else ""
     return rows, (f"Every device of the class now shows **{markdown_text(figure_title(one.plot))}**. Ask which key "
-                  "a query "
-                  "reads, or push another view.")
+                  f"a query reads{also}, or push another view.")
 
 
 def figure_title(plot: str) -> str:
@@ -98,6 +100,33 @@ def ask_row(code, row, request: gr.Request = None) -> str:
     question = CLASSES.ask(code, key, f"The query **{markdown_text(rows[row])}** (row {row + 1}): which key will it "
                            "read most?",
                            choices, right=right, row=row)
+    return f"Question {question.number} asked: the answers come in below, the heatmap stays hidden until Reveal."
+
+
+def ask_demo(code, request: gr.Request = None) -> str:
+    """Ask the class the question of the demo the pushed view shows (tabs.demos.demo_on_screen), with its choices
+    built from the pushed figure; the right one is read off that figure by the demo's own rule
+    (tabs.ask_first.Question.class_choices: the rule tests/app/test_demo_questions.py checks)."""
+    key = browser_key(request)
+    CLASSES.check_teacher(code, key, "ask the class")
+    pushed = CLASSES.seen(code, key).pushed
+    if pushed is None:
+        raise UserError("show everyone a view first: the question is about the heatmap the class sees")
+    demo = next((d for d in DEMOS if d.label == pushed.demo), None)
+    if demo is None:
+        raise UserError("the view the class sees is no demo's with a question: click Reading backwards, The causal "
+                        "mask, Previous-token head, Induction head, Who reads whom or Weights or what moves, then "
+                        "Show everyone this view")
+    try:
+        labels, right = demo.question.class_choices(heatmap_cells(pushed.figure.plot))
+    except (ValueError, IndexError):  # a head or input the rule cannot read (a row it names is not there)
+        raise UserError(f"the question of {demo.label} cannot be read off this heatmap: open the demo's own input "
+                        "and push it again") from None
+    labels = tuple(label[: CLASS["choice_chars"]] for label in labels)
+    if len(labels) > CLASS["choices"] or right is None:
+        raise UserError(f"the question of {demo.label} has no right answer among at most {CLASS['choices']} "
+                        "choices on this heatmap: ask which key a query reads instead")
+    question = CLASSES.ask(code, key, f"**{demo.label}.** {demo.question.ask}", labels, right=right)
     return f"Question {question.number} asked: the answers come in below, the heatmap stays hidden until Reveal."
 
 

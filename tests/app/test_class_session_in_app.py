@@ -4,6 +4,7 @@ and to a fresh computation, computed once (no model run for a push, none for a p
 of the first, and a device told in words that its class ended when the app forgot it (a restart). Issue 39."""
 from __future__ import annotations
 
+import csv
 import inspect
 import json
 
@@ -181,3 +182,43 @@ def test_the_class_guesses_live_on_the_projector_and_beside_the_models_heatmap_o
         model_cells, guess_cells = heatmap_cells(plot_json(seen[1])), heatmap_cells(plot_json(seen[10]))
         assert (guess_cells.rows, guess_cells.columns) == (model_cells.rows, model_cells.columns)
         assert plot_json(seen[10])["data"][0]["text"] == main["text"]
+
+
+def test_a_demos_question_is_marked_by_its_own_rule(lesson, app_url):
+    """The pushed view is the demo "Reading backwards" (reverse, "attention", cross-attention): the teacher sends
+    its worded question with choices built from the figure; the right one is what the demo's own rule
+    (tabs.demos, checked by tests/app/test_demo_questions.py) reads off the figure the students received. A student
+    who picks it is told it was right, one who picks another that it was not, on the split and in the CSV."""
+    from tabs.demos import DEMOS
+
+    teacher, student, code = lesson
+    other = api_client(app_url)
+    other.predict(code, api_name="/class_join")
+    figure = heatmap_cells(plot_json(poll(student, code)[1]))
+    demo = next(d for d in DEMOS if d.label == "Reading backwards")
+    teacher.predict(code, api_name="/class_ask_demo")
+    asked = poll(student, code)
+    assert demo.question.ask in asked[3] and asked[1] is None  # the worded question; the heatmap hidden
+    choices = [c[0] for c in asked[5]["choices"]]
+    reading = demo.question.rule(figure)  # the letter's position that output letter reads most
+    right = next(i for i, label in enumerate(choices) if label.startswith(f"letter {reading} "))
+    student.predict(code, choices[right], api_name="/class_answer")
+    other.predict(code, choices[(right + 1) % len(choices)], api_name="/class_answer")
+    bars = decode(plot_json(poll(teacher, code, "teacher")[2])["data"][0]["y"])
+    assert bars[right] == 1 and sum(bars) == 2
+    teacher.predict(code, api_name="/class_reveal")
+    assert poll(student, code)[6].startswith("**Right!**")
+    assert poll(other, code)[6].startswith("**Not this time.**")
+    got = teacher.predict(code, api_name="/class_csv")  # a gr.File update: its value is the downloaded file
+    path = got.get("value") if isinstance(got, dict) else got
+    with open(path, encoding="utf-8") as f:
+        rows = list(csv.reader(f))
+    assert sorted(row[5] for row in rows[1:]) == ["no", "yes"]
+
+
+def test_a_view_that_is_no_demos_has_no_demo_question(lesson):
+    teacher, student, code = lesson
+    teacher.predict("reverse", "hello", "", api_name="/attention")
+    teacher.predict(code, *VIEW, api_name="/class_push")
+    with pytest.raises(AppError, match="no demo's with a question"):
+        teacher.predict(code, api_name="/class_ask_demo")

@@ -49,3 +49,26 @@ def test_the_revealed_figure_gives_the_answer_the_demo_states(demo):
     states (e.g. the argmax of the named row of the heatmap)."""
     cells = heatmap_cells(json.loads(revealed_figure(demo)))
     assert demo.question.rule(cells) == demo.question.expected, (demo.label, cells.rows, cells.columns)
+
+
+CLASS_ASKED = [d for d in ASKING if d.question.figure == "att-one"]
+
+
+def test_every_question_about_the_heatmap_can_be_sent_to_a_class():
+    """A class is shown the one-head heatmap (tabs.classroom): each demo whose question is about it gives choices."""
+    assert CLASS_ASKED and all(d.question.choices is not None for d in CLASS_ASKED)
+
+
+@pytest.mark.parametrize("demo", CLASS_ASKED, ids=[d.label for d in CLASS_ASKED])
+def test_a_class_is_marked_by_the_demos_own_rule(demo):
+    """The choices a class gets on the demo's freshly drawn figure: distinct, within the class's bounds, and
+    exactly one of them takes the answer the demo states (`expected`, which the rule reads off this figure: the
+    test above); class_choices marks that one right."""
+    from limits import CLASS
+
+    cells = heatmap_cells(json.loads(revealed_figure(demo)))
+    labels, right = demo.question.class_choices(cells)
+    options = demo.question.choices(cells)
+    assert len(set(labels)) == len(labels) and 2 <= len(labels) <= CLASS["choices"]
+    assert all(0 < len(label) <= CLASS["choice_chars"] for label in labels)
+    assert [i for i, o in enumerate(options) if o.fits(demo.question.expected)] == [right], (labels, right)
