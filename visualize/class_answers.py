@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from visualize.attention import HEATMAP_BOX_PX, head_heatmap
+from visualize.attention import head_heatmap
 from visualize.style import (ATTENTION_COLORSCALE, BAR_COLOR, HIGHLIGHT_COLOR, style_figure, visible_whitespace,
                              written_cells)
 from visualize.text import html_text
@@ -44,8 +44,9 @@ def guess_heatmap(rows, columns, guesses, title: str = "") -> go.Figure:
     scale (a row of guesses sums to 1 as a row of weights does; the model's heatmap beside it reads the same way).
     Rows not asked are blank.
 
-    Drawn at a phone's box (visualize.attention.HEATMAP_BOX_PX[True]): its cells and labels keep their least size
-    on a phone, and a projector's wider box gives them more (the figure's width is its box's when they fit).
+    Drawn for a phone (head_heatmap's narrow figure, as the class is shown the model's: tabs.classroom.teacher): its
+    cells and labels keep their least size on a phone, and a projector's wider box gives them more (the figure's
+    width is its box's when they fit; past a phone's box it is wider, and the page scrolls it sideways).
     """
     T, S = len(rows), len(columns)
     counts = np.full((T, S), np.nan)  # (T, S): NaN where no row was asked
@@ -58,7 +59,7 @@ def guess_heatmap(rows, columns, guesses, title: str = "") -> go.Figure:
     share = np.divide(counts, totals, out=np.where(np.isnan(counts), np.nan, 0.0), where=totals > 0)  # (T, S)
     answered = int(np.nansum(counts))
     said = title or f"The class's guesses ({answered} answer{'s' if answered != 1 else ''})"
-    fig = head_heatmap(share, rows, columns, said, narrow=False, box_px=HEATMAP_BOX_PX[True], value="share")
+    fig = head_heatmap(share, rows, columns, said, narrow=True, value="share")
     text = np.where(np.isnan(counts), "", np.nan_to_num(counts).astype(int).astype(str))  # (T, S)
     fig.add_traces(written_cells(share, text, ATTENTION_COLORSCALE, 0, 1, x=list(range(S)), y=list(range(T)),
                                  textfont=dict(size=fig.layout.yaxis.tickfont.size)))

@@ -20,6 +20,7 @@ from tabs.attention.page import draw_cached
 from tabs.classroom.view import key_choices
 from tabs.demos import DEMOS, demo_on_screen
 from visualize.reading import heatmap_cells
+from visualize.style import PHONE_WIDTH
 from visualize.text import markdown_text
 
 # the page's own address, as its browser reports it (origin and path): http(s), printable, no quotes or markup
@@ -59,7 +60,9 @@ def push(code, vocab, record, made_by, given, kind, layer, head, cells, words, s
     CLASSES.check_teacher(code, key, "show everyone a view")
     if record is None or made_by is None:
         raise UserError("press Show attention first (or click a demo): the class is shown the heatmap on screen")
-    one = draw_cached(record, kind, layer, head, score, cells, words, made_by, None, request)[0]
+    # drawn for a phone: its cells and labels keep their least size on a student's phone, and grow to the wider box
+    # of a projector or a laptop (drawn for a projector, a phone got 13 px wide cells: tests/browser/test_class_session)
+    one = draw_cached(record, kind, layer, head, score, cells, words, made_by, PHONE_WIDTH, request)[0]
     try:
         query = link_query(vocab, made_by, given, record, kind, layer, head, cells, words, score, "")
     except UserError:  # a model trained in this browser has no link; its figure is shown all the same

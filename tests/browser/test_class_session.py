@@ -24,6 +24,22 @@ CELLS = """(id) => { const p = document.querySelector(`#${id} .js-plotly-plot`);
     return p && p._fullData ? p._fullData[0].z.map(row => Array.from(row)) : null; }"""
 BARS = """() => { const p = document.querySelector('#class-split .js-plotly-plot');
     return p && p._fullData ? Array.from(p._fullData[0].y) : null; }"""
+# the counts of the class's guesses as drawn (the text of each cell of the heatmap; "" where no row was asked)
+GUESSES = """() => { const p = document.querySelector('#class-guesses .js-plotly-plot');
+    return p && p._fullData ? p._fullData[0].text.map(row => Array.from(row)) : null; }"""
+SIZES = {}  # what the readable figures measured: the run's summary (pytest -s prints it)
+
+
+def readable(page, sel: str, what: str) -> None:
+    """The heatmap under `sel` as drawn: cells and labels at least visualize.sizes' least (test_fit_the_screen's
+    measure and rule)."""
+    from tests.browser.test_fit_the_screen import _cells, _readable
+
+    cells = _cells(page, sel)
+    SIZES[what] = (f"cells {cells['column']:.0f} x {cells['row']:.0f} px, labels {cells['tick_font']:.0f} px, "
+                   f"counts {cells['cell_font'] or 0:.0f} px, figure {cells['width']:.0f} px in {cells['box']} px")
+    print(what, SIZES[what])
+    _readable(cells, what)
 
 
 def device(browser, app_url: str, size: dict, query: str = ""):
@@ -120,6 +136,14 @@ def test_a_teacher_and_three_students_run_a_lesson(browser, app_url):
     teacher.wait_for_function(f"() => {{ const y = ({BARS})(); return y && y.reduce((a, b) => a + b, 0) === 3; }}")
     bars = teacher.evaluate(BARS)
     assert bars[right] == 2 and bars[wrong] == 1, bars
+    teacher.wait_for_function(f"""() => {{ const t = ({GUESSES})();
+        return t && t[0].filter(v => v !== '').map(Number).reduce((a, b) => a + b, 0) === 3; }}""")
+    guessed = teacher.evaluate(GUESSES)  # live on the projector: the row asked, a count per key; the rest blank
+    assert guessed[0][right] == "2" and guessed[0][wrong] == "1", guessed
+    assert all(v == "" for row in guessed[1:] for v in row) and len(guessed) == len(truth)
+    readable(teacher, "#class-guesses", "guesses, projector 1280x800, live")
+    for page in students:  # a student sees no one's guesses before the reveal
+        assert page.locator("#class-guesses .main-svg").count() == 0
     assert hidden_on_the_projector(teacher)
     if tour.SHOTS:
         tour.small_screenshot(teacher, tour.SHOTS / "class-split-1280.png")  # the whole page: the split is under the QR code
@@ -138,6 +162,12 @@ def test_a_teacher_and_three_students_run_a_lesson(browser, app_url):
         page.locator("#class-figure .main-svg").first.wait_for()
         assert page.evaluate(CELLS, "class-figure") == truth
         page.locator("#class-split .main-svg").first.wait_for()
+        page.locator("#class-guesses .main-svg").first.wait_for()  # beside the model's heatmap
+        assert page.evaluate(GUESSES) == guessed
+    readable(phone, "#class-guesses", "guesses, phone 390x844, revealed")
+    readable(laptops[1], "#class-guesses", "guesses, laptop 1280x800, revealed")
+    phone.locator("#class-figure").scroll_into_view_if_needed()
+    readable(phone, "#class-figure", "model's heatmap, phone 390x844, revealed")
     assert not hidden_on_the_projector(teacher)
     if tour.SHOTS:
         tour.small_screenshot(phone, tour.SHOTS / "class-reveal-390.png")

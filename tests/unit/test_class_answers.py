@@ -32,7 +32,7 @@ def test_its_axes_are_the_models_heatmaps():
     """Same rows and columns, read as the viewer reads them, as the model's heatmap of the same tokens (markup
     and spaces shown as they are there), so the two can be read side by side."""
     guesses = heatmap_cells(guess_heatmap(ROWS, COLUMNS, [(0, (1, 0, 0, 0, 0))]).to_json())
-    model = heatmap_cells(head_heatmap(np.full((4, 5), 0.2), ROWS, COLUMNS, "m", narrow=False).to_json())
+    model = heatmap_cells(head_heatmap(np.full((4, 5), 0.2), ROWS, COLUMNS, "m", narrow=True).to_json())
     assert (guesses.rows, guesses.columns) == (model.rows, model.columns) == (ROWS, ["n", "o", "n", "</s>", "␣"])
 
 
