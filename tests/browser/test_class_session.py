@@ -180,6 +180,26 @@ def test_a_teacher_and_three_students_run_a_lesson(browser, app_url):
     assert sorted((r["question"], r["student"], r["right"]) for r in rows) == [
         ("1", str(n), "no" if n == chose_wrong else "yes") for n in (1, 2, 3)]
 
+    # the demo the view shows (the page opens on `reverse` and "attention": Reading backwards) asks its own question
+    teacher.locator("#class-ask-demo").click()
+    wait_text(teacher, "#class-said", "Question 2 asked")
+    wait_text(phone, "#class-question", "Reading backwards")
+    phone.locator("#class-choices label").first.wait_for()
+    assert phone.locator("#class-grid button").count() == 0  # a question of choices: no grid to tap
+    phone.get_by_text("letter 7 (", exact=False).first.click()
+    wait_text(phone, "#class-line", "Your answer")
+    teacher.locator("#class-reveal").click()
+    said = wait_text(phone, "#class-line", "Right|Not this time")
+    before = teacher.locator("#class-answers a").first.get_attribute("href")
+    teacher.locator("#class-csv").click()  # the verdict the phone read is the class record's (and the CSV's)
+    teacher.wait_for_function("""(old) => { const a = document.querySelector('#class-answers a');
+                                            return a && a.getAttribute('href') !== old; }""", arg=before)
+    rows = list(csv.DictReader(io.StringIO(teacher.request.get(
+        teacher.locator("#class-answers a").first.get_attribute("href")).text())))
+    on_phone = re.search(r"student (\d+)", text(phone, "#class-status")).group(1)
+    row = next(r for r in rows if r["question"] == "2" and r["student"] == on_phone)
+    assert row["answer"].startswith("letter 7 (") and row["right"] == ("yes" if "Right" in said else "no"), (row, said)
+
     other = device(browser, app_url, tour.PROJECTOR)  # a second class: its student sees nothing of the first
     tour.show_tab(other, "class")
     other.locator("#class-start").click()
