@@ -229,8 +229,7 @@ DEMOS = [
               ") look at the token after the earlier copy of the current one: a stripe just right of the repeat's "
               "diagonal."), ckpt="gpt2 (pretrained)",
          text="The quick brown fox jumps over the lazy dog near the river bank. The quick brown fox jumps over the "
-              "lazy dog near the river bank.", kind=AttentionKind.DECODER_SELF.value, score="induction",
-         missing=GPT2_MISSING),
+              "lazy dog near the river bank.", kind=AttentionKind.DECODER_SELF.value, score="induction"),
     Demo("Who reads whom: translation", "attention",
          said("**Cross-attention in words** of the translation model (trained on Bible verses) on a verse it never "
               "saw ", Cited("(Acts 13:52)", "data/bible-en-es/test.tsv"), ", on ",

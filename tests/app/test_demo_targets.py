@@ -38,21 +38,3 @@ def test_every_demo_that_runs_brings_its_figure_into_view(config):
     missing = {d.label: d.figure for d in shown if d.figure not in targets}
     assert not missing, f"demos whose figure is never brought into view: {missing}"
 
-
-def test_a_demo_whose_model_is_not_here_is_shown_and_says_how_to_get_it(monkeypatch):
-    """Issue 38, item 5: "Induction heads in GPT-2" was hidden when GPT-2 was not cached while "IOI in GPT-2" stayed
-    and said how to download it; a class learns what exists either way. With no pretrained model in the cache, every
-    pretrained demo is in the row and its click says, in words, the command that gets its model (and changes
-    nothing else). Failed before: "Induction heads in GPT-2" not in the row."""
-    import tabs.demos as demos
-
-    here = [c for c in demos.fixed_choices() if "pretrained" not in c]
-    monkeypatch.setattr(demos, "fixed_choices", lambda: here)
-    pretrained = [d for d in DEMOS if d.ckpt and "pretrained" in d.ckpt]
-    assert {"Induction heads in GPT-2", "IOI in GPT-2"} <= {d.label for d in pretrained}
-    shown = {d.label for d in demos.available_demos()}
-    assert all(d.label in shown and not demos.runs(d) for d in pretrained), shown
-    for d in pretrained:
-        updates = demos.apply_demo(d.label, "reverse")
-        said = [u for u in updates if isinstance(u, str)]
-        assert said == [f"**{d.label}.** {d.missing}"] and "python -m transformer.pretrained gpt2" in d.missing, said
