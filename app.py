@@ -168,6 +168,9 @@ body.revealed #demo-notes {position: sticky; top: 0; z-index: 1002; background: 
   #demo-ask > * {width: 100% !important}
   /* plotly's toolbar, shown at a touch, lay over the figure's title; PNG and HTML are under every figure */
   .js-plotly-plot .modebar-container {display: none !important}
+  /* a figure's exports wrap to a second line where PNG, HTML and "Show as a table" (168 px) do not fit on one: at
+     320 px (a 1280 px screen zoomed to 400 %) the table's button ran 24 px off the page */
+  .figure-export {flex-wrap: wrap !important}
 }
 /* The training's status line is never faded: gradio greys a Markdown awaiting an update of a call in flight (its
    `.pending`, opacity 0.2), and a running watch or training always has one, so the line a class reads (step, loss,

@@ -32,8 +32,13 @@ def greedy(shipped):
 
 def test_size_and_card(shipped):
     model, tokenizer, info = shipped
-    size = sum(f.stat().st_size for f in CHECKPOINT.iterdir())
-    assert size <= 40 * 2**20
+    # The model (weights, config, tokenizer, card) within 40 MB; the SAEs shipped beside it (issue 42) are an add-on
+    # with their own budget, so that adding one never pushes the model over a Space's limits.
+    files = list(CHECKPOINT.iterdir())
+    model_bytes = sum(f.stat().st_size for f in files if not f.name.startswith("sae-"))
+    sae_bytes = sum(f.stat().st_size for f in files if f.name.startswith("sae-"))
+    assert model_bytes <= 40 * 2**20, f"the model's files are {model_bytes / 2**20:.1f} MB"
+    assert sae_bytes <= 8 * 2**20, f"its SAEs are {sae_bytes / 2**20:.1f} MB"
     assert info["task"] == "translate-en-es" and model.config.is_encoder_decoder
     m = info["metrics"]
     assert m["bleu_beam4"] >= 20 and m["bleu_beam4"] > m["bleu_copy_source"] + 15
