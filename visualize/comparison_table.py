@@ -43,6 +43,8 @@ DETAILS = [
     ("train_tokens_per_sec", "Training (tokens/s)", thousands),
 ]
 MAX_MAIN_COLUMNS = 8
+TABLE_CHAR_PX = 10  # the widest character of the table's 16 px type (bold headers; the body's monospace is 9.6 px)
+TABLE_CELL_PAD_PX = 40  # a cell's padding each side and its header's sort button
 
 
 def _table(rows: list[dict], columns) -> pd.DataFrame:
@@ -51,6 +53,14 @@ def _table(rows: list[dict], columns) -> pd.DataFrame:
         present = [c for c in columns if c[0] not in ("exact_match", "nats_per_char")]
     data = [[None if r.get(key) is None else fmt(r[key]) for key, _, fmt in present] for r in rows]
     return pd.DataFrame(data, columns=[header for _, header, _ in present])
+
+
+def column_widths(table: pd.DataFrame) -> list[str]:
+    """Each column's width for gradio's Dataframe: its header and its longest value whole, in the table's type.
+    Gradio sizes a column by its first row's values alone, so on a phone "KV cache" read "K..." (a 61 px column)."""
+    def chars(header) -> int:
+        return max([len(str(header))] + [len(str(v)) for v in table[header] if v is not None])
+    return [f"{TABLE_CHAR_PX * chars(header) + TABLE_CELL_PAD_PX}px" for header in table.columns]
 
 
 def comparison_tables(rows: list[dict]) -> tuple[pd.DataFrame, pd.DataFrame]:

@@ -13,7 +13,7 @@ from transformer.tokenization import SPECIAL_TOKENS
 
 from transformer.train.compare import COMPARISONS
 
-from visualize.comparison_table import UNITS_NOTE, comparison_tables
+from visualize.comparison_table import UNITS_NOTE, column_widths, comparison_tables
 from visualize.heatmap_svg import head_heatmap_svg
 from visualize.line_chart import training_chart
 
@@ -98,7 +98,8 @@ def run_compare(source, task, text, upload, hub, layers, heads, d_model, lr, ste
     with TabRun(call=request) as run:  # no model kept: the table is the result
         for figure, status, table, details in compare_on_gpu(request_, which, run.control):
             keep = gr.update()
-            yield (figure, status, table if table is not None else keep,
+            table = keep if table is None else gr.update(value=table, column_widths=column_widths(table))
+            yield (figure, status, table,
                    details if details is not None else keep, run.control)
 
 
@@ -293,7 +294,7 @@ def build_train_tab(ckpt, door=None):
                                max_height=250, elem_id="train-samples")
         empty_table, empty_details = comparison_tables([])
         compare_table = gr.Dataframe(empty_table, label="The variants side by side: same data, steps and seed",
-                                     elem_id="train-compare-table")
+                                     column_widths=column_widths(empty_table), elem_id="train-compare-table")
         gr.Markdown(UNITS_NOTE, elem_id="train-compare-units")  # the short headers' units
         with gr.Accordion("Comparison details", open=False, elem_id="train-compare-details-section"):
             compare_details = gr.Dataframe(empty_details, show_label=False, elem_id="train-compare-details")
