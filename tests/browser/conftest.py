@@ -62,3 +62,73 @@ def pytest_terminal_summary(terminalreporter):
         terminalreporter.section("browser measurements")
         for name, value in MEASURED.items():
             terminalreporter.write_line(f"{name}: {value}")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    if report.when == "call":
+        item.failed_call = report.failed
+
+
+@pytest.fixture(autouse=True)
+def screenshot_on_failure(request):
+    """A failed browser test leaves a screenshot of each page its module's browser holds (the screen as the visitor
+    saw it, and the open dropdown or dialog that may explain a wait), named in the report's output."""
+    yield
+    if not getattr(request.node, "failed_call", False) or "browser" not in request.fixturenames:
+        return
+    browser = request.getfixturevalue("browser")
+    for i, page in enumerate(p for context in browser.contexts for p in context.pages):
+        path = tour.SHOTS / f"failed-{request.node.name}-{i}.png".replace("/", "_")
+        try:
+            page.screenshot(path=str(path), timeout=10_000)
+            print(f"screenshot of page {i} at the failure: {path}")
+        except Exception as error:  # a page that cannot be drawn any more: say so, and where its script is busy
+            print(f"no screenshot of page {i}: {error}")
+            print(f"page {i}'s script, paused: {_paused_stack(page)}")
+
+
+def _paused_stack(page, seconds: float = 5.0) -> str:
+    """Where a page's script is when it is paused through the devtools protocol (its top frames, the async chain
+    that led there, and the id of the figure a plotly frame holds): a page too busy to draw a screenshot is most often
+    running one script in a loop."""
+    import time
+
+    cdp = page.context.new_cdp_session(page)
+    paused = []
+    cdp.on("Debugger.paused", lambda event: paused.append(event))
+
+    def where(f) -> str:
+        return (f"{f['functionName'] or '(anonymous)'} at {f['url'].rsplit('/', 1)[-1]}:"
+                f"{(f.get('location') or f)['lineNumber'] + 1}")
+    try:
+        cdp.send("Debugger.enable")
+        cdp.send("Debugger.setAsyncCallStackDepth", {"maxDepth": 16})
+        cdp.send("Debugger.pause")
+        end = time.monotonic() + seconds
+        while not paused and time.monotonic() < end:
+            page.wait_for_timeout(100)
+        if not paused:
+            return "not paused (the page runs no script: layout or painting)"
+        event = paused[0]
+        said = ["; ".join(where(f) for f in event["callFrames"][:12])]
+        chain = event.get("asyncStackTrace")
+        while chain:
+            said.append(f"<- {chain.get('description', '')}: " + "; ".join(where(f) for f in chain["callFrames"][:6]))
+            chain = chain.get("parent")
+        figures = set()
+        for frame in event["callFrames"]:
+            found = cdp.send("Debugger.evaluateOnCallFrame", {
+                "callFrameId": frame["callFrameId"], "returnByValue": True, "silent": True,
+                "expression": "(() => { try { const e = (typeof gd !== 'undefined' && gd) || (typeof t !== 'undefined' "
+                              "&& t && t.closest && t); return e && e.closest ? (e.closest('[id]') || {}).id : null; }"
+                              " catch (x) { return null } })()"})
+            value = (found.get("result") or {}).get("value")
+            if value:
+                figures.add(value)
+        cdp.send("Debugger.resume")
+        return " ".join(said) + f" | figure(s) in its frames: {sorted(figures) or 'none found'}"
+    except Exception as error:
+        return f"not paused: {error}"
