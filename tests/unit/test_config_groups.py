@@ -110,3 +110,20 @@ def test_a_shipped_flat_config_json_loads_and_writes_back_the_same_model(tmp_pat
     inputs = (tokens, tokens) if model.config.is_encoder_decoder else (tokens,)
     with torch.no_grad():
         torch.testing.assert_close(again(*inputs).logits, model(*inputs).logits, atol=0, rtol=0)
+
+
+def test_bert_token_types_are_a_block_of_their_own():
+    """Oracle: BERT's embedding sum by hand, word embedding + position vector + token-type row 0 (every token is
+    segment A), equals what the model adds before its norm; the token types are their own module (TokenTypes), not
+    a bare parameter of Transformer."""
+    from transformer.embeddings import TokenTypes
+    from transformer.model import Transformer
+
+    cfg = TransformerConfig(arch="encoder-only", vocab_size=12, d_model=8, n_heads=2, n_encoder_layers=1,
+                            n_decoder_layers=0, d_ff=8, dropout=0.0, pos_encoding="learned", type_vocab_size=2,
+                            scale_embeddings=False)
+    model = Transformer(cfg).eval()
+    assert isinstance(model.token_types, TokenTypes) and "token_types.weight" in model.state_dict()
+    ids = torch.tensor([[3, 4, 5]])
+    by_hand = model.embed.weight[ids] + model.pos_encoding.table[:3] + model.token_types.weight[0]
+    torch.testing.assert_close(model._embed(ids), by_hand, atol=0, rtol=0)
