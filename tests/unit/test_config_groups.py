@@ -3,6 +3,7 @@ and config.json still the flat dict every checkpoint was written with."""
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import fields
 
 import pytest
@@ -127,3 +128,22 @@ def test_bert_token_types_are_a_block_of_their_own():
     ids = torch.tensor([[3, 4, 5]])
     by_hand = model.embed.weight[ids] + model.pos_encoding.table[:3] + model.token_types.weight[0]
     torch.testing.assert_close(model._embed(ids), by_hand, atol=0, rtol=0)
+
+
+def test_the_clis_model_flags_come_in_the_configs_groups(capsys):
+    """Invariant: `python -m transformer.train --help` lists the model's flags under one heading per config group,
+    the paper's first, each group's flags under its own heading; the same flags as before the groups (every field but
+    vocab_size and the special tokens, which the tokenizer gives)."""
+    from transformer.train.cli import MODEL_FLAGS, parse_args
+
+    with pytest.raises(SystemExit):
+        parse_args(["--help"])
+    text = capsys.readouterr().out
+    headings = [text.index(h) for h in ("model: the paper's", "model: later variants", "model: outside families'")]
+    assert headings == sorted(headings)
+    sections = dict(zip((PaperModel, Variants, FamilyOptions), [text[a:b] for a, b in zip(
+        headings, headings[1:] + [text.index("training (TrainConfig)")])]))
+    for group, section in sections.items():
+        assert all(re.search(rf"--{name.replace('_', '-')}[ ,\n]", section) for name in names(group)
+                   if name != "vocab_size")
+    assert {f.name for f in MODEL_FLAGS} == set(names(TransformerConfig)) - {"vocab_size", *names(SpecialTokens)}
