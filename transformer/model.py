@@ -11,7 +11,7 @@ from torch import Tensor, nn
 from .attention import KVCache, MultiHeadAttention, padding_mask
 from .config import TransformerConfig
 from .dropout import Dropout
-from .embeddings import TokenEmbedding
+from .embeddings import TokenEmbedding, TokenTypes
 from .heads import AttentionKind
 from .layers import DecoderLayer, EncoderLayer
 from .masked_lm import MaskedLMHead
@@ -19,6 +19,9 @@ from .norms import make_norm
 from .points import Point, check, name_points, points
 from .positions import position_scheme
 
+INPUTS = {"encoder-decoder": "an encoder-decoder model needs both a source and a target: model(src, tgt)",
+          "decoder-only": "a decoder-only model takes one token sequence: model(tokens)",
+          "encoder-only": "an encoder-only model takes one token sequence: model(tokens)"}  # what forward refuses
 LayerCache = tuple[KVCache, KVCache | None]  # (decoder self-attention, cross-attention or None)
 _NO_BLOCK = nullcontext(MappingProxyType({}))  # a call that reads and writes nothing opens no `points` block
 
@@ -82,9 +85,7 @@ class Transformer(nn.Module):
         # inside every self-attention layer, which share one `position` module.
         positions = position_scheme(cfg)
         self.pos_encoding, position = positions.absolute, positions.relative
-        # BERT: a token-type (segment) vector added too (every token here is segment A, row 0), and a norm on the sum
-        self.token_types = nn.Parameter(torch.empty(cfg.type_vocab_size, cfg.d_model)) if cfg.type_vocab_size \
-            else None
+        self.token_types = TokenTypes(cfg.type_vocab_size, cfg.d_model) if cfg.type_vocab_size else None  # BERT's
         self.embed_norm = make_norm(cfg) if cfg.embedding_norm else nn.Identity()
         self.embed_dropout = Dropout(cfg.dropout)  # "dropout to the sums of the embeddings and the positional encodings"
         self.encoder = nn.ModuleList(EncoderLayer(cfg, position) for _ in range(cfg.n_encoder_layers))
@@ -127,7 +128,7 @@ class Transformer(nn.Module):
         if self.config.pos_encoding == "learned":
             nn.init.normal_(self.pos_encoding.table, std=0.02)
         if self.token_types is not None:
-            nn.init.normal_(self.token_types, std=0.02)
+            nn.init.normal_(self.token_types.weight, std=0.02)
         if self.lm_head.bias is not None:
             nn.init.zeros_(self.lm_head.bias)
 
@@ -142,19 +143,14 @@ class Transformer(nn.Module):
                                  f"max_len={self.config.max_len}")
             x = self.pos_encoding(x, start)  # (B, T, d_model)
         if self.token_types is not None:
-            x = x + self.token_types[0]  # segment A
+            x = self.token_types(x)
         return self.embed_dropout(self.embed_norm(x))
 
     def key_mask(self, ids: Tensor, decoder: bool = False) -> Tensor | None:
-        """Padding mask over keys, or None when there is no padding (so the fused kernel needs no mask).
-
-        A model without a padding token of its own (GPT-2, `config.has_padding` False) masks nothing: its
-        <|endoftext|> in a prompt is a real token that later positions attend to. Nor does the decoder of a model
-        whose decoder input starts with the pad token (Marian): that first pad is a real token, and padding at the
-        end of a target is hidden from every real position by the causal mask already.
-        """
-        cfg = self.config
-        if not cfg.has_padding or (decoder and cfg.decoder_start == cfg.pad_id) or not (ids == cfg.pad_id).any():
+        """Padding mask over keys, or None when there is no padding (so the fused kernel needs no mask). Whether a
+        stack masks its pad keys at all is the special tokens' rule (`config.masks_padding`: GPT-2 and Marian's
+        decoder do not)."""
+        if not self.config.masks_padding(decoder) or not (ids == self.config.pad_id).any():
             return None
         return padding_mask(ids, self.config.pad_id)
 
@@ -213,29 +209,22 @@ class Transformer(nn.Module):
         `return_attention` reads every `pattern` point; `head_mask` switches heads off for this call only (head
         ablation, a write to the `z` points). Encoder-only: model(tokens), logits of the token at each position (a
         masked one included)."""
-        if self.config.is_encoder_only:
-            if tgt is not None:
-                raise ValueError("an encoder-only model takes one token sequence: model(tokens)")
-            memory, _, enc_maps = self.encode(src_or_tokens, return_attention, head_mask)
-            logits, self_maps, cross_maps = self.lm_head(self.mlm_head(memory)), [], []  # (B, S, vocab_size)
-        elif self.config.is_encoder_decoder:
-            if tgt is None:
-                raise ValueError("an encoder-decoder model needs both a source and a target: model(src, tgt)")
-            memory, src_mask, enc_maps = self.encode(src_or_tokens, return_attention, head_mask)
-            logits, self_maps, cross_maps = self.decode(tgt, memory, src_mask, need_weights=return_attention,
-                                                        head_mask=head_mask)
-        else:
-            if tgt is not None:
-                raise ValueError("a decoder-only model takes one token sequence: model(tokens)")
-            enc_maps = []
-            logits, self_maps, cross_maps = self.decode(src_or_tokens, need_weights=return_attention,
-                                                        head_mask=head_mask)
+        cfg = self.config
+        if (tgt is not None) != cfg.is_encoder_decoder:
+            raise ValueError(INPUTS[cfg.arch])
+        memory, src_mask, enc_maps = (self.encode(src_or_tokens, return_attention, head_mask) if cfg.n_encoder_layers
+                                      else (None, None, []))
+        if cfg.is_encoder_only:  # the masked-LM head reads the encoder's output: (B, S, vocab_size)
+            logits, self_maps, cross_maps = self.lm_head(self.mlm_head(memory)), [], []
+        else:  # the decoder reads the target (encoder-decoder) or the tokens (decoder-only)
+            logits, self_maps, cross_maps = self.decode(src_or_tokens if tgt is None else tgt, memory, src_mask,
+                                                        need_weights=return_attention, head_mask=head_mask)
         attention = AttentionMaps(enc_maps, self_maps, cross_maps) if return_attention else None
         return ModelOutput(logits, attention)
 
     def new_cache(self) -> list[LayerCache]:
         """An empty KV cache: per decoder layer, (self-attention cache, cross-attention cache or None)."""
-        return [(KVCache(), KVCache(static=True) if self.config.is_encoder_decoder else None) for _ in self.decoder]
+        return [(KVCache(), KVCache(static=True) if layer.cross_attn is not None else None) for layer in self.decoder]
 
     @property
     def device(self) -> torch.device:

@@ -16,6 +16,7 @@ from torch import Tensor
 from ..encoding import decoder_ids
 from ..model import Transformer
 from ..points import points, stream_point
+from .probe import run_record
 
 
 @dataclass
@@ -41,20 +42,15 @@ def decoder_residuals(model: Transformer, input_ids: list[int], target_ids: list
     """(the decoder's input ids, the residual stream (T, d_model) after the embedding and after each decoder layer)
     of one forward pass: a decoder-only model reads `input_ids`; an encoder-decoder model encodes `input_ids` (the
     source with its </s>) and its decoder reads <s> + `target_ids`."""
-    cfg, dev = model.config, model.device
+    cfg = model.config
     if cfg.is_encoder_only:
         raise ValueError("the logit lens reads a decoder's next-token predictions, and an encoder-only model (BERT) "
                          "has no decoder")
     names = [stream_point("decoder", 0, "resid_pre")] + [stream_point("decoder", i, "resid_post")
                                                           for i in range(cfg.n_decoder_layers)]
     with torch.no_grad(), points(read=names) as seen:
-        if cfg.is_encoder_decoder:
-            dec_in, _ = decoder_ids(list(target_ids or []), cfg)
-            memory, src_mask, _ = model.encode(torch.tensor([input_ids], device=dev))
-            model.decode(torch.tensor([dec_in], device=dev), memory, src_mask)
-        else:
-            dec_in = list(input_ids)
-            model.decode(torch.tensor([dec_in], device=dev))
+        run_record(model, input_ids, target_ids)  # the record's one pass; the decoder reads <s> + target, or the input
+    dec_in = decoder_ids(list(target_ids or []), cfg)[0] if cfg.is_encoder_decoder else list(input_ids)
     return dec_in, [seen[n][0] for n in names]
 
 

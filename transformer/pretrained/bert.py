@@ -40,7 +40,7 @@ BERT = register(Family(
     rename=((r"LayerNorm\.gamma$", "LayerNorm.weight"), (r"LayerNorm\.beta$", "LayerNorm.bias")),
     weights={"embed.weight": same(E + "word_embeddings.weight"),
              "pos_encoding.table": same(E + "position_embeddings.weight"),
-             "token_types": same(E + "token_type_embeddings.weight"),
+             "token_types.weight": same(E + "token_type_embeddings.weight"),
              "embed_norm.weight": same(E + "LayerNorm.weight"), "embed_norm.bias": same(E + "LayerNorm.bias"),
              "mlm_head.dense.weight": same(P + "transform.dense.weight"),
              "mlm_head.dense.bias": same(P + "transform.dense.bias"),

@@ -14,7 +14,8 @@ import torch
 from tqdm import tqdm
 
 from ..checkpoint import load_checkpoint, recover_checkpoint
-from ..config import TransformerConfig
+from ..config import PaperModel, Variants
+from ..family_options import FamilyOptions
 from ..machine import cpu_name
 from ..data import INDUCTION_ALPHABET, INDUCTION_MIN_HALF, KNOWN_CORPORA, TASKS, text_splits
 from ..evaluate import bits, exact_match, text_loss
@@ -27,8 +28,10 @@ from .compare import COMPARISONS, ComparisonSetup, compare_variants, comparison_
 from .run import build_run
 from .trainer import TrainConfig, Trainer
 
-MODEL_FLAGS = [f for f in fields(TransformerConfig)
-               if f.name not in ("vocab_size", "pad_id", "bos_id", "eos_id", "decoder_start_id")]
+# The model's flags, one argument group per config group (the tokenizer gives vocab_size and the special tokens)
+MODEL_GROUPS = {"model: the paper's (PaperModel)": PaperModel, "model: later variants (Variants)": Variants,
+                "model: outside families' options (FamilyOptions)": FamilyOptions}
+MODEL_FLAGS = [f for group in MODEL_GROUPS.values() for f in fields(group) if f.name != "vocab_size"]
 
 
 def _add_dataclass_flags(group, dataclass_fields, prefix=""):
@@ -72,7 +75,8 @@ def parse_args(argv=None):
                    + ". GQA takes --n-kv-heads, else the divisor nearest sqrt(n_heads) (see transformer.train.compare)")
     p.add_argument("--compare-kv-heads", action="store_const", const="kv-heads", dest="compare",
                    help="the same as --compare kv-heads: MHA, GQA and MQA")
-    _add_dataclass_flags(p.add_argument_group("model (TransformerConfig)"), MODEL_FLAGS)
+    for title, group in MODEL_GROUPS.items():
+        _add_dataclass_flags(p.add_argument_group(title), [f for f in fields(group) if f.name != "vocab_size"])
     _add_dataclass_flags(p.add_argument_group("training (TrainConfig)"), fields(TrainConfig))
     args = p.parse_args(argv)
     if args.tokenizer is None:
