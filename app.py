@@ -40,7 +40,7 @@ from tabs.train.page import build_train_tab, restore_models  # noqa: E402
 from tabs.train.session import warm_up  # noqa: E402
 from widgets.accessible import CSS as ACCESSIBLE_CSS, PAGE_JS as ACCESSIBLE_JS, THEME  # noqa: E402
 from widgets.controls import Dropdown  # noqa: E402
-from widgets.ui import Followers, progress_only_where_drawn  # noqa: E402
+from widgets.ui import Followers, mark_figure_rows, progress_only_where_drawn  # noqa: E402
 from visualize.style import PHONE_WIDTH  # noqa: E402
 
 NOTICES.append(gr.Info)  # the store's notices (loading a pretrained model) reach the page as toasts
@@ -100,6 +100,7 @@ def build_demo() -> gr.Blocks:
         wire_class_tab(demo, tabs, classroom, attention, vocabulary(
             [tab.id for tab in tabs.children if isinstance(tab, gr.Tab)], attention["scores"]))
     progress_only_where_drawn(demo)
+    mark_figure_rows(demo)  # the rows a phone stacks (the CSS's .figure-row)
     # Every group of events waits in a line of its own, fair per client (server.lines: 64 each);
     # `max_size` only caps the sum. api_open=False: a queued event cannot be called directly, skipping its line and limits.
     # A waiting request is told its place when it joins (server.lines.settle) and every PLACES_EVERY_S after
@@ -226,9 +227,10 @@ body.class-asking :is(#att-one, #att-grid, #att-overview) {visibility: hidden !i
     padding: 2px 8px !important}
   #demo-label {grid-row: span 2; align-self: center}
   .tab-container[role=tablist] > button {padding: 0 var(--size-3)}
-  /* On a phone, plots that share a row go one under the other, each the full width. */
-  .row:has(.js-plotly-plot, [data-testid=plotly]) {flex-direction: column !important; flex-wrap: nowrap !important}
-  .row:has(.js-plotly-plot, [data-testid=plotly]) > * {width: 100% !important; min-width: 100% !important}
+  /* On a phone, plots that share a row go one under the other, each the full width (widgets.ui.mark_figure_rows:
+     a class, not a :has() over the figures, which froze a phone page for a minute) */
+  .row.figure-row {flex-direction: column !important; flex-wrap: nowrap !important}
+  .row.figure-row > * {width: 100% !important; min-width: 100% !important}
 }
 """.replace("PHONE_WIDTH", str(PHONE_WIDTH))  # the width below which the figures are drawn for a phone too
 

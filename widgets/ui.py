@@ -82,6 +82,25 @@ def gate(step, condition: str, given=None, inside=None):
     return functools.partial(count.change, trigger_mode="always_last")
 
 
+FIGURE_ROW = "figure-row"  # app.py's CSS stacks these rows on a phone
+
+
+def mark_figure_rows(block) -> bool:
+    """Give every gr.Row that holds a plot (at any depth) the class FIGURE_ROW; whether `block` holds one.
+
+    Why not CSS's `.row:has(.js-plotly-plot)`: a :has() over all descendants is checked again at every change of any
+    node under the row, and a plotly figure is thousands of nodes; on a phone, after the two-inputs maps and a
+    comparison, a change of checkpoint froze the page for 60-75 s of style recalculation (tests/browser/
+    test_fit_the_screen.py at 390 px timed out on it in CI). Marked once here, the rule is a class."""
+    holds = isinstance(block, gr.Plot)
+    for child in getattr(block, "children", None) or []:
+        holds = mark_figure_rows(child) or holds
+    if holds and isinstance(block, gr.Row):
+        classes = block.elem_classes if isinstance(block.elem_classes, list) else [block.elem_classes or ""]
+        block.elem_classes = [c for c in classes if c] + [FIGURE_ROW]
+    return holds
+
+
 def progress_only_where_drawn(demo: gr.Blocks) -> None:
     """Every event of `demo` that draws no progress gives its outputs no loading status (show_progress_on=[]):
     those whose progress is "hidden", and those run at once (queue=False: the page has their answer before an

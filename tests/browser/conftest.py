@@ -113,10 +113,10 @@ def _paused_stack(page, seconds: float = 5.0) -> str:
         if not paused:
             return "not paused (the page runs no script: layout or painting)"
         event = paused[0]
-        said = ["; ".join(where(f) for f in event["callFrames"][:12])]
+        said = ["; ".join(where(f) for f in event["callFrames"][:40])]
         chain = event.get("asyncStackTrace")
         while chain:
-            said.append(f"<- {chain.get('description', '')}: " + "; ".join(where(f) for f in chain["callFrames"][:6]))
+            said.append(f"<- {chain.get('description', '')}: " + "; ".join(where(f) for f in chain["callFrames"][:10]))
             chain = chain.get("parent")
         figures = set()
         for frame in event["callFrames"]:
