@@ -45,22 +45,26 @@ DETAILS = [
 MAX_MAIN_COLUMNS = 8
 TABLE_CHAR_PX = 10  # the widest character of the table's 16 px type (bold headers; the body's monospace is 9.6 px)
 TABLE_CELL_PAD_PX = 40  # a cell's padding each side and its header's sort button
+LONGEST_VALUE = {"variant": len("MHA (16 kv heads)")}  # characters; every other column's values are shorter than its header
 
 
 def _table(rows: list[dict], columns) -> pd.DataFrame:
     present = [(key, header, fmt) for key, header, fmt in columns if any(r.get(key) is not None for r in rows)]
     if not rows:  # the headers a table of these columns will have (never gradio's "1 2 3")
-        present = [c for c in columns if c[0] not in ("exact_match", "nats_per_char")]
+        present = [c for c in columns if c[0] != "nats_per_char"]  # the table a task gives, whose widths are set
     data = [[None if r.get(key) is None else fmt(r[key]) for key, _, fmt in present] for r in rows]
     return pd.DataFrame(data, columns=[header for _, header, _ in present])
 
 
-def column_widths(table: pd.DataFrame) -> list[str]:
-    """Each column's width for gradio's Dataframe: its header and its longest value whole, in the table's type.
-    Gradio sizes a column by its first row's values alone, so on a phone "KV cache" read "K..." (a 61 px column)."""
-    def chars(header) -> int:
-        return max([len(str(header))] + [len(str(v)) for v in table[header] if v is not None])
-    return [f"{TABLE_CHAR_PX * chars(header) + TABLE_CELL_PAD_PX}px" for header in table.columns]
+def column_widths() -> list[str]:
+    """The main table's column widths for gradio's Dataframe, set once when the page is built (an update carrying
+    them would reach an API client as an update, not a table): each column as wide as the longest header that can
+    stand in its place (the fifth is "Exact %" for a task, "Nats/char" for a language model) and its longest value,
+    in the table's type. Gradio sizes a column by its first row's values alone, so on a phone "KV cache" read "K..."."""
+    columns = [c for c in MAIN if c[0] != "nats_per_char"]
+    chars = [max(len(header), LONGEST_VALUE.get(key, 0)) for key, header, _ in columns]
+    chars[[key for key, _, _ in columns].index("exact_match")] = max(len("Exact %"), len("Nats/char"))
+    return [f"{TABLE_CHAR_PX * n + TABLE_CELL_PAD_PX}px" for n in chars]
 
 
 def comparison_tables(rows: list[dict]) -> tuple[pd.DataFrame, pd.DataFrame]:

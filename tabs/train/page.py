@@ -98,8 +98,7 @@ def run_compare(source, task, text, upload, hub, layers, heads, d_model, lr, ste
     with TabRun(call=request) as run:  # no model kept: the table is the result
         for figure, status, table, details in compare_on_gpu(request_, which, run.control):
             keep = gr.update()
-            table = keep if table is None else gr.update(value=table, column_widths=column_widths(table))
-            yield (figure, status, table,
+            yield (figure, status, table if table is not None else keep,
                    details if details is not None else keep, run.control)
 
 
@@ -294,7 +293,7 @@ def build_train_tab(ckpt, door=None):
                                max_height=250, elem_id="train-samples")
         empty_table, empty_details = comparison_tables([])
         compare_table = gr.Dataframe(empty_table, label="The variants side by side: same data, steps and seed",
-                                     column_widths=column_widths(empty_table), elem_id="train-compare-table")
+                                     column_widths=column_widths(), elem_id="train-compare-table")
         gr.Markdown(UNITS_NOTE, elem_id="train-compare-units")  # the short headers' units
         with gr.Accordion("Comparison details", open=False, elem_id="train-compare-details-section"):
             compare_details = gr.Dataframe(empty_details, show_label=False, elem_id="train-compare-details")
