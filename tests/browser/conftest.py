@@ -22,8 +22,10 @@ class Lab:
     guard: tour.OfflineGuard
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def browser():
+    """One chromium per test process, shared by the modules (each opens and closes its own pages and contexts):
+    starting Playwright and chromium again for each of the 39 modules cost about 2-3 s each."""
     assert Path(tour.CHROMIUM).exists(), f"no chromium at {tour.CHROMIUM}: apt-get install -y chromium"
     with sync_api.sync_playwright() as p:
         browser = tour.launch_browser(p)
