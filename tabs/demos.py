@@ -88,7 +88,7 @@ GPT2_MISSING = ("GPT-2's weights are not in this machine's Hugging Face cache. `
 IOI_CLEAN = "When Mary and John went to the store, John gave a drink to"
 IOI_CORRUPTED = "When Mary and John went to the store, Mary gave a drink to"
 PATCHING_DEMOS = [
-    Demo("Which heads copy? (induction)", "attention",
+    Demo("Which heads copy?", "attention",
          said("Clean: ", Claim("20 random characters repeated", lambda seen: repeats_after(seen["att-one"], 20),
                                True),
               "; corrupted: the first half changed except its last character. In **What a head does**, ",
@@ -105,7 +105,7 @@ PATCHING_DEMOS = [
                            "Head **0.1**, the previous-token head (all of the answer, alone), then the induction head "
                            "**1.0**: the two heads of the induction circuit, the first feeding the second.",
                            lambda cells: top_cells(cells, 2), ("0.1", "1.0"), figure="patch-heads")),
-    Demo("Who carries a word? (translation)", "attention",
+    Demo("Who carries a word?", "attention",
          said(f"Clean: \"{VERSE}\"; corrupted: *man* changed to *woman*; both runs read the translation of the "
               "clean verse, measured where the two first disagree (*el* against *la*). ",
               Claim("The heads grid shows which **cross-attention heads** carry the changed word to the decoder",
@@ -119,6 +119,15 @@ PATCHING_DEMOS = [
                            "Head **2.2**, in layer 2: alone it brings back about half of the difference; the heads of "
                            "layer 0 carry almost nothing of it.",
                            lambda cells: top_cells(cells, 1), ("2.2",), figure="patch-heads")),
+    Demo("Induction in GPT-2", "attention",
+         said("Real **GPT-2** weights, read by our own decoder. The sentence comes twice: in the second copy, GPT-2's "
+              "**induction heads** (", Cited("layers 5-7 in the literature: 5.1, 5.5, 6.9, 7.2, 7.10",
+                                             "tests/integration/test_gpt2_known_heads.py, where GPT-2 is cached"),
+              ") look at the token after the earlier copy of the current one: a stripe just right of the repeat's "
+              "diagonal."), ckpt="gpt2 (pretrained)",
+         text="The quick brown fox jumps over the lazy dog near the river bank. The quick brown fox jumps over the "
+              "lazy dog near the river bank.", kind=AttentionKind.DECODER_SELF.value, score="induction",
+         missing=GPT2_MISSING),
     Demo("IOI in GPT-2", "attention",
          said(f"Clean: \"{IOI_CLEAN}\" (answer *Mary*); corrupted: the second *John* made *Mary* (answer *John*). "
               "The heads grid (attribution patching: ", Cited("one backward pass for 144 heads",
@@ -222,14 +231,6 @@ DEMOS = [
                            "head looks up what followed the earlier copy of the current letter, and predicts it "
                            "comes next.", lambda cells: cells.columns[cells.argmax(cells.row("t", 2))], "b",
                            choices=lambda cells: distinct_keys(cells, cells.row("t", 2)))),
-    Demo("Induction heads in GPT-2", "attention",
-         said("Real **GPT-2** weights, read by our own decoder. The sentence comes twice: in the second copy, GPT-2's "
-              "**induction heads** (", Cited("layers 5-7 in the literature: 5.1, 5.5, 6.9, 7.2, 7.10",
-                                             "tests/integration/test_gpt2_known_heads.py, where GPT-2 is cached"),
-              ") look at the token after the earlier copy of the current one: a stripe just right of the repeat's "
-              "diagonal."), ckpt="gpt2 (pretrained)",
-         text="The quick brown fox jumps over the lazy dog near the river bank. The quick brown fox jumps over the "
-              "lazy dog near the river bank.", kind=AttentionKind.DECODER_SELF.value, score="induction"),
     Demo("Who reads whom: translation", "attention",
          said("**Cross-attention in words** of the translation model (trained on Bible verses) on a verse it never "
               "saw ", Cited("(Acts 13:52)", "data/bible-en-es/test.tsv"), ", on ",

@@ -38,3 +38,24 @@ def test_every_demo_that_runs_brings_its_figure_into_view(config):
     missing = {d.label: d.figure for d in shown if d.figure not in targets}
     assert not missing, f"demos whose figure is never brought into view: {missing}"
 
+
+
+def test_every_demo_of_a_model_that_is_not_here_stays_and_says_how_to_get_it(monkeypatch):
+    """Issue 38, item 5: "Induction heads in GPT-2" was hidden when GPT-2 was not cached while "IOI in GPT-2" stayed
+    and said how to download it. Every demo of a pretrained model (one that is not shipped) is in the row when its
+    weights are not here, and its click says the download command instead of computing (a class learns what
+    exists); no other demo is hidden."""
+    import tabs.demos as demos
+    from tabs.demos import apply_demo
+    from store.catalogue import fixed_choices
+
+    shipped = {c for c in fixed_choices() if "pretrained" not in c}
+    monkeypatch.setattr(demos, "fixed_choices", lambda: sorted(shipped))
+    pretrained = [d for d in DEMOS if d.ckpt and "pretrained" in d.ckpt]
+    assert {d.label for d in pretrained} >= {"Induction in GPT-2", "IOI in GPT-2"}
+    assert [d.label for d in available_demos()] == [d.label for d in DEMOS]
+    for demo in pretrained:
+        assert not runs(demo), demo.label
+        said = " ".join(str(getattr(u, "get", lambda *_: u)("value", "")) if isinstance(u, dict) else str(u)
+                        for u in apply_demo(demo.label, "reverse"))
+        assert "python -m transformer.pretrained gpt2" in said, demo.label

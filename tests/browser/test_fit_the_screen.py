@@ -416,12 +416,12 @@ def test_where_it_looked_on_a_long_source_is_not_cut(open_at, width):
 
 @pytest.mark.parametrize("width", SIZES)
 def test_the_patching_grids_keep_readable_cells(open_at, width):
-    """Issue 27 on this screen: after "Which heads copy? (induction)" every figure of "What a head does" (residual
+    """Issue 27 on this screen: after "Which heads copy?" every figure of "What a head does" (residual
     stream, heads, direct logit attribution, the open head's paths) keeps cells of at least MIN_CELL_PX, labels and
     written values of at least MIN_LABEL_PX, its colour bar out of the plot, and no two texts overlapping; the
     39-position residual grid scrolls sideways where it does not fit."""
     page = open_at(width)
-    tour.click_demo(page, "Which heads copy? (induction)")
+    tour.click_demo(page, "Which heads copy?")
     page.locator("#demo-explain", has_text="Which heads copy?").wait_for()
     page.wait_for_function("() => ((document.querySelector('#patch-from .gtitle') || {}).textContent || '')"
                            ".includes('into later heads')", timeout=300_000)
