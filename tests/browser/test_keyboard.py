@@ -70,7 +70,9 @@ class Keys:
         self.seen.append(focus)
         problem = ring_problem(focus)
         if problem:
-            self.problems.append(f"{focus['tag']}#{focus['id']} {focus['text']!r}: {problem}")
+            before = self.seen[-2] if len(self.seen) > 1 else {"tag": "", "id": "", "text": ""}
+            self.problems.append(f"{focus['tag']}#{focus['id']} {focus['text']!r}: {problem} (press {len(self.seen)}, "
+                                 f"after {before['tag']}#{before['id']} {before['text']!r})")
         return focus
 
     def until(self, test: str, key: str = "Tab", most: int = MOST_PRESSES) -> dict:
@@ -102,10 +104,11 @@ def fresh(browser, app_url):
     page.close()
 
 
-@pytest.mark.xfail(reason="open defect, intermittent (1 run in 2 on a loaded machine): a Tab sometimes leaves the focus on "
-                   "the page's body while gradio re-renders the element it lands on (after the checkpoint list at the "
-                   "page's start, after a head change redraws the heatmap, on the Train tab's task radio); the focus "
-                   "after Reveal and on a redrawn figure is kept now (tabs.ask_first.FOCUS, widgets.accessible)",
+@pytest.mark.xfail(reason="open defect: a Tab leaves the focus on the page's body at two places, seen in 5 of 5 runs "
+                   "at load ~9 (2026-11-28, the message names the press): the Tab after the Train tab's task radio "
+                   "(#train-task) and the Tab after the overview's colour radio (#att-score). A keeper that refocused "
+                   "the element at the lost one's place in its block (widgets.accessible, tried) did not help; the "
+                   "focus after Reveal and on a redrawn figure is kept (tabs.ask_first.FOCUS, widgets.accessible)",
                    strict=False)
 def test_a_demo_from_a_fresh_page_by_keyboard_alone(fresh):
     """Behaviour: every step of a demo reached, run and read with keys alone, the focus ring seen at every press
