@@ -86,7 +86,7 @@ def build_demo() -> gr.Blocks:
         with gr.Tabs(elem_id="tabs") as tabs:
             generate = build_generate_tab(ckpt, followers, page_width)
             attention = build_attention_tab(demo, ckpt, followers, page_width)
-            build_positional_tab(demo, ckpt, followers)
+            positional = build_positional_tab(demo, ckpt, followers)
             train = build_train_tab(ckpt, door=door(demo))
             build_model_tab(demo, ckpt)
             classroom = build_class_tab()
@@ -97,7 +97,7 @@ def build_demo() -> gr.Blocks:
         followers.wire(ckpt)
         demo.load(restore_models, None, ckpt, js=BROWSER_KEY_JS, api_visibility="private", queue=False)
         # after the browser key's cookie is set (above): a student opening the join link is known by it
-        wire_class_tab(demo, tabs, classroom, attention, vocabulary(
+        wire_class_tab(demo, tabs, classroom, attention, positional, buttons, vocabulary(
             [tab.id for tab in tabs.children if isinstance(tab, gr.Tab)], attention["scores"]))
     progress_only_where_drawn(demo)
     mark_figure_rows(demo)  # the rows a phone stacks (the CSS's .figure-row)

@@ -57,13 +57,15 @@ def normal_code(code) -> str:
 class Pushed:
     """The view on every device: its link's query (store.view_link; "" for a model trained in the teacher's browser,
     which has no link), the figure as drawn once (opaque here: the page's), the labels of its rows and columns
-    (what a question about it names), and the label of the demo it shows whose question the class can be asked
-    ("": none)."""
+    (what a question about it names), the label of the demo it shows whose question the class can be asked
+    ("": none), and which view it is (the id of the figure on the teacher's page: the Attention tab's head
+    "att-one", whose rows a question can ask about, or another: tabs/classroom/pushable.py)."""
     query: str
     figure: object
     rows: tuple[str, ...]
     columns: tuple[str, ...]
     demo: str = ""
+    view: str = "att-one"
 
 
 @dataclass(frozen=True)

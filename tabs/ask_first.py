@@ -41,7 +41,7 @@ class Question:
     figure: str = "att-one"  # the figure read: the one-head heatmap, the patching section's heads grid
     #                          ("patch-heads") or the Positional tab's sinusoids (tabs.positional.PE_MATRIX)
     choices: Callable[[Cells], tuple[Choice, ...]] | None = None  # what a class picks from, built from the figure
-    #                          (None: asked out loud only; tabs.classroom sends a class the one-head heatmap's)
+    #                          (None: asked out loud only; tabs.classroom sends a class the others with the view)
 
     def class_choices(self, cells: Cells) -> tuple[tuple[str, ...], int | None]:
         """(the labels of the choices a class is given on the figure `cells`, the index of the right one: the
@@ -68,7 +68,18 @@ def distinct_keys(cells: Cells, last: int | None = None) -> tuple[Choice, ...]:
 def top_cells(cells: Cells, n: int) -> tuple[str, ...]:
     """The n largest cells of a layers x heads grid, as "layer.head", largest first."""
     order = np.argsort(-np.nan_to_num(cells.z, nan=-np.inf), axis=None)[:n]
-    return tuple(f"{cells.rows[i]}.{cells.columns[j]}" for i, j in zip(*np.unravel_index(order, cells.z.shape)))
+    return tuple(grid_cell(cells, i, j) for i, j in zip(*np.unravel_index(order, cells.z.shape)))
+
+
+def grid_cell(cells: Cells, i: int, j: int) -> str:
+    """The cell (i, j) of a layers x heads grid as its row and column labels read ("layer.head")."""
+    return f"{cells.rows[i]}.{cells.columns[j]}"
+
+
+def every_head(cells: Cells) -> tuple[Choice, ...]:
+    """Each head of a layers x heads grid as a choice ("layer.head"), right when the rule reads that head alone."""
+    labels = (grid_cell(cells, i, j) for i in range(len(cells.rows)) for j in range(len(cells.columns)))
+    return tuple(equal(label, (label,)) for label in labels)
 
 
 def column_mean(cells: Cells, label: str) -> float:

@@ -14,8 +14,8 @@ from transformer.heads import AttentionKind
 from transformer.interpretability.patching_demos import TRANSLATION_EXAMPLES, induction_texts
 
 from store.catalogue import fixed_choices
-from tabs.ask_first import (Choice, Question, distinct_keys, equal, ask_first_row, column_mean, in_view_when_drawn, looks_ahead,
-                            most_common_offset, sign_changes, top_cells)
+from tabs.ask_first import (Choice, Question, distinct_keys, equal, ask_first_row, column_mean, every_head,
+                            in_view_when_drawn, looks_ahead, most_common_offset, sign_changes, top_cells)
 from tabs.attention.translation_view import GOLD_SCORE
 from tabs.demo_claims import (Cited, Claim, Said, depends_only_on_distance, extreme_cell, extreme_row, gold_link,
                               induction_stripe, masked_exactly_above_diagonal, open_head, reads, reads_backwards,
@@ -118,7 +118,8 @@ PATCHING_DEMOS = [
                            "cross-attention head, patched alone, brings back the most of *el*?",
                            "Head **2.2**, in layer 2: alone it brings back about half of the difference; the heads of "
                            "layer 0 carry almost nothing of it.",
-                           lambda cells: top_cells(cells, 1), ("2.2",), figure="patch-heads")),
+                           lambda cells: top_cells(cells, 1), ("2.2",), figure="patch-heads",
+                           choices=every_head)),
     Demo("Induction in GPT-2", "attention",
          said("Real **GPT-2** weights, read by our own decoder. The sentence comes twice: in the second copy, GPT-2's "
               "**induction heads** (", Cited("layers 5-7 in the literature: 5.1, 5.5, 6.9, 7.2, 7.10",
@@ -265,7 +266,9 @@ DEMOS = [
                            "**The first.** Dimension 0's wavelength is 2π positions; the last one's is nearly "
                            "10000·2π, so it hardly changes over the first 100 positions.",
                            lambda cells: "first" if sign_changes(cells.z[:, 0]) > sign_changes(cells.z[:, -1])
-                           else "last", "first", figure=PE_MATRIX)),
+                           else "last", "first", figure=PE_MATRIX,
+                           choices=lambda cells: (equal("The first dimension", "first"),
+                                                  equal("The last dimension", "last")))),
     Demo("Attention forming live", "train",
          said("Press **Start**: a tiny model learns to **reverse** letters from scratch (",
               Cited("3000 steps, 2-4 minutes on a 2-core laptop", "bench/RESULTS.md, issue 19"),
@@ -322,13 +325,15 @@ def apply_demo(label: str, ckpt: str):
         + patch_updates(demo)
 
 
-def demo_on_screen(ckpt, text, target, kind, show, words) -> Demo | None:
+def demo_on_screen(ckpt, text, target, kind, show, words, score=None) -> Demo | None:
     """The demo whose question a class can be asked about the one-head heatmap computed from checkpoint `ckpt` on
     (`text`, `target`) and drawn as `kind` with `show` and `words`: an attention demo of that view (any head: its
-    rule reads the heatmap shown) whose question has choices; None when no such demo shows it."""
-    return next((d for d in DEMOS if d.question is not None and d.question.choices is not None
-                 and d.question.figure == "att-one" and (d.ckpt, d.text, d.target, d.kind, d.show, bool(d.words))
-                 == (ckpt, text, target, kind, show, bool(words))), None)
+    rule reads the heatmap shown) whose question has choices, the one of overview colour `score` first (Previous-
+    token head and Induction head open one input); None when no such demo shows it."""
+    shown = [d for d in DEMOS if d.question is not None and d.question.choices is not None
+             and d.question.figure == "att-one" and (d.ckpt, d.text, d.target, d.kind, d.show, bool(d.words))
+             == (ckpt, text, target, kind, show, bool(words))]
+    return next((d for d in shown if d.score == score), shown[0] if shown else None)
 
 
 def demo_focus(demo: Demo) -> tuple:

@@ -44,13 +44,20 @@ def parse_dims(dims, d_model: int) -> tuple[list[int], str]:
     return kept, note
 
 
-@handler
-def draw_positional(d_model, length, dims, ckpt, request: gr.Request = None):
+def sinusoids(d_model, length) -> tuple[torch.Tensor, object]:
+    """(the sinusoidal table, its matrix figure) for the tab's d_model and Positions, checked: the figure
+    "Sinusoid waves" is about (PE_MATRIX), which a teacher can also show a class (tabs.classroom)."""
     d_model = check_number(d_model, "d_model", *POSITIONAL["d_model"], integer=True)
     length = check_number(length, "Positions", *POSITIONAL["positions"], integer=True)
+    table = sinusoidal_table(length, d_model)  # (length, d_model)
+    return table, viz.pe_matrix(table, title=f"Sinusoidal encoding, {length} positions x {d_model} dimensions")
+
+
+@handler
+def draw_positional(d_model, length, dims, ckpt, request: gr.Request = None):
+    table, matrix = sinusoids(d_model, length)
+    length, d_model = table.shape
     chosen, note = parse_dims(dims, d_model)
-    table = sinusoidal_table(length, d_model)
-    matrix = viz.pe_matrix(table, title=f"Sinusoidal encoding, {length} positions x {d_model} dimensions")
     waves = viz.pe_waves(table, chosen, title="Chosen dimensions over position")
     similarity = viz.pe_similarity(table, title="Dot product between positions")
     model, _, _ = resolve(ckpt, browser_key(request))
@@ -208,4 +215,4 @@ def build_positional_tab(demo, ckpt, followers: Followers):
     separately(alibi_section.expand, n_heads.change, alibi_length.change, causal.change,
                only_open="pe-alibi-section")(draw_alibi, [n_heads, alibi_length, causal], alibi_plot,
                                              api_name="alibi", **FAST)
-    return dict(d_model=d_model, length=length, dims=dims, d_k=d_k, n_heads=n_heads)
+    return dict(d_model=d_model, length=length, dims=dims, d_k=d_k, n_heads=n_heads, matrix=matrix)

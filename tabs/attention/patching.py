@@ -131,7 +131,7 @@ def head_on_gpu(source: ModelRef, clean, corrupted, target, answer, other, posit
     return out
 
 
-def _inputs(record, record_b, answer, other, position):
+def pair_inputs(record, record_b, answer, other, position):
     """The plain values both computations take, checked: (clean, corrupted, target, answer, other, position)."""
     for name, text in (("answer", answer), ("other answer", other)):
         if not isinstance(text, str) or len(text) > MAX_PROMPT_CHARS:
@@ -169,6 +169,31 @@ def _grid_figure(grid, title: str, scale: str, box: float | None, chosen=None):
                              container_px=box)
 
 
+def pair_grids(source: ModelRef, record, args: tuple, kind) -> tuple[str, dict]:
+    """(the kind patched: `kind`, or the record's first when it has no such kind; its grids as grids_on_gpu gives
+    them) for the pair's checked `args` (_inputs), computed once per record and inputs (PATCHINGS)."""
+    kind = str(AttentionKind.parse(kind)) if kind in record.patterns else record.kinds[0]
+    return kind, PATCHINGS.get(record, ("grids", kind) + args[1:], lambda: grids_on_gpu(source, *args, kind))
+
+
+def boxes(width) -> tuple[float | None, float | None]:
+    """(the residual grid's box, the other figures'), in px, on a page `width` px wide (None: plotly's own): the
+    section's width, and half of it (all of it on a phone)."""
+    if not width:
+        return None, None
+    return (box_width(width, in_section=True),
+            box_width(width, in_section=True, columns=1 if viz.narrow_page(width) else 2))
+
+
+def heads_figure(grids: dict, kind: str, layer, head, box) -> tuple:
+    """(the heads grid of `grids` with head (layer, head) outlined, drawn for a box `box` px wide, the layer, the
+    head): the figure a patching demo is about (tabs.demos: "patch-heads")."""
+    L, H = grids["heads"].values.shape
+    layer, head = check_index(layer, "layer", L), check_index(head, "head", H)
+    return (_grid_figure(grids["heads"], f"{kind} heads patched (all positions)", "recovered (1 = clean)", box,
+                         chosen=(layer, head)), layer, head)
+
+
 def draw_patching(made_by, record, record_b, kind, layer, head, answer="", other="", position=-1, shown=None,
                   width=None, request: gr.Request = None):
     """(message, residual grid, heads grid, direct logit attribution, senders into the head, receivers from it,
@@ -178,23 +203,19 @@ def draw_patching(made_by, record, record_b, kind, layer, head, answer="", other
         return (gr.skip(),) * 7
     if record is None or record_b is None:  # a new input is on its way (a demo clears the record first)
         return ("Press Show attention first. " if record is None else "") + NO_PAIR, *(None,) * 5, ""
-    args = _inputs(record, record_b, answer, other, position)
+    args = pair_inputs(record, record_b, answer, other, position)
     source = model_ref(made_by, browser_key(request))
-    kind = str(AttentionKind.parse(kind)) if kind in record.patterns else record.kinds[0]
-    grids = PATCHINGS.get(record, ("grids", kind) + args[1:], lambda: grids_on_gpu(source, *args, kind))
+    kind, grids = pair_grids(source, record, args, kind)
     if "refused" in grids:
         return f"**Cannot patch:** {markdown_text(grids['refused'])}", *(None,) * 5, ""
-    L, H = grids["heads"].values.shape
-    layer, head = check_index(layer, "layer", L), check_index(head, "head", H)
     how = "attribution patching (a gradient estimate)" if grids["approximate"] else "activation patching"
     note = (f"Metric: **{markdown_text(grids['metric'])}**. Heads by {how}; the selected head is outlined. "
             f"Patching tells which parts carry the difference; not how they compute it.")
-    full = box_width(width, in_section=True) if width else None
-    half = box_width(width, in_section=True, columns=1 if viz.narrow_page(width) else 2) if width else None
+    full, half = boxes(width)
     residual = _grid_figure(grids["residual"], "Residual stream patched at one position", "recovered (1 = clean)",
                             full)
-    heads = _grid_figure(grids["heads"], f"{kind} heads patched (all positions)", "recovered (1 = clean)", half,
-                         chosen=(layer, head))
+    heads, layer, head = heads_figure(grids, kind, layer, head, half)
+    L, H = grids["heads"].values.shape
     one = PATCHINGS.get(record, ("head", kind, layer, head) + args[1:],
                         lambda: head_on_gpu(source, *args, kind, layer, head))
     label = HeadId(kind, layer, head)

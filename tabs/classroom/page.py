@@ -10,10 +10,14 @@ hidden box), so a page whose class is gone, as after a restart of the app, is to
 """
 from __future__ import annotations
 
+import json
+
 import gradio as gr
 
 from limits import CLASS, CLASS_POLL_SECONDS
 from tabs.classroom import student, teacher
+from tabs.classroom.pushable import HEAD, VIEWS, HeadView, PairView, SinusoidView, view_of
+from tabs.demos import available_demos
 from tabs.classroom.student import POLL_FIELDS, STUDENT, TEACHER
 from widgets.controls import Radio
 from widgets.errors import handler
@@ -62,6 +66,9 @@ def build_class_tab() -> dict:
                 qr = gr.HTML(elem_id="class-qr", css_template=".class-qr svg, svg {width: 100%; max-width: 340px; "
                                                               "height: auto}")
             link = gr.Markdown(elem_id="class-link")
+            # which view the push shows: set by each demo's click to its own (pushable.view_of), or by the teacher
+            which = Radio([(label, name) for name, label in VIEWS.items()], value=HEAD, label="The view to show",
+                          elem_id="class-which")
             with gr.Row():
                 push = gr.Button("Show everyone this view", variant="primary", elem_id="class-push")
                 # any value reaches the handler, which says what is wrong (a student's session has no choices at all)
@@ -89,16 +96,17 @@ def build_class_tab() -> dict:
             split = gr.Plot(label="How the class answered", elem_id="class-split")
     return dict(panel=panel, code=code, role=role, seen=seen, seen_answered=seen_answered, following=following,
                 base=base, timer=timer, entry=entry, typed=typed, join=join, start=start, status=status,
-                teaching=teaching, shown_code=shown_code, qr=qr, link=link, push=push, row=row, ask=ask,
+                teaching=teaching, shown_code=shown_code, qr=qr, link=link, which=which, push=push, row=row, ask=ask,
                 ask_demo=ask_demo, reveal=reveal, csv=csv, end=end, said=said, answers=answers, learning=learning, explore=explore,
                 follow=follow, view_box=view_box, question=question, grid=grid, choices=choices, line=line,
                 view=view, split=split, guesses=guesses)
 
 
-def wire_class_tab(demo, tabs, c: dict, attention: dict, vocab) -> None:
-    """Wire the tab (`tabs`: the page's tabs, which a joining student is taken to): `attention` is the Attention
-    tab's handles (its record and view are what the teacher pushes), `vocab` what a link may name
-    (store.view_link.Vocabulary: the pushed view's link)."""
+def wire_class_tab(demo, tabs, c: dict, attention: dict, positional: dict, demos: list, vocab) -> None:
+    """Wire the tab (`tabs`: the page's tabs, which a joining student is taken to): `attention` and `positional`
+    are those tabs' handles (their record, pair and sliders are what the teacher pushes), `demos` the demo buttons
+    (each sets the view to show to its own), `vocab` what a link may name (store.view_link.Vocabulary: the pushed
+    view's link)."""
     polled = [c[name] for name in POLL_FIELDS]
     c["timer"].tick(handler(student.poll), [c["code"], c["role"], c["seen"], c["seen_answered"], c["following"]],
                     polled, api_name="class_poll", api_visibility="undocumented", **QUIET)
@@ -139,15 +147,24 @@ def wire_class_tab(demo, tabs, c: dict, attention: dict, vocab) -> None:
     c["typed"].submit(handler(typed_join), c["typed"], student_in, api_visibility="private", **QUIET)
     demo.load(link_join, None, student_in, api_visibility="private", **QUIET)
 
-    def pushed(code, record, made_by, given, kind, layer, head, cells, words, score, request: gr.Request = None):
-        rows, said = teacher.push(code, vocab, record, made_by, given, kind, layer, head, cells, words, score,
+    # every parameter named: gradio puts the request at its parameter's place, which a *view would shift
+    def pushed(code, record, made_by, given, kind, layer, head, cells, words, score, which, record_b, given_b,
+               answer, other, position, d_model, length, request: gr.Request = None):
+        rows, said = teacher.push(code, vocab, which, HeadView(record, made_by, given, kind, layer, head, cells,
+                                                               words, score),
+                                  PairView(record_b, given_b, answer, other, position), SinusoidView(d_model, length),
                                   request=request)
         return gr.Dropdown(choices=rows, value=rows[0][1] if rows else None), said
 
     view_inputs = [attention[name] for name in ("record", "made_by", "given", "kind", "layer", "head", "cells",
-                                                "words", "score")]
+                                                "words", "score")] + [c["which"]] + \
+        [attention[name] for name in ("record_b", "given_b")] + \
+        [attention["patch"][name] for name in ("answer", "other", "position")] + \
+        [positional["d_model"], positional["length"]]
     c["push"].click(handler(pushed), [c["code"]] + view_inputs, [c["row"], c["said"]], api_name="class_push",
                     api_visibility="undocumented", **QUIET).success(None, c["code"], None, js=SHOWN_JS)
+    for button, shown in zip(demos, available_demos()):  # in the page: the view the demo leaves on screen
+        button.click(None, None, c["which"], js=f"() => {json.dumps(view_of(shown))}", api_visibility="private")
     c["ask"].click(handler(teacher.ask_row), [c["code"], c["row"]], c["said"], api_name="class_ask",
                    api_visibility="undocumented", **QUIET).success(None, js=ASKING_JS)
     c["ask_demo"].click(handler(teacher.ask_demo), c["code"], c["said"], api_name="class_ask_demo",

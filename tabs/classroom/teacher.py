@@ -15,14 +15,14 @@ from limits import CLASS
 from store.classes import CLASSES, Pushed
 from store.exports import EXPORTS
 from store.sessions import browser_key
-from tabs.attention.link import link_query
-from tabs.attention.page import draw_cached
+from tabs.classroom.pushable import HEAD, HeadView, PairView, SinusoidView, pushed_view
 from tabs.classroom.view import key_choices
-from tabs.demos import DEMOS, demo_on_screen
+from tabs.demos import DEMOS
 from visualize.reading import heatmap_cells
-from visualize.style import PHONE_WIDTH
 from visualize.text import markdown_text
 
+# the demos whose question a class can be sent, with its choices (the others' are asked out loud)
+ASKABLE = ", ".join(d.label for d in DEMOS if d.question is not None and d.question.choices is not None)
 # the page's own address, as its browser reports it (origin and path): http(s), printable, no quotes or markup
 PAGE = re.compile(r"https?://[A-Za-z0-9.\-:\[\]]{1,255}(/[A-Za-z0-9._~\-/%]{0,300})?")
 
@@ -52,28 +52,24 @@ def start(base, request: gr.Request = None) -> tuple[str, str, str, str]:
             qr_svg(link))
 
 
-def push(code, vocab, record, made_by, given, kind, layer, head, cells, words, score, request: gr.Request = None):
-    """Show every device of the class the Attention tab's one-head heatmap as the teacher sees it: drawn once
-    here (the page's own cache of drawn figures, serialised once), from the record already computed (no model
-    runs). Returns the choices of the question rows (the heatmap's queries) and what the teacher is told."""
+def push(code, vocab, which, head: HeadView, pair: PairView, waves: SinusoidView, request: gr.Request = None):
+    """Show every device of the class the view `which` (tabs.classroom.pushable.VIEWS) as the teacher sees it:
+    drawn once here, from what the teacher's page already computed (no model runs), the same serialised figure
+    for every device. Returns the choices of the question rows (a head's queries; none for another view) and what
+    the teacher is told."""
     key = browser_key(request)
     CLASSES.check_teacher(code, key, "show everyone a view")
-    if record is None or made_by is None:
-        raise UserError("press Show attention first (or click a demo): the class is shown the heatmap on screen")
-    # drawn for a phone: its cells and labels keep their least size on a student's phone, and grow to the wider box
-    # of a projector or a laptop (drawn for a projector, a phone got 13 px wide cells: tests/browser/test_class_session)
-    one = draw_cached(record, kind, layer, head, score, cells, words, made_by, PHONE_WIDTH, request)[0]
-    try:
-        query = link_query(vocab, made_by, given, record, kind, layer, head, cells, words, score, "")
-    except UserError:  # a model trained in this browser has no link; its figure is shown all the same
-        query = ""
-    read = heatmap_cells(one.plot)
-    demo = demo_on_screen(made_by, *(given or ("", "")), kind, cells, words)
-    CLASSES.push(code, key, Pushed(query, one, tuple(read.rows), tuple(read.columns), demo.label if demo else ""))
-    rows = [(f"{i + 1}. {label}", i) for i, label in enumerate(read.rows)]
-    also = f", or the question of **{markdown_text(demo.label)}**" if demo else ""
-    return rows, (f"Every device of the class now shows **{markdown_text(figure_title(one.plot))}**. Ask which key "
-                  f"a query reads{also}, or push another view.")
+    pushed = pushed_view(which, vocab, head, pair, waves, request)
+    CLASSES.push(code, key, pushed)
+    title = markdown_text(figure_title(pushed.figure.plot))
+    also = f"the question of **{markdown_text(pushed.demo)}**" if pushed.demo else ""
+    if pushed.view != HEAD:
+        ask = f"Ask {also}, or push another view." if also else "Push another view to ask about it."
+        return [], f"Every device of the class now shows **{title}**. {ask}"
+    rows = [(f"{i + 1}. {label}", i) for i, label in enumerate(pushed.rows)]
+    also = f", or {also}" if also else ""
+    return rows, (f"Every device of the class now shows **{title}**. Ask which key a query reads{also}, or push "
+                  "another view.")
 
 
 def figure_title(plot: str) -> str:
@@ -92,6 +88,9 @@ def ask_row(code, row, request: gr.Request = None) -> str:
     seen = CLASSES.seen(code, key)
     if seen.pushed is None:
         raise UserError("show everyone a view first: the question is about the heatmap the class sees")
+    if seen.pushed.view != HEAD:
+        raise UserError("the class sees no attention heatmap now: ask the demo's question, or show everyone the "
+                        "Attention tab's head to ask which key a query reads")
     rows = seen.pushed.rows
     if isinstance(row, bool) or not isinstance(row, int) or not 0 <= row < len(rows):
         raise UserError(f"pick the query to ask about: a row of the heatmap, 1 to {len(rows)}")
@@ -115,11 +114,13 @@ def ask_demo(code, request: gr.Request = None) -> str:
     pushed = CLASSES.seen(code, key).pushed
     if pushed is None:
         raise UserError("show everyone a view first: the question is about the heatmap the class sees")
-    demo = next((d for d in DEMOS if d.label == pushed.demo), None)
+    demo = next((d for d in DEMOS if d.label == pushed.demo and d.question is not None), None)
     if demo is None:
-        raise UserError("the view the class sees is no demo's with a question: click Reading backwards, The causal "
-                        "mask, Previous-token head, Induction head, Who reads whom or Weights or what moves, then "
-                        "Show everyone this view")
+        raise UserError(f"the view the class sees is no demo's with a question: click {ASKABLE}, then Show everyone "
+                        "this view")
+    if demo.question.choices is None:
+        raise UserError(f"the question of {demo.label} is asked out loud: it has no choices a device can show "
+                        "(Ask first, above the tabs, asks it on the projector)")
     try:
         labels, right = demo.question.class_choices(heatmap_cells(pushed.figure.plot))
     except (ValueError, IndexError):  # a head or input the rule cannot read (a row it names is not there)

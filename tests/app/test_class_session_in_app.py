@@ -19,6 +19,9 @@ from transformer.interpretability.probe import record_attention
 from visualize.reading import heatmap_cells
 
 VIEW = ("cross", 1, 2, "weights", False, "anti-diagonal")  # kind, layer, head, cells, words, overview colour
+# /class_push's inputs after the code: the head's view, which view to show (the head), the patching section's answer,
+# other token and position, the Positional tab's d_model and positions
+PUSH = VIEW + ("att-one", "", "", -1, 128, 100)
 
 
 def poll(client, code, role="student", seen=-1, answered=-1, following=True):
@@ -37,7 +40,7 @@ def lesson(app_url):
     teacher, student = api_client(app_url), api_client(app_url)
     code = teacher.predict("http://127.0.0.1:7860/", api_name="/class_start")[0]
     teacher.predict("reverse", "attention", "", api_name="/attention")
-    teacher.predict(code, *VIEW, api_name="/class_push")
+    teacher.predict(code, *PUSH, api_name="/class_push")
     student.predict(code, api_name="/class_join")
     yield teacher, student, code
     try:
@@ -49,7 +52,7 @@ def lesson(app_url):
 def test_a_student_cannot_push_ask_reveal_end_or_download(lesson):
     """Each teacher's action from a student's session is refused with a sentence naming the rule."""
     teacher, student, code = lesson
-    calls = {"/class_push": (code, *VIEW), "/class_ask": (code, 0), "/class_reveal": (code,), "/class_end": (code,),
+    calls = {"/class_push": (code, *PUSH), "/class_ask": (code, 0), "/class_reveal": (code,), "/class_end": (code,),
              "/class_csv": (code,)}
     for api, args in calls.items():
         with pytest.raises(AppError, match="only the teacher of this class can"):
@@ -76,7 +79,7 @@ def test_every_device_gets_the_teachers_figure_computed_once(lesson, app_url, sh
         monkeypatch.setattr(Transformer, method, counted(getattr(Transformer, method)))
     received = poll(student, code)
     np.testing.assert_allclose(cells(received[1]), np.asarray(fresh), atol=1e-6)
-    teacher.predict(code, *VIEW, api_name="/class_push")
+    teacher.predict(code, *PUSH, api_name="/class_push")
     for _ in range(3):
         poll(student, code)
     assert not any(calls), f"a push or a poll ran the model: {calls}"
@@ -219,6 +222,6 @@ def test_a_demos_question_is_marked_by_its_own_rule(lesson, app_url):
 def test_a_view_that_is_no_demos_has_no_demo_question(lesson):
     teacher, student, code = lesson
     teacher.predict("reverse", "hello", "", api_name="/attention")
-    teacher.predict(code, *VIEW, api_name="/class_push")
+    teacher.predict(code, *PUSH, api_name="/class_push")
     with pytest.raises(AppError, match="no demo's with a question"):
         teacher.predict(code, api_name="/class_ask_demo")

@@ -149,7 +149,8 @@ def test_a_teacher_and_three_students_run_a_lesson(browser, app_url):
         tour.small_screenshot(teacher, tour.SHOTS / "class-split-1280.png")  # the whole page: the split is under the QR code
 
     assert laptops[1].locator("#class-push, #class-reveal, #class-end").count() == 0  # not on a student's page
-    for api, data in (("class_push", [code, None, None, None, "cross", 1, 2, "weights", False, "anti-diagonal"]),
+    for api, data in (("class_push", [code, None, None, None, "cross", 1, 2, "weights", False, "anti-diagonal",
+                                      "att-one", None, None, "", "", -1, 128, 100]),
                       ("class_reveal", [code]), ("class_end", [code])):
         said = refused(laptops[1], api, data)
         assert "only the teacher of this class can" in said, said
