@@ -11,7 +11,7 @@ from starlette.requests import Request
 
 from limits import (BODY_BYTES, CONFIG_ROOTS, CONFIGS_KEPT, DISK_BYTES, DISK_SWEEP_SECONDS, LINK_CHARS, QUERY_CHARS,
                     SESSIONS, UPLOAD_BYTES)
-from server import admission, analytics, compat, optional_modules, session_state
+from server import admission, analytics, compat, optional_modules, session_state, unqueued
 from server.config_cache import ConfigAnswers
 from server.http_gate import RequestGate
 from store import sessions
@@ -49,6 +49,7 @@ def protect(demo: gr.Blocks) -> dict:
     compat.check(demo)
     optional_modules.remember_missing()
     admission.install(demo)
+    unqueued.run_no_model(demo)  # an event answered outside the queue reads what is computed, never runs a model
     analytics.switch_off(demo._queue)
     # gradio's input preparation, wrapped here and only here, innermost first: the URL refusal runs before gradio
     # prepares (and would download) anything; the session tidy is outermost, so it runs after every preparation

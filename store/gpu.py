@@ -9,7 +9,11 @@ Space) `spaces.GPU` returns the function itself: the app runs exactly as it does
 """
 from __future__ import annotations
 
+import functools
+import inspect
 import os
+from contextlib import contextmanager
+from contextvars import ContextVar
 
 try:  # before anything initialises CUDA: on ZeroGPU, importing spaces patches torch
     import spaces
@@ -18,10 +22,12 @@ except ImportError:  # the app runs without it; requirements.txt installs it
 
 from transformer.checkpoint import resolve_device
 
+from checks import UserError
 from limits import GPU_SECONDS_LIMIT, GPU_SECONDS_MARGIN
 
 DEVICE = resolve_device()  # cuda when there is one (on ZeroGPU, spaces makes torch report it), else cpu
 GPU_FUNCTIONS: dict[str, object] = {}  # "module.name" -> the undecorated function, for tests and for ZeroGPU
+_NO_MODEL: ContextVar[str | None] = ContextVar("no_model", default=None)  # why no model may run here, or None
 
 
 def on_zero_gpu() -> bool:
@@ -42,14 +48,50 @@ def _capped(duration):
     return min(int(duration), GPU_SECONDS_LIMIT)
 
 
+class ModelRefused(UserError):
+    """A model was asked to run where none may (inside `no_model`): said in words, nothing computed."""
+
+
+@contextmanager
+def no_model(why: str):
+    """Within this block (this thread or task) every @gpu function refuses to start, raising ModelRefused with
+    `why`: an event answered outside the queue (server.unqueued) must stay cheap, and a model's run would take
+    the CPU from the requests waiting their turn in the queue's fair lines."""
+    token = _NO_MODEL.set(why)
+    try:
+        yield
+    finally:
+        _NO_MODEL.reset(token)
+
+
 def gpu(duration):
     """Decorator for a function (or generator) that runs a model: on ZeroGPU each call gets a GPU for at most
     `duration` seconds, or `duration(*args, **kwargs)` seconds computed from the call's own arguments; elsewhere
-    the function is returned as it is. The function is registered in GPU_FUNCTIONS either way."""
+    the function runs as it is. Either way a call inside `no_model` is refused before it starts (checked here, in
+    the app's process, before spaces would fork). The undecorated function is registered in GPU_FUNCTIONS."""
     def decorate(fn):
         GPU_FUNCTIONS[f"{fn.__module__}.{fn.__qualname__}"] = fn
-        return fn if spaces is None else spaces.GPU(duration=_capped(duration))(fn)
+        lent = fn if spaces is None else spaces.GPU(duration=_capped(duration))(fn)
+
+        if inspect.isgeneratorfunction(fn):
+            @functools.wraps(fn)
+            def guarded_stream(*args, **kwargs):
+                _allowed()
+                yield from lent(*args, **kwargs)
+            return guarded_stream
+
+        @functools.wraps(fn)
+        def guarded(*args, **kwargs):
+            _allowed()
+            return lent(*args, **kwargs)
+        return guarded
     return decorate
+
+
+def _allowed() -> None:
+    why = _NO_MODEL.get()
+    if why is not None:
+        raise ModelRefused(why)
 
 
 def onto_device(model):

@@ -76,7 +76,8 @@ def call(client, api, args):
 
 def test_spaces_is_installed_pinned_and_a_no_op_here():
     """`spaces` is a requirement (the version requirements.txt pins); off ZeroGPU its decorator returns each function
-    itself, so every @gpu function the app calls is the undecorated one; every GPU time asked is within the limit."""
+    itself, so every @gpu function the app calls is the undecorated one (behind the no-model check); every GPU
+    time asked is within the limit."""
     import spaces
 
     pinned = re.search(r"^spaces==([^\s;#]+)", (ROOT / "requirements.txt").read_text(), re.M)
@@ -92,7 +93,8 @@ def test_spaces_is_installed_pinned_and_a_no_op_here():
         "tabs.train.page.compare_on_gpu", "tabs.attention.views.norms_on_gpu", "tabs.attention.lens.lens_on_gpu",
         "tabs.train.watch.watch_on_gpu", "tabs.attention.patching.grids_on_gpu",
         "tabs.attention.patching.head_on_gpu"}
-    assert all(gpu_functions()[name] is fn for name, fn in GPU_FUNCTIONS.items())
+    # behind store.gpu's check that no model runs where none may (server.unqueued), the undecorated function
+    assert all(gpu_functions()[name].__wrapped__ is fn for name, fn in GPU_FUNCTIONS.items())
     assert _capped(600) == GPU_SECONDS_LIMIT and _capped(lambda n: 2 * n)(7) == 14
     assert _capped(lambda n: 2 * n)(1000) == GPU_SECONDS_LIMIT
 
