@@ -18,21 +18,32 @@ from visualize.text import markdown_text
 
 from limits import CLASS
 from store.classes import Question, Seen
+from store.record_cache import SingleFlight
 
 _plot = gr.Plot()
 _lock = threading.Lock()
 _revealed: OrderedDict[tuple, object] = OrderedDict()  # (figure, code, version) -> a revealed figure, serialised once
+_flights = SingleFlight()  # one build of a revealed figure however many devices ask for it meanwhile
 
 
 def _once(seen: Seen, name: str, revealed: bool, figure):
     """`figure()` as gr.Plot sends it: built for this call while answers come in (revealed False), else built once
-    for the class's state (seen.code, seen.version) and handed as it is to every device (2 figures a class kept)."""
+    for the class's state (seen.code, seen.version), however many devices ask at once, and handed as it is to
+    every device (2 figures a class kept)."""
     if not revealed:
         return _plot.postprocess(figure())
     key = (name, seen.code, seen.version)
     with _lock:
         if key in _revealed:
             _revealed.move_to_end(key)
+            return _revealed[key]
+    # the whole class polls within a second of the reveal: the polls that come while it is built wait for it
+    return _flights.run(key, lambda: _made(key, figure))
+
+
+def _made(key, figure):
+    with _lock:  # built by a flight that ended just before this one began
+        if key in _revealed:
             return _revealed[key]
     made = _plot.postprocess(figure())
     with _lock:

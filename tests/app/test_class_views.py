@@ -110,3 +110,33 @@ def test_a_question_about_a_query_row_is_refused_in_words_on_a_view_that_is_no_h
 def test_a_view_pushed_is_the_head_when_the_demo_is_an_attention_demo():
     assert {view_of(d) for d in DEMOS if d.kind and not d.text_b} == {HEAD}
     assert {view_of(d) for d in DEMOS if d.text_b} == {PAIR}
+
+
+def test_a_revealed_figure_is_built_once_however_many_devices_ask_at_once(monkeypatch):
+    """The whole class polls within a second of the reveal: 40 polls at once for the revealed split get one build
+    of it (the same serialised figure), not one each. Oracle: the split's drawing function, counted. Failed
+    before: built by each poll that came while the first was building (40 students: 1.3 s p95 reveal -> device
+    at load 5, bench/class_session.py)."""
+    import threading
+
+    from store.classes import Question, Seen
+    from tabs.classroom import view
+
+    built, ready = [], threading.Barrier(40)
+    drawn = view.class_split
+
+    def counted(*args):
+        built.append(1)
+        return drawn(*args)
+    monkeypatch.setattr(view, "class_split", counted)
+    question = Question(1, "Which key?", ("a (1)", "b (2)"), right=1)
+    seen = Seen("ONCE39", 7, 3, None, question, True, (1, 2), 3)
+    got = []
+
+    def poll_now():
+        ready.wait()
+        got.append(view.split_figure(seen, True))
+    threads = [threading.Thread(target=poll_now) for _ in range(40)]
+    [t.start() for t in threads]
+    [t.join() for t in threads]
+    assert len(built) == 1 and len(got) == 40 and all(g is got[0] for g in got)
