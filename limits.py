@@ -160,7 +160,8 @@ POSITIONAL = {"d_model": (8, 512), "positions": (8, 512),  # the Positional tab'
 # main process only while the class runs. 16 classes at once (a school's Space), 60 students each (the largest class
 # a projector serves, with room for a few second devices); 100 questions a class (a lesson asks a dozen); an answer is
 # one of a question's choices, at most 64 of them (a heatmap's keys: ATTENTION_CAP), each at most 80 characters; a
-# wrong join code: 20 a minute per address (a class typing, mistyping, then typing again), then the address waits
+# wrong join code: 20 distinct a minute per address (a class typing, mistyping, then typing again; one code repeated,
+# as by a class reloading an ended class's link, counts once), then the address waits
 # out the minute, so 6 characters of 31 (887 million codes) with 16 classes take years to find by trying; a class
 # idle 3 hours ends (a school day's lesson is shorter); the code box takes 16 characters (a code typed with spaces).
 CLASS = {"classes": 16, "students": 60, "questions": 100, "choices": 64, "choice_chars": 80,

@@ -16,7 +16,9 @@ Who is who:
 A join code is CLASS["code_chars"] characters of an alphabet without look-alikes (no 0/O, 1/I/L), from `secrets`:
 short enough to type on a phone. It cannot be found by trying: a wrong code is said in words and counted per address
 (store.clients: a school behind one NAT is one address; loopback and an unknown address count per browser), and
-past CLASS["wrong_codes_per_minute"] in a minute every join from that address waits out the minute.
+past CLASS["wrong_codes_per_minute"] distinct wrong codes in a minute every other code (the right one too) from that
+address waits out the minute. The same wrong code again counts once: a class behind one NAT reloading the link of a
+class that ended (or ran before a restart) is told so, each student, and can join the new code at once.
 
 Bounded (limits.CLASS): classes at once, students per class, questions per class, choices per question and their
 length; one answer per student and question (a new one replaces it until the reveal). A class ends when its teacher
@@ -31,7 +33,7 @@ import io
 import secrets
 import threading
 import time
-from collections import OrderedDict, deque
+from collections import OrderedDict
 from dataclasses import dataclass, field
 
 from checks import UserError
@@ -143,7 +145,8 @@ class Classes:
         self._clock = clock
         self._lock = threading.Lock()
         self._classes: dict[str, Classroom] = {}
-        self._wrong: OrderedDict[str, deque] = OrderedDict()  # address -> times of its wrong codes (last minute)
+        self._wrong: OrderedDict[str, OrderedDict] = OrderedDict()  # address -> {its distinct wrong codes of the
+        #                                                               last minute: when last tried}, oldest first
 
     # --- the teacher -------------------------------------------------------------------------------------------
     def start(self, key: str) -> Classroom:
@@ -250,18 +253,19 @@ class Classes:
             self._sweep()
             now = self._clock()
             wrong = self._wrong.get(who)
-            while wrong and now - wrong[0] > 60:
-                wrong.popleft()
-            if wrong is not None and len(wrong) >= CLASS["wrong_codes_per_minute"]:
-                wait = max(1, int(60 - (now - wrong[0])) + 1)
+            while wrong and now - next(iter(wrong.values())) > 60:
+                wrong.popitem(last=False)
+            room = self._classes.get(typed)
+            if wrong is not None and typed not in wrong and len(wrong) >= CLASS["wrong_codes_per_minute"]:
+                wait = max(1, int(60 - (now - next(iter(wrong.values())))) + 1)
                 raise UserError(f"{len(wrong)} wrong class codes came from your network in the last minute: wait "
                                 f"{wait} s, then type the code on the projector again")
-            room = self._classes.get(typed)
             if room is None:
-                self._count_wrong(who, now)
+                self._count_wrong(who, typed, now)
                 shown = typed[:CLASS["code_chars"] + 2] or "(nothing)"
                 raise UserError(f"no class has the code {shown}: check it on the projector ({CLASS['code_chars']} "
-                                "letters and digits; no 0, 1, O, I or L)")
+                                "letters and digits; no 0, 1, O, I or L). A class that ended, or ran before the "
+                                "app restarted, has no code any more: ask your teacher for the new one")
             student = _hash(key)
             if student == room.teacher:
                 raise UserError("this browser is the teacher of this class: join from another device or browser")
@@ -342,8 +346,12 @@ class Classes:
         room.touched = self._clock()
         return room
 
-    def _count_wrong(self, who: str, now: float) -> None:
-        self._wrong.setdefault(who, deque()).append(now)
+    def _count_wrong(self, who: str, code: str, now: float) -> None:
+        """A wrong `code` from `who`: the same code again counts once (a class reloading the link of a class that
+        ended is no guess), its time renewed."""
+        codes = self._wrong.setdefault(who, OrderedDict())
+        codes.pop(code, None)
+        codes[code] = now
         self._wrong.move_to_end(who)
         while len(self._wrong) > CLASS["addresses_remembered"]:
             self._wrong.popitem(last=False)

@@ -83,8 +83,8 @@ def test_only_the_teacher_pushes_asks_reveals_ends_and_downloads(classes):
 
 def test_a_wrong_code_is_said_and_attempts_per_address_are_limited(classes, clock):
     code = classes.start(TEACHER).code
-    wrong = next(c for c in ("AAAAAA", "BBBBBB") if c != code)
-    for _ in range(CLASS["wrong_codes_per_minute"]):
+    guesses = [c for c in (a * 6 for a in "ABCDEFGHJKMNPQRSTUVWXYZ") if c != code]  # a guesser's distinct codes
+    for wrong in guesses[:CLASS["wrong_codes_per_minute"]]:
         with pytest.raises(UserError, match=f"no class has the code {wrong}"):
             classes.join(wrong, STUDENTS[0], "10.0.0.9")
     with pytest.raises(UserError, match="wrong class codes came from your network"):
@@ -230,3 +230,23 @@ def test_the_guesses_are_the_answers_per_row_asked_since_the_push(classes):
         == {0: (1, 0, 3), 2: (0, 1, 0)}
     classes.push(code, TEACHER, pushed())
     assert classes.seen(code, TEACHER).guesses == ()
+
+
+def test_a_class_reloading_an_ended_classs_link_is_told_so_and_joins_the_new_code(classes, clock):
+    """After a restart (or the end of a class) a whole class behind one NAT reloads the join link of the old code:
+    each student is told in words that a class that ended has no code, and the teacher's new code joins at once,
+    since one wrong code repeated is no guess. Guessing stays bounded: distinct wrong codes are counted. Failed
+    before: from the 21st student on, 'wrong class codes came from your network' and the new code refused."""
+    old = classes.start(TEACHER).code
+    classes.clear()  # what a restart does
+    for student in range(40):
+        with pytest.raises(UserError, match=f"no class has the code {old}.*ended.*restarted"):
+            classes.join(old, f"student-{student}", "10.0.0.9")
+    new = classes.start(TEACHER).code
+    assert classes.join(new, STUDENTS[0], "10.0.0.9") == 1
+    guesses = [c for c in (a * 6 for a in "ABCDEFGHJKMNPQRSTUVWXYZ") if c not in (old, new)]
+    for guess in guesses[:CLASS["wrong_codes_per_minute"] - 1]:
+        with pytest.raises(UserError, match="no class has the code"):
+            classes.join(guess, STUDENTS[1], "10.0.0.9")
+    with pytest.raises(UserError, match="wrong class codes came from your network"):
+        classes.join(new, STUDENTS[1], "10.0.0.9")  # past the bound even the right code waits out the minute
