@@ -1,15 +1,16 @@
 """A class session under load (issue 39): N students behind one address join a class, receive a pushed view, answer
 a question and receive the reveal, each polling the class once a second as the page's timer does.
 
-    nice -n 10 python bench/class_session.py --students 40
+    nice -n 10 python bench/class_session.py --students 40 [--view head|patching|sinusoids]
 
 Starts the app of this checkout in a subprocess on 127.0.0.1 (bench/load.py's driver, with the model's passes
 counted), with ATTENTION_LAB_TRUST_FORWARDED=1 and every student's requests carrying one X-Forwarded-For address
 (a school behind one NAT), then over loopback only: a teacher session starts a class and computes `reverse` on
-"attention"; N student sessions (separate sessions, so separate browsers) join by the code, then poll
+"attention" (--view patching: translate-en-es on "Who carries a word?"'s pair and its patching grids; --view
+sinusoids: nothing, the matrix is drawn from the Positional tab's two sliders); N student sessions (separate sessions, so separate browsers) join by the code, then poll
 /class_poll every `--poll` s (the page's gr.Timer) until the end, each call made as the page makes it (the class's
 events are not queued: a POST to run/predict); the teacher pushes the view, asks about the first
-query row, every student answers once it sees the question, the teacher polls too (the projector's split), and
+query row (another view: the demo's own question), every student answers once it sees the question, the teacher polls too (the projector's split), and
 reveals once every answer is in. Prints, per step, p50 / p95 / max in seconds:
 - join: a student's /class_join call;
 - push -> device: from the push's reply to each student's first poll that returns the figure;
@@ -34,9 +35,17 @@ from pathlib import Path
 sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parent.parent)]
 import load  # noqa: E402
 from load import Server, cpu_seconds, loadavg, make_client, percentile  # noqa: E402
+from transformer.interpretability.patching_demos import TRANSLATION_EXAMPLES  # noqa: E402
 
 ADDRESS = "203.0.113.7"  # every student behind one NAT (TEST-NET-3)
 VIEW = ("cross", 1, 2, "weights", False, "anti-diagonal")
+# "Who carries a word? (translation)": the library's minimal pair (tabs.demos reads the same)
+VERSE = next(e[1:] for e in TRANSLATION_EXAMPLES if e[0] == "Gen.24.26")
+VIEWS = {  # --view: the teacher's record (checkpoint, input, second input) and the push's view inputs
+    "head": dict(ckpt="reverse", text="attention", text_b="", view=VIEW, which="att-one"),
+    "patching": dict(ckpt="translate-en-es", text=VERSE[0], text_b=VERSE[1],
+                     view=("cross", 0, 0, "weights", False, "entropy"), which="patch-heads"),
+    "sinusoids": dict(ckpt="", text="", text_b="", view=VIEW, which="pe-matrix")}
 # Counts every pass through a Transformer in the server (forward, encode, decode), written to COUNT_FILE 10x a second
 COUNTER = r'''
 import os, sys, threading, time
@@ -142,6 +151,10 @@ def main():
     parser.add_argument("--students", type=int, default=40)
     parser.add_argument("--poll", type=float, default=1.0, help="seconds between a device's polls (the page's)")
     parser.add_argument("--timeout", type=float, default=60.0)
+    parser.add_argument("--view", choices=sorted(VIEWS), default="head",
+                        help="what the teacher shows: the Attention tab's head (reverse), a patching demo's heads "
+                             "grid (Who carries a word?) or the Sinusoid waves' matrix; the question is the row's, "
+                             "else the demo's own")
     args = parser.parse_args()
     os.environ["ATTENTION_LAB_TRUST_FORWARDED"] = "1"
     count_file = Path(tempfile.mkdtemp(prefix="class-bench-")) / "passes"
@@ -153,7 +166,12 @@ def main():
     try:
         teacher = Device(url, args.timeout, "198.51.100.1")
         code = teacher.page.predict("", api_name="/class_start")[0]
-        teacher.client.predict("reverse", "attention", "", api_name="/attention")  # queued, as the page's
+        shown = VIEWS[args.view]
+        if shown["text"]:  # queued, as the page's: the record, then the pair's grids
+            teacher.client.predict(shown["ckpt"], shown["text"], "", api_name="/attention")
+        if shown["text_b"]:
+            teacher.client.predict(shown["text_b"], api_name="/compare_inputs")
+            teacher.client.predict(shown["view"][0], 0, 0, "", "", -1, api_name="/patching")
         cpu0, passes0 = cpu_seconds(server.proc.pid), passes(count_file)
         devices, joins, refused = [Device(url, args.timeout) for _ in range(args.students)], [], []
 
@@ -172,14 +190,17 @@ def main():
         [t.start() for t in loops]
         time.sleep(2 * args.poll)
         before_push = passes(count_file)
-        teacher.page.predict(code, None, None, None, *VIEW, "att-one", None, None, "", "", -1, 128, 100,
+        teacher.page.predict(code, None, None, None, *shown["view"], shown["which"], None, None, "", "", -1, 128, 100,
                              api_name="/class_push")
         pushed_at = time.perf_counter()
         deadline = pushed_at + 30
         while time.perf_counter() < deadline and not all("figure" in d.first for d in devices):
             time.sleep(0.05)
         push_passes = passes(count_file) - before_push
-        teacher.page.predict(code, 0, api_name="/class_ask")
+        if args.view == "head":
+            teacher.page.predict(code, 0, api_name="/class_ask")
+        else:
+            teacher.page.predict(code, api_name="/class_ask_demo")
         projector = []  # (sent, replied) of each teacher's poll
         deadline = time.perf_counter() + 30
         while time.perf_counter() < deadline and len(answers) < len(devices):
