@@ -4,14 +4,15 @@ a question and receive the reveal, each polling the class once a second as the p
     nice -n 10 python bench/class_session.py --students 40 [--view head|patching|sinusoids]
 
 Starts the app of this checkout in a subprocess on 127.0.0.1 (bench/load.py's driver, with the model's passes
-counted), with ATTENTION_LAB_TRUST_FORWARDED=1 and every student's requests carrying one X-Forwarded-For address
-(a school behind one NAT), then over loopback only: a teacher session starts a class and computes `reverse` on
+counted), with ATTENTION_LAB_TRUST_FORWARDED=1 and every student's requests carrying one X-Forwarded-For address (a
+school behind one NAT), then over loopback only: a teacher session starts a class and computes `reverse` on
 "attention" (--view patching: translate-en-es on "Who carries a word?"'s pair and its patching grids; --view
-sinusoids: nothing, the matrix is drawn from the Positional tab's two sliders); N student sessions (separate sessions, so separate browsers) join by the code, then poll
-/class_poll every `--poll` s (the page's gr.Timer) until the end, each call made as the page makes it (the class's
-events are not queued: a POST to run/predict); the teacher pushes the view, asks about the first
-query row (another view: the demo's own question), every student answers once it sees the question, the teacher polls too (the projector's split), and
-reveals once every answer is in. Prints, per step, p50 / p95 / max in seconds:
+sinusoids: nothing, the matrix is drawn from the Positional tab's two sliders); N student sessions (separate
+sessions, so separate browsers) join by the code, then poll /class_poll every `--poll` s (the page's gr.Timer) until
+the end, each call made as the page makes it (the class's events are not queued: a POST to run/predict); the teacher
+pushes the view, asks about the first query row (another view: the demo's own question), every student answers once
+it sees the question, the teacher polls too (the projector's split), and reveals once every answer is in. Prints,
+per step, p50 / p95 / max in seconds:
 - join: a student's /class_join call;
 - push -> device: from the push's reply to each student's first poll that returns the figure;
 - answer -> projector: from a student's answer's reply to the end of the first teacher's poll sent after it

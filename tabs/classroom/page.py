@@ -96,10 +96,10 @@ def build_class_tab() -> dict:
             split = gr.Plot(label="How the class answered", elem_id="class-split")
     return dict(panel=panel, code=code, role=role, seen=seen, seen_answered=seen_answered, following=following,
                 base=base, timer=timer, entry=entry, typed=typed, join=join, start=start, status=status,
-                teaching=teaching, shown_code=shown_code, qr=qr, link=link, which=which, push=push, row=row, ask=ask,
-                ask_demo=ask_demo, reveal=reveal, csv=csv, end=end, said=said, answers=answers, learning=learning, explore=explore,
-                follow=follow, view_box=view_box, question=question, grid=grid, choices=choices, line=line,
-                view=view, split=split, guesses=guesses)
+                teaching=teaching, shown_code=shown_code, qr=qr, link=link, which=which, push=push, row=row,
+                ask=ask, ask_demo=ask_demo, reveal=reveal, csv=csv, end=end, said=said, answers=answers,
+                learning=learning, explore=explore, follow=follow, view_box=view_box, question=question, grid=grid,
+                choices=choices, line=line, view=view, split=split, guesses=guesses)
 
 
 def wire_class_tab(demo, tabs, c: dict, attention: dict, positional: dict, demos: list, vocab) -> None:

@@ -63,7 +63,8 @@ def test_a_push_whose_figure_needs_the_model_again_is_refused_in_words_and_runs_
     monkeypatch.setattr(page, "FIGURES", type(page.FIGURES)(page.FIGURES.size, page.FIGURES.max_bytes))
     passes.clear()
     with pytest.raises(AppError, match="needs a model to run"):
-        teacher.predict(code, "cross", 1, 2, "value-weighted norms", False, "anti-diagonal", *PUSH[6:], api_name="/class_push")
+        teacher.predict(code, "cross", 1, 2, "value-weighted norms", False, "anti-diagonal", *PUSH[6:],
+                        api_name="/class_push")
     assert passes == []
     assert WHY.startswith("this needs a model to run")
     teacher.predict(code, api_name="/class_end")
