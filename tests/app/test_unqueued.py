@@ -15,8 +15,12 @@ from tests.app.test_class_views import passes  # noqa: F401  (the fixture)
 from tests.app_server import api_client, running_app
 
 
-def test_a_gpu_function_refuses_to_start_inside_no_model_and_runs_outside():
-    """Oracle: the function's own body, which records each call."""
+def test_a_gpu_function_refuses_to_start_inside_no_model_and_runs_outside(monkeypatch):
+    """Oracle: the function's own body, which records each call. (Registered in a copy of the registry: the app's
+    own set of @gpu functions is checked elsewhere.)"""
+    import store.gpu
+
+    monkeypatch.setattr(store.gpu, "GPU_FUNCTIONS", dict(store.gpu.GPU_FUNCTIONS))
     ran = []
 
     @gpu(duration=1)
