@@ -20,6 +20,7 @@ import gradio as gr
 from checks import UserError
 from store.catalogue import model_ref
 from store.classes import Pushed
+from store.gpu import ModelRefused
 from store.sessions import browser_key
 from store.view_link import View, to_query
 from tabs.attention.link import link_query
@@ -106,7 +107,11 @@ def _pair(vocab, head: HeadView, pair: PairView, request) -> Pushed:
         raise UserError("open *What a head does* with a second input (a patching demo, or Compare in *Two inputs "
                         "side by side*) and wait for its heads grid: the class is shown that grid")
     args = pair_inputs(head.record, pair.record_b, pair.answer, pair.other, pair.position)
-    kind, grids = pair_grids(model_ref(head.made_by, browser_key(request)), head.record, args, head.kind)
+    try:
+        kind, grids = pair_grids(model_ref(head.made_by, browser_key(request)), head.record, args, head.kind)
+    except ModelRefused:  # not drawn on the teacher's page, or no longer kept: a push computes nothing
+        raise UserError("the heads grid of this pair is not computed here: open *What a head does* (or press "
+                        "Patch), wait for its heads grid, then show everyone this view") from None
     if "refused" in grids:
         raise UserError(f"this pair cannot be patched: {grids['refused']}")
     figure, _, _ = heads_figure(grids, kind, head.layer, head.head, boxes(PHONE_WIDTH)[1])

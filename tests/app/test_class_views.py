@@ -140,3 +140,18 @@ def test_a_revealed_figure_is_built_once_however_many_devices_ask_at_once(monkey
     [t.start() for t in threads]
     [t.join() for t in threads]
     assert len(built) == 1 and len(got) == 40 and all(g is got[0] for g in got)
+
+
+def test_a_pairs_grid_not_drawn_on_the_teachers_page_is_refused_in_words_and_computed_nowhere(app_url, passes):
+    """The teacher compared two inputs but never opened the patching section: pushing its heads grid would need
+    the pair's patched runs, which a push (outside the queue) never computes: said in words, no model pass."""
+    demo = next(d for d in DEMOS if d.text_b and runs(d))
+    teacher = api_client(app_url)
+    code = teacher.predict("", api_name="/class_start")[0]
+    teacher.predict(demo.ckpt, demo.text, demo.target, api_name="/attention")
+    teacher.predict(demo.text_b + " ", api_name="/compare_inputs")  # a pair no test has patched in this process
+    passes.clear()
+    with pytest.raises(AppError, match="the heads grid of this pair is not computed here"):
+        push(teacher, code, demo, PAIR)
+    assert passes == []
+    teacher.predict(code, api_name="/class_end")
