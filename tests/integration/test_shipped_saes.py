@@ -21,7 +21,7 @@ def test_check_recomputes_the_induction_card():
     done = subprocess.run([sys.executable, "-m", "transformer.interpretability.features", "checkpoints/induction",
                            "--check"], cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "16 of 16 metrics as the card says" in done.stdout
+    assert "18 of 18 metrics as the card says" in done.stdout
     assert "decoder self layer 1 loss_spliced" in done.stdout
 
 

@@ -6,7 +6,10 @@
 --page F --layer L [--kind cross]  prints feature F's page (feature_page) of that layer's SAE: the heads that write
          it, its top held-out contexts, its logit effect.
 --train  trains the SAEs of the checkpoint's recipe (RECIPES, by the directory's name) on CPU, saves them beside
-         the checkpoint, and writes their metrics into config.json ("features") and the card (README.md).
+         the checkpoint with every feature's top held-out contexts (feature_contexts), and writes their metrics into
+         config.json ("features") and the card (README.md).
+--contexts  computes and stores every listed SAE's top contexts again (feature_contexts), the SAEs unchanged.
+--check also recomputes the stored contexts: its row "stored contexts off" counts the features whose contexts differ.
 """
 from __future__ import annotations
 
@@ -25,6 +28,7 @@ from ..checkpoint import CheckpointError, load_checkpoint, read_info
 from ..heads import AttentionKind
 from ..machine import cpu_name
 from .feature_card import CARD_HEADING, card_section
+from .feature_contexts import all_contexts, differing_features, load_contexts, save_contexts
 from .feature_data import FeatureData, feature_batches
 from .feature_page import feature_page
 from .features import AttentionLayer, layer_activations, measure, width
@@ -33,6 +37,7 @@ from .sae_files import entry_of, layers_with_sae, load_sae, sae_file_name, save_
 from .sae_training import SAETraining, train_sae
 
 TOLERANCE = 2e-3  # recomputed metrics may differ from the card by float noise across machines, no more
+CONTEXTS_OFF = "stored contexts off"  # --check's row: features whose stored top contexts differ (0 on the card)
 
 
 @dataclass(frozen=True)
@@ -74,7 +79,10 @@ def train_checkpoint(path: Path, recipe: Recipe) -> list[dict]:
             sae = train_sae(x, recipe.sae, recipe.training, lambda step, steps, loss: bar.update(1))
         seconds = time.perf_counter() - start
         save_sae(path, layer, sae)
-        metrics = measure(model, sae, layer, held_out)
+        acts = layer_activations(model, layer, held_out)
+        save_contexts(path, layer, all_contexts(sae, acts, model.config.pad_id, recipe.data.describe("held-out")),
+                      model.config.vocab_size)
+        metrics = measure(model, sae, layer, held_out, acts)
         entries.append({"file": sae_file_name(layer), "kind": str(layer.kind), "layer": layer.layer,
                         "sae": recipe.sae.to_dict(), "training": recipe.training.to_dict(),
                         "data": recipe.data.to_dict(), "trained_on": recipe.data.describe("train"),
@@ -109,9 +117,26 @@ def check_checkpoint(path: Path) -> list[tuple[str, str, float, float]]:
         if not isinstance(entry.get("metrics"), dict):
             raise CheckpointError(f"config.json: the SAE of {layer} records no metrics")
         held_out = feature_batches(FeatureData.from_dict(entry.get("data")), model, tokenizer, "held-out")
-        fresh = measure(model, sae, layer, held_out).to_dict()
+        acts = layer_activations(model, layer, held_out)
+        fresh = measure(model, sae, layer, held_out, acts).to_dict()
         rows += [(str(layer), k, float(v), float(fresh[k])) for k, v in entry["metrics"].items()]
+        stored = load_contexts(path, layer, sae.config.n_features, model.config.vocab_size)
+        rows.append((str(layer), CONTEXTS_OFF, 0.0,
+                     float(differing_features(stored, all_contexts(sae, acts, model.config.pad_id)))))
     return rows
+
+
+def store_contexts(path: Path) -> list[Path]:
+    """Compute and store every listed SAE's top held-out contexts (feature_contexts); returns the files written."""
+    model, tokenizer, info = load_checkpoint(path, device="cpu")
+    written = []
+    for layer in tqdm(layers_with_sae(info), desc="contexts", file=sys.stderr):
+        sae = load_sae(path, info, layer.check(model), width(model))
+        data = FeatureData.from_dict(entry_of(info, layer).get("data"))
+        acts = layer_activations(model, layer, feature_batches(data, model, tokenizer, "held-out"))
+        written.append(save_contexts(path, layer, all_contexts(sae, acts, model.config.pad_id,
+                                                               data.describe("held-out")), model.config.vocab_size))
+    return written
 
 
 def page_lines(path: Path, layer: AttentionLayer, feature: int) -> list[str]:
@@ -131,6 +156,7 @@ def main(argv: list[str] | None = None) -> int:
     mode = parser.add_mutually_exclusive_group(required=True)
     mode.add_argument("--check", action="store_true", help="recompute every shipped SAE's metrics against its card")
     mode.add_argument("--train", action="store_true", help="train the SAEs of the checkpoint's recipe and ship them")
+    mode.add_argument("--contexts", action="store_true", help="compute and store every SAE's top held-out contexts")
     mode.add_argument("--page", type=int, metavar="F", help="print feature F's page (with --layer)")
     parser.add_argument("--layer", type=int, default=0, help="the layer of --page")
     parser.add_argument("--kind", default=str(AttentionKind.DECODER_SELF), help="the attention kind of --page")
@@ -145,6 +171,9 @@ def main(argv: list[str] | None = None) -> int:
             entries = train_checkpoint(args.checkpoint, recipe)
             write_entries(args.checkpoint, entries)
             print(json.dumps(entries, indent=1))
+            return 0
+        if args.contexts:
+            print("\n".join(str(p) for p in store_contexts(args.checkpoint)))
             return 0
         if args.page is not None:
             print("\n".join(page_lines(args.checkpoint, AttentionLayer(args.kind, args.layer), args.page)))

@@ -63,16 +63,22 @@ class FeaturePage:
         heads = ", ".join(f"{self.layer.layer}.{h} {float(s):.2f}" for h, s in enumerate(self.share))
         lines = [f"feature {self.feature} of {self.layer}: fires at {self.frequency:.1%} of positions; "
                  f"written by heads (share): {heads}"]
-        plain = lambda t: token_name(tokenizer, t).strip("'")  # noqa: E731  a token's text unquoted
         for c in self.contexts:
-            before, after = ("".join(plain(t) for t in part) for part in (c.tokens[:c.at], c.tokens[c.at + 1:]))
-            lines.append(f"  {c.activation:7.3f}  {before}[{plain(c.tokens[c.at])}]{after}")
+            lines.append(f"  {c.activation:7.3f}  {context_text(tokenizer, c)}")
         if self.logit_effect is not None:
             for name, pairs in (("up", self.logit_effect.top), ("down", self.logit_effect.bottom)):
                 lines.append(f"  logits {name}: " + ", ".join(f"{token_name(tokenizer, t)} {v:+.2f}" for t, v in pairs))
         elif self.no_logit_effect:
             lines.append(f"  no logit effect: {self.no_logit_effect}")
         return lines
+
+
+def context_text(tokenizer, context: Context) -> str:
+    """A context in words: the tokens before it, the position's own token in brackets, the tokens after."""
+    plain = lambda t: token_name(tokenizer, t).strip("'")  # noqa: E731  a token's text unquoted
+    c = context
+    before, after = ("".join(plain(t) for t in part) for part in (c.tokens[:c.at], c.tokens[c.at + 1:]))
+    return f"{before}[{plain(c.tokens[c.at])}]{after}"
 
 
 def head_norms(sae: SparseAutoencoder, n_heads: int) -> Tensor:

@@ -169,10 +169,11 @@ def reconstruction_metrics(sae: SparseAutoencoder, x: Tensor) -> tuple[float, fl
 
 
 @torch.no_grad()
-def measure(model: Transformer, sae: SparseAutoencoder, layer: AttentionLayer, batches: Sequence[Batch]
-            ) -> FeatureMetrics:
-    """The SAE's metrics on `batches` (held out from its training data)."""
-    acts = layer_activations(model, layer, batches)
+def measure(model: Transformer, sae: SparseAutoencoder, layer: AttentionLayer, batches: Sequence[Batch],
+            acts: Activations | None = None) -> FeatureMetrics:
+    """The SAE's metrics on `batches` (held out from its training data); `acts`: the layer's activations on them,
+    when the caller has them already."""
+    acts = layer_activations(model, layer, batches) if acts is None else acts
     if acts.x.size(1) != sae.config.d_in:
         raise ValueError(f"this SAE reads {sae.config.d_in} numbers per position; {layer} writes {acts.x.size(1)}")
     explained, l0, dead = reconstruction_metrics(sae, acts.x)
