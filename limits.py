@@ -126,6 +126,9 @@ BESIDE_KEPT = 16  # translations (ours and Marian's, with Marian's record) besid
 FIGURES_KEPT = 512  # drawn attention figures (tabs.attention.page)
 LENSES_KEPT = 32  # logit-lens readings (tabs.attention.lens)
 PATCHINGS_KEPT = 32  # patching grids and a head's partners (tabs.attention.patching)
+FEATURE_READINGS_KEPT = 32  # an input's SAE features at a layer (tabs.attention.features): (T, F) floats, 128 KiB
+SAES_KEPT = 16  # shipped SAEs loaded, with their stored contexts (store.saes): ~1 MiB each; 12 are shipped
+FEATURES_SHOWN = 8  # the features listed at a position, largest first (tabs.attention.features)
 RECORD_CACHE_BYTES = 32 << 20  # what each cache of things computed from a record (store.record_cache: views, lenses,
 #                            patchings) may hold in arrays and text, the records its entries keep alive included: a
 #                            count does not bound them (a 2,000-character translate-en-es record is 0.8 MiB, its

@@ -20,6 +20,7 @@ from store.record_cache import RecordCache
 from store.sessions import browser_key
 from tabs.about import about_line
 from tabs.attention.beside import build_beside
+from tabs.attention.features import build_features
 from tabs.attention.inside import build_inside
 from tabs.attention.lens import build_lens
 from tabs.attention.link import link_row
@@ -284,6 +285,7 @@ def build_attention_tab(demo, ckpt, followers: Followers, page_width: gr.State):
         table = gr.Dataframe(label="Per-head scores", max_height=300)
         query, ablate_heads = build_inside(demo, record, made_by, kind, layer, head)
         lens_position = build_lens(demo, record, made_by, page_width)
+        features = build_features(demo, record, made_by, kind, layer, page_width)
         two = build_two_inputs(record, made_by, kind, layer, head, page_width, words)
         patch = build_patching(demo, record, two["record_b"], made_by, kind, layer, head, page_width)
         with gr.Row():
@@ -338,4 +340,4 @@ def build_attention_tab(demo, ckpt, followers: Followers, page_width: gr.State):
                 score=score, one=one, grid=grid, overview=overview, table=table, show=show,
                 words=words, compute_after=compute_after, text_b=two["text_b"], compare=two["compare"],
                 patch=patch, cells=cells, made_by=made_by, given=given, link=link, scores=SCORES, query=query,
-                lens_position=lens_position, record_b=two["record_b"], given_b=two["given_b"])
+                lens_position=lens_position, features=features, record_b=two["record_b"], given_b=two["given_b"])

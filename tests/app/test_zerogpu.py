@@ -34,6 +34,8 @@ ENDPOINTS = [
     ("/head_caption", ("cross", 1, 0, "value-weighted norms", False)),
     ("/view_link", ("cross", 1, 0, "weights", False, "entropy", "lens", 0, 1, "", "", -1)),  # runs no model: the link's query
     ("/logit_lens", (1,)),
+    ("/what_heads_write", ("cross", 0, 1)),  # reverse ships no SAE: the section says so, no model run
+    ("/feature_strip", ("cross", 0, 1, "0")),  # refused in words: no SAE
     ("/compare_inputs", ("watchingbackward",)),  # as long as /attention's input: /patching runs the pair
     ("/draw_two_inputs", ("cross", 1, 0)),
     ("/patching", ("cross", 1, 0, "", "", -1)),
@@ -92,7 +94,8 @@ def test_spaces_is_installed_pinned_and_a_no_op_here():
         "tabs.train.page.train_on_gpu",
         "tabs.train.page.compare_on_gpu", "tabs.attention.views.norms_on_gpu", "tabs.attention.lens.lens_on_gpu",
         "tabs.train.watch.watch_on_gpu", "tabs.attention.patching.grids_on_gpu",
-        "tabs.attention.patching.head_on_gpu"}
+        "tabs.attention.patching.head_on_gpu", "tabs.attention.features.reading_on_gpu",
+        "tabs.attention.features.active_on_gpu"}
     # behind store.gpu's check that no model runs where none may (server.unqueued), the undecorated function
     assert all(gpu_functions()[name].__wrapped__ is fn for name, fn in GPU_FUNCTIONS.items())
     assert _capped(600) == GPU_SECONDS_LIMIT and _capped(lambda n: 2 * n)(7) == 14
