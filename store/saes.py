@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from transformer.checkpoint import read_info
 from transformer.interpretability.feature_contexts import StoredContexts, load_contexts
+from transformer.interpretability.feature_page import head_share
 from transformer.interpretability.features import AttentionLayer, width
 from transformer.interpretability.sae import SparseAutoencoder
 from transformer.interpretability.sae_files import layers_with_sae, load_sae
@@ -42,6 +43,12 @@ def shipped_sae(name: str, kind: str, layer: int) -> ShippedSAE:
     at = AttentionLayer(kind, layer)
     sae = load_sae(CHECKPOINTS / name, info, at, width(model))
     return ShippedSAE(sae, load_contexts(CHECKPOINTS / name, at, sae.config.n_features, model.config.vocab_size))
+
+
+def main_head(name: str, kind: str, layer: int, feature: int) -> int:
+    """The head that writes most of `feature` of a shipped SAE: the largest share of its decoder row."""
+    model, _, _ = shipped_model(name)
+    return int(head_share(shipped_sae(name, kind, layer).sae, model.config.n_heads)[feature].argmax())
 
 
 def sae_list() -> str:

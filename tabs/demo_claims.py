@@ -142,3 +142,21 @@ def depends_only_on_distance(cells: Cells) -> bool:
     """Whether every diagonal of a position x position map holds one value (to 1e-6 of its largest)."""
     z, scale = cells.z, float(np.nanmax(np.abs(cells.z)))
     return all(np.ptp(np.diagonal(z, k)) <= 1e-6 * scale for k in range(-z.shape[0] + 1, z.shape[1]))
+
+
+def largest_bar(cells: Cells, row: int = 0) -> tuple[str, float]:
+    """(the column, its value to 2 decimals) of a bar chart's row's longest bar: the head that writes most of the
+    features figure's `row`-th feature ("head 3.2", 0.71)."""
+    column = int(np.nanargmax(cells.z[row]))
+    return cells.columns[column], round(float(cells.z[row, column]), 2)
+
+
+def first_feature(cells: Cells) -> str:
+    """The feature the features figure lists first (the most active at the row): "f170" of "f170 (5.50)"."""
+    return cells.rows[0].split()[0]
+
+
+def fires_at(cells: Cells) -> tuple[str, ...]:
+    """The labels of the places where a strip's bar is above zero (where the feature fires in the input)."""
+    return tuple(label for label, value in zip(cells.rows, cells.z[:, 0]) if value > 0)
+

@@ -14,13 +14,13 @@ from transformer.heads import AttentionKind
 from transformer.interpretability.patching_demos import TRANSLATION_EXAMPLES, induction_texts
 
 from store.catalogue import fixed_choices
+from store.saes import main_head
 from tabs.ask_first import (Choice, Question, distinct_keys, equal, ask_first_row, column_mean, every_head,
                             in_view_when_drawn, looks_ahead, most_common_offset, sign_changes, top_cells)
 from tabs.attention.translation_view import GOLD_SCORE
-from tabs.demo_claims import (Cited, Claim, Said, depends_only_on_distance, extreme_cell, extreme_row, gold_link,
-                              induction_stripe, masked_exactly_above_diagonal, open_head, reads, reads_backwards,
-                              repeats_after,
-                              rows_sum_to_one, said, share_at_offset)
+from tabs.demo_claims import (Cited, Claim, Said, depends_only_on_distance, extreme_cell, extreme_row, fires_at,
+                              first_feature, gold_link, induction_stripe, largest_bar, masked_exactly_above_diagonal, open_head, reads,
+                              reads_backwards, repeats_after, rows_sum_to_one, said, share_at_offset)
 from tabs.attention.views import SHOW
 from tabs.positional import PE_MATRIX
 from tabs.train.request import HYPER_PARAMETERS
@@ -46,6 +46,8 @@ class Demo:
     answers: tuple[str, str] = ("", "")  # the patching section's two answer tokens ("": each run's top token)
     missing: str = ""  # shown instead when the checkpoint is not here (how to get it); the button stays
     question: Question | None = None  # asked before the figure is shown, when "Ask first" is on
+    features: tuple[int, int, int] | None = None  # (layer, row, feature): opens "What the heads write" at that row of
+    #                                               that layer of `kind`, on the head that writes most of the feature
 
     @property
     def figure(self) -> str:
@@ -54,6 +56,8 @@ class Demo:
         The one owner of where a demo takes the page (tests/app/test_demo_targets.py: each is on the page)."""
         if self.question:
             return self.question.figure
+        if self.features:
+            return "features-heads"
         return "patch-heads" if self.text_b else FIGURES[self.tab]
 
     @property
@@ -142,6 +146,35 @@ PATCHING_DEMOS = [
          text_b=IOI_CORRUPTED, answers=(" Mary", " John"), kind=AttentionKind.DECODER_SELF.value, score="entropy",
          missing=GPT2_MISSING),
 ]
+
+# "What the heads write": a feature of the future tense in cross-attention layer 3, found by bench/feature_demo_search.py
+# (bench/RESULTS.md) on the test verse Ps.49.3, which the model writes "Mi boca hablará palabras de sabiduría; y mi
+# corazón hablará inteligencia."
+FUTURE_VERSE = "My mouth will speak words of wisdom. My heart will utter understanding."
+FEATURES_DEMO = Demo(
+    "What a head writes", "attention",
+    said("A sparse autoencoder splits what cross-attention's heads write into features. Where the decoder writes "
+         "the future ending *-ará* of *hablará*, ",
+         Claim("the most active feature of layer 3 is feature 337", lambda seen: first_feature(
+             seen["features-heads"]), "f337"), ": ",
+         Cited("a feature of the future tense: 75% of its 40 strongest activations on held-out verses are future "
+               "endings (-ará, -arán, -aréis, -irá), and there its main head reads *shall* or *will* every time",
+               "bench/feature_demo_search.py, bench/RESULTS.md"), ". ",
+         Claim("One head writes most of it: 3.0, 87% of its decoder row", lambda seen: largest_bar(
+             seen["features-heads"]), ("head 3.0", 0.87)), "; ",
+         Claim("that head, open above, reads the English *will* at that row", lambda seen: (
+             open_head(seen), reads(seen["att-one"], "ará")), ("3.0", "␣will")), ". ",
+         Claim("In this verse the feature fires at the two *-ará* and nowhere else", lambda seen: fires_at(
+             seen["features-strip"]), ("ará", "ará")),
+         " (the strip under the bars). A feature is a direction the SAE found in what the heads write, checked on "
+         "held-out text; it is not a rule the model states."),
+    ckpt="translate-en-es", text=FUTURE_VERSE, kind=AttentionKind.CROSS.value, score="entropy",
+    features=(3, 3, 337),
+    question=Question("Where the decoder writes *-ará*, the future ending of *hablará*, which English word will the "
+                      "head that writes the future-tense feature read most?",
+                      "***will***: the head reads the English word that makes the future, and writes a feature of "
+                      "the future tense into the decoder.",
+                      lambda cells: cells.columns[cells.argmax(cells.row("ará"))], "␣will", choices=distinct_keys))
 
 # Last in the row: at 1280 px its two lines are full up to "IOI in GPT-2", and this one fits after it (a button
 # anywhere before would start a third line and push the heatmap below the fold: tests/browser/test_layout.py)
@@ -284,7 +317,7 @@ DEMOS = [
               " (the shaded window): the previous-token and induction heads form together ",
               Cited("(Olsson et al. 2022)", "Olsson et al. 2022, In-context learning and induction heads"), "."),
          watch=True),
-] + PATCHING_DEMOS + [NORMS_DEMO]
+] + PATCHING_DEMOS + [NORMS_DEMO, FEATURES_DEMO]
 
 
 def available_demos() -> list[Demo]:
@@ -312,7 +345,7 @@ def apply_demo(label: str, ckpt: str):
         raise refusal(f"unknown demo {str(label)[:40]!r}")
     if not runs(demo):
         return (gr.update(),) * 6 + (f"**{demo.label}.** {demo.missing}",) + (gr.update(),) * (
-            4 + len(FIGURE_OUTPUTS) + len(HYPER_PARAMETERS) + len(PATCH_OUTPUTS))
+            4 + len(FIGURE_OUTPUTS) + len(HYPER_PARAMETERS) + len(PATCH_OUTPUTS) + len(FEATURE_OUTPUTS))
     ckpt = demo.ckpt or ckpt
     focus = demo_focus(demo) if demo.kind else None
     keep = gr.update()
@@ -322,7 +355,7 @@ def apply_demo(label: str, ckpt: str):
             demo.score or keep, f"**{demo.label}.** {demo.explain}",
             "task" if demo.task else keep, demo.task or keep, demo.words if demo.kind else keep,
             demo.show if demo.kind else keep) + cleared + recipe \
-        + patch_updates(demo)
+        + patch_updates(demo) + feature_updates(demo)
 
 
 def demo_on_screen(ckpt, text, target, kind, show, words, score=None) -> Demo | None:
@@ -340,6 +373,9 @@ def demo_focus(demo: Demo) -> tuple:
     """What the Attention tab opens an attention demo on (tabs.attention.page.compute_attention): (checkpoint, kind,
     score), the head that scores best on it; a demo of the value-weighted norms adds the view, and opens the head of
     its input where they look most unlike the weights (tabs.attention.views.norms_focus)."""
+    if demo.features:  # the head that writes most of the feature (its decoder row's largest share: store.saes)
+        layer, _, feature = demo.features
+        return demo.ckpt, demo.kind, demo.score, layer, main_head(demo.ckpt, demo.kind, layer, feature)
     return (demo.ckpt, demo.kind, demo.score) + ((demo.show,) if demo.show != SHOW[0] else ())
 
 
@@ -355,6 +391,18 @@ def patch_updates(demo: Demo) -> tuple:
     if not demo.text_b:
         return (gr.update(),) * len(PATCH_OUTPUTS)
     return (demo.text_b, gr.Accordion(open=True), True, *demo.answers, -1) + (None,) * len(PATCH_FIGURES)
+
+
+FEATURE_OUTPUTS = ("section", "shown", "position", "opened")  # what a demo of "What the heads write" sets
+
+
+def feature_updates(demo: Demo) -> tuple:
+    """A demo of the features: their section opened (and marked open, so it draws when the record arrives) at the
+    demo's row, its feature the one to open (the section opens it while it is active there). Other demos leave it."""
+    if not demo.features:
+        return (gr.update(),) * len(FEATURE_OUTPUTS)
+    return gr.Accordion(open=True), True, demo.features[1], gr.update(choices=[str(demo.features[2])],
+                                                                      value=str(demo.features[2]))
 
 
 def demo_buttons():
@@ -378,7 +426,8 @@ def wire_demos(buttons, explain, tabs, ckpt, attention: dict, train: dict):
     outputs = [tabs, ckpt, attention["text"], attention["target"], attention["focus"], attention["score"], explain,
                train["source"], train["task"], attention["words"], attention["cells"]] + \
         [attention[name] for name in FIGURE_OUTPUTS] + train["hyper"] + [attention["text_b"]] + \
-        [attention["patch"][name] for name in PATCH_OUTPUTS[1:]]
+        [attention["patch"][name] for name in PATCH_OUTPUTS[1:]] + \
+        [attention["features"][name] for name in FEATURE_OUTPUTS]
     for button, d in zip(buttons, available_demos()):
         event = button.click(apply_demo, [gr.State(d.label), ckpt], outputs, api_visibility="private",
                              queue=False)

@@ -78,3 +78,23 @@ def _values(values) -> list:
     if values is None:
         return []
     return (as_array(values) if isinstance(values, dict) else as_array([values])[0]).astype(float).tolist()
+
+
+def bar_cells(figure) -> Cells:
+    """The bars of `figure` (plotly JSON or a dict) as the viewer reads them: a row per place along the bars' axis
+    (labelled as on that axis: features down for horizontal bars, positions across for vertical ones), a column per
+    trace (its name: "head 3.2"), a cell the bar's length."""
+    figure = json.loads(figure) if isinstance(figure, str) else figure
+    bars = [t for t in figure["data"] if t.get("type") == "bar"]
+    horizontal = bars[0].get("orientation") == "h"
+    places = [_values(t.get("y" if horizontal else "x")) for t in bars]
+    n = int(max(max(p) for p in places)) + 1
+    z = np.full((n, len(bars)), np.nan)
+    for c, (trace, at) in enumerate(zip(bars, places)):
+        for place, value in zip(at, _values(trace.get("x" if horizontal else "y"))):
+            z[int(place), c] = value
+    layout = figure.get("layout", {})
+    title = layout.get("title", {})
+    title = html.unescape(str(title.get("text", "") if isinstance(title, dict) else title)).replace("<br>", " ")
+    return Cells(z, labels_on(layout.get("yaxis" if horizontal else "xaxis", {}), n),
+                 [str(t.get("name") or "value") for t in bars], frozenset(), " ".join(title.split()))

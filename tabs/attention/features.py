@@ -40,7 +40,8 @@ EXPLAINED = ("A sparse autoencoder (SAE) shipped with the model rewrites what th
              "position you pick: each active feature, how strongly it fires here, the held-out text where it "
              "fires most (the position in brackets), which heads write it (a bar per head: its share of the "
              "feature's decoder row) and, for the decoder, the tokens it pushes up and down directly. Open one to "
-             "see where in this input it fires.")
+             "see where in this input it fires. In a context the brackets mark the token the position reads; the "
+             "token after them is the one the decoder writes there (cross-attention's rows are labelled by it).")
 COLUMNS = ["feature", "activation here", "heads (share)", "fires on held-out", "top held-out contexts",
            "logits up", "logits down"]
 READINGS = RecordCache(FEATURE_READINGS_KEPT)
@@ -122,10 +123,12 @@ def feature_choice(feature: int, activation: float) -> str:
 
 
 @handler
-def draw_features(made_by, record, kind, layer, position, shown=None, width=None, request: gr.Request = None):
+def draw_features(made_by, record, kind, layer, position, opened=None, shown=None, width=None,
+                  request: gr.Request = None):
     """The section: a note, the table of the features active at `position`, their heads' bars, the choice of the
-    feature to open (the first) and where it fires in this input. Nothing while the section is closed."""
-    if shown is False:
+    feature to open (the one `opened` already, while it is active here; else the most active) and where it fires in
+    this input. Nothing while the section is closed."""
+    if shown is False or (record is None and shown):  # the page: closed, or a new input on its way (a demo's)
         return (gr.skip(),) * 5
     if record is None:
         raise UserError("press Show attention first")
@@ -144,17 +147,22 @@ def draw_features(made_by, record, kind, layer, position, shown=None, width=None
          if record.truncated else "")
     heads = heads_bars([a.share for a in active], [f"f{a.feature} ({a.activation:.2f})" for a in active],
                        [HeadId(at.kind, at.layer, h).label for h in range(pattern.shape[1])],
-                       title=f"Which heads write the features at {where}") if active else None
+                       title=f"Heads per feature at {t} ({html_text(repr(tokens[t]))})") if active else None
     choices = [(feature_choice(a.feature, a.activation), str(a.feature)) for a in active]  # a Dropdown sends text
-    opened = str(active[0].feature) if active else None
-    strip = _strip(f, tokens, at, active[0].feature, t, width) if active else None
+    keep = [a.feature for a in active if str(a.feature) == str(opened)]
+    chosen = (keep or [a.feature for a in active] or [None])[0]
+    strip = _strip(f, tokens, at, chosen, t, width) if active else None
     return (note, feature_rows(active, tokenizer, at), heads,
-            gr.update(choices=choices, value=opened), strip)
+            gr.update(choices=choices, value=None if chosen is None else str(chosen)), strip)
 
 
 def _strip(f, tokens, at: AttentionLayer, feature: int, position: int, width):
+    """Where `feature` fires along the layer's stream; cross-attention's rows are labelled by the token each
+    position writes (as the heatmap's), self-attention's by the token it reads."""
+    writes = at.kind == AttentionKind.CROSS
     return activation_strip(f[:, feature], tokens, title=f"Where feature {feature} of {at} fires in this input",
-                            chosen=position, container_px=box_width(width, in_section=True) if width else None)
+                            chosen=position, container_px=box_width(width, in_section=True) if width else None,
+                            axis_title="position (the token it writes)" if writes else "position (the token it reads)")
 
 
 @handler
@@ -199,7 +207,8 @@ def build_features(demo, record, made_by, kind, layer, page_width):
     [shown] = open_states(demo, section)
     separately(section.expand, record.change, kind.change, layer.change, position.change,
                only_open="att-features-section")(
-        draw_features, [made_by, record, kind, layer, position, shown, page_width], [note, table, heads, opened, strip],
+        draw_features, [made_by, record, kind, layer, position, opened, shown, page_width],
+        [note, table, heads, opened, strip],
         api_name="what_heads_write", **FAST)
     separately(opened.input)(draw_strip, [made_by, record, kind, layer, position, opened, shown, page_width], strip,
                              api_name="feature_strip", **FAST)
@@ -207,4 +216,5 @@ def build_features(demo, record, made_by, kind, layer, page_width):
         lambda r, k, t: gr.update() if r is None else index_slider(section_positions(r, k), t), [record, kind, position],
         position,
         queue=False, api_visibility="private")
-    return dict(section=section, position=position, opened=opened, table=table, heads=heads, strip=strip)
+    return dict(section=section, shown=shown, position=position, opened=opened, table=table, heads=heads,
+                strip=strip)

@@ -11,6 +11,7 @@ import re
 import pytest
 
 from store.catalogue import SHIPPED
+from tabs.attention.features import draw_features
 from tabs.attention.page import compute_attention, draw_attention, draw_view
 from tabs.attention.patching import draw_patching
 from tabs.attention.two_inputs import compare_inputs
@@ -19,7 +20,7 @@ from tabs.demo_claims import Cited, Claim, reads
 from tabs.demos import DEMOS, demo_focus
 from tabs.positional import draw_positional
 from tests.conftest import page_call
-from visualize.reading import heatmap_cells
+from visualize.reading import bar_cells, heatmap_cells
 
 PE_DEFAULTS = (128, 100, "0, 1, 6, 7, 40")  # the Positional tab's sliders as the page opens (tabs.positional)
 CHECKED_HERE = [d for d in DEMOS if d.explain.claims and (d.ckpt is None or d.ckpt in SHIPPED)]
@@ -49,13 +50,18 @@ class Seen(dict):
             record_b = compare_inputs(d.ckpt, record, d.text_b, request=self.request)
             drawn = draw_patching(d.ckpt, record, record_b, *view, *d.answers, -1, request=self.request)
             return drawn[{"patch-heads": 2, "patch-into": 4, "patch-from": 5}[key]].to_json()
+        if key.startswith("features-"):  # the features section at the demo's row (d.features: layer, row, feature)
+            _, _, heads, _, strip = draw_features(d.ckpt, record, view[0], d.features[0], d.features[1],
+                                                  str(d.features[2]), request=self.request)
+            return {"features-heads": heads, "features-strip": strip}[key].to_json()
         if key == "att-weights":  # the same head as the weights, whatever the demo's cells show
             return draw_attention(record, *view, d.score, SHOW[0], d.words, d.ckpt, None, request=self.request)[0].plot
         one, _, overview, _ = draw_view(record, view, d.score, d.show, d.words, d.ckpt, None, request=self.request)
         return {"att-one": one, "att-overview": overview}[key].plot
 
     def __missing__(self, key: str):
-        self[key] = heatmap_cells(json.loads(self._draw(key)))
+        read = bar_cells if key.startswith("features-") else heatmap_cells  # the features' figures are bars
+        self[key] = read(json.loads(self._draw(key)))
         return self[key]
 
 

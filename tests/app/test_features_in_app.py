@@ -36,7 +36,7 @@ def truth(position: int):
 
 def test_the_section_shows_the_librarys_features_heads_contexts_and_logits(client):
     client.predict("translate-en-es", VERSE, "", api_name="/attention")
-    note, table, heads, opened, strip = client.predict("cross", 3, 4, api_name="/what_heads_write")
+    note, table, heads, opened, strip = client.predict("cross", 3, 4, "", api_name="/what_heads_write")
     model, tok, sae, inputs, active, stored = truth(4)
     assert note == "" and active
     rows = table["data"]
@@ -64,7 +64,7 @@ def test_the_section_shows_the_librarys_features_heads_contexts_and_logits(clien
 
 def test_opening_another_feature_draws_where_it_fires(client):
     client.predict("translate-en-es", VERSE, "", api_name="/attention")
-    _, table, *_ = client.predict("cross", 3, 4, api_name="/what_heads_write")
+    _, table, *_ = client.predict("cross", 3, 4, "", api_name="/what_heads_write")
     second = table["data"][1][0]
     strip = client.predict("cross", 3, 4, str(second), api_name="/feature_strip")
     model, _, sae, inputs, _, _ = truth(4)
@@ -77,11 +77,11 @@ def test_opening_another_feature_draws_where_it_fires(client):
 
 def test_a_layer_or_model_without_an_sae_is_said_in_words(client):
     client.predict("translate-en-es", VERSE, "", api_name="/attention")
-    note, table, heads, _, strip = client.predict("cross", 0, 2, api_name="/what_heads_write")
+    note, table, heads, _, strip = client.predict("cross", 0, 2, "", api_name="/what_heads_write")
     assert "translate-en-es ships no SAE for cross layer 0" in note and "cross layer 3" in note
     assert heads is None and strip is None and not table["data"]
     client.predict("reverse", "abcdef", "", api_name="/attention")
-    note, *_ = client.predict("cross", 0, 2, api_name="/what_heads_write")
+    note, *_ = client.predict("cross", 0, 2, "", api_name="/what_heads_write")
     assert "reverse ships no SAE" in note and "translate-en-es (decoder self 2, 3; cross 2, 3)" in note
 
 
@@ -89,3 +89,15 @@ def test_the_strip_of_a_layer_without_an_sae_says_so(client):
     client.predict("translate-en-es", VERSE, "", api_name="/attention")
     strip = client.predict("decoder self", 0, 2, "5", api_name="/feature_strip")
     assert "ships no SAE for decoder self layer 0" in plot_json(strip)["layout"]["annotations"][0]["text"]
+
+
+def test_the_opened_feature_stays_open_while_it_is_active(client):
+    """Opening the second feature, then asking again at the same position, keeps it open (its strip drawn); a
+    feature not active there falls back to the most active one."""
+    client.predict("translate-en-es", VERSE, "", api_name="/attention")
+    _, table, *_ = client.predict("cross", 3, 4, "", api_name="/what_heads_write")
+    second, first = str(table["data"][1][0]), table["data"][0][0]
+    *_, opened, strip = client.predict("cross", 3, 4, second, api_name="/what_heads_write")
+    assert opened["value"] == second and f"feature {second} " in plot_json(strip)["layout"]["title"]["text"]
+    *_, opened, _ = client.predict("cross", 3, 4, "100000", api_name="/what_heads_write")
+    assert opened["value"] == str(first)

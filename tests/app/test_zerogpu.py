@@ -34,7 +34,7 @@ ENDPOINTS = [
     ("/head_caption", ("cross", 1, 0, "value-weighted norms", False)),
     ("/view_link", ("cross", 1, 0, "weights", False, "entropy", "lens", 0, 1, "", "", -1)),  # runs no model: the link's query
     ("/logit_lens", (1,)),
-    ("/what_heads_write", ("cross", 0, 1)),  # reverse ships no SAE: the section says so, no model run
+    ("/what_heads_write", ("cross", 0, 1, "")),  # reverse ships no SAE: the section says so, no model run
     ("/feature_strip", ("cross", 0, 1, "0")),  # refused in words: no SAE
     ("/compare_inputs", ("watchingbackward",)),  # as long as /attention's input: /patching runs the pair
     ("/draw_two_inputs", ("cross", 1, 0)),

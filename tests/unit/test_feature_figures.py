@@ -58,7 +58,7 @@ def test_a_long_strip_keeps_its_bars_and_scrolls_sideways():
     """64 positions in a phone's 302 px section: each bar keeps MIN_CELL_PX, so the figure is wider than its box
     (the page scrolls it) and every position is labelled."""
     fig = activation_strip([0.1] * 64, [f"t{i}" for i in range(64)], chosen=0, container_px=302)
-    assert fig.layout.width >= 64 * MIN_CELL_PX
+    assert (fig.layout.width - 70) / 64 * (1 - fig.layout.bargap) >= MIN_CELL_PX  # each bar
     assert fig.layout.xaxis.tickfont.size >= MIN_LABEL_PX
     wide = activation_strip([0.1] * 8, [f"t{i}" for i in range(8)], container_px=1192)
     assert wide.layout.width is None  # fits: the box's width
