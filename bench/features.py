@@ -9,11 +9,19 @@ them). Training: the wall time each card records (activations + training, measur
 `python -m transformer.interpretability.features <ckpt> --train`); with --retrain, each SAE is trained again here
 from its recipe and timed. The load average is printed with the figures.
 
+With --section, instead: the cost of one click of the Attention tab's section "What the heads write"
+(tabs.attention.features.draw_features, as the page calls it: the record's forward reading the layer's z, the SAE's
+encode, the active features with their logit effects, the stored contexts, the table and both figures) on each
+shipped model's first SAE layer and last, on a held-out input: a click on a new input (its reading not cached) and a
+click at another position of the same input (cached), median wall and CPU seconds of --rounds.
+
     python bench/features.py [--rounds 20] [--threads 2] [--models induction shakespeare-char] [--retrain]
+    python bench/features.py --section [--rounds 10] [--threads 2]
 """
 from __future__ import annotations
 
 import argparse
+import copy
 import os
 import sys
 import time
@@ -52,8 +60,11 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--models", nargs="+", default=list(RECIPES))
     parser.add_argument("--retrain", action="store_true", help="train every SAE again here and time it")
+    parser.add_argument("--section", action="store_true", help="time a click of the app's section instead")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
+    if args.section:
+        return section_clicks(args.models, args.rounds)
     print(f"torch {torch.__version__}, {args.threads} threads, load average {os.getloadavg()[0]:.1f}")
     print("| model | layer | input tokens | load SAE s | features at a position: wall s | CPU s | "
           "a feature's page with its held-out pass: wall s | card: train s |"
@@ -82,6 +93,32 @@ def main() -> None:
                 train_sae(layer_activations(model, layer, train).x, RECIPES[name].sae, RECIPES[name].training)
                 row += f" {time.perf_counter() - start:.1f} |"
             print(row, flush=True)
+    print(f"load average after: {os.getloadavg()[0]:.1f}")
+
+
+SECTION_INPUTS = {"induction": "kqwzjxtbhmfakqwzjxtbhmfa", "shakespeare-char": "To be, or not to be, that is the question",
+                  "translate-en-es": "And you shall keep my commandments, and do them."}
+
+
+def section_clicks(models: list[str], rounds: int) -> None:
+    """The section's cost per click (the module's docstring), with the load average."""
+    os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+    from tabs.attention.features import draw_features
+    from tabs.attention.record import attention_record
+
+    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, load average {os.getloadavg()[0]:.1f}")
+    print("| model | layer | positions | a click on a new input: wall s | CPU s | another position: wall s | CPU s |")
+    for name in models:
+        model, _, info = load_checkpoint(ROOT / "checkpoints" / name, device="cpu")
+        record = attention_record(name, SECTION_INPUTS[name], "", None)
+        for layer in [layers_with_sae(info)[0], layers_with_sae(info)[-1]]:
+            T = len(record.patterns[str(layer.kind)].query_tokens)
+            click = lambda r, t: draw_features(name, r, str(layer.kind), layer.layer, t, None, 1280)  # noqa: E731
+            # a copy of the record is a new input to the section's cache (tabs.attention.features.READINGS)
+            new_wall, new_cpu = timed(lambda: click(copy.copy(record), T - 1), rounds)
+            other_wall, other_cpu = timed(lambda: click(record, T // 2), rounds)
+            print(f"| {name} | {layer} | {T} | {new_wall:.3f} | {new_cpu:.3f} | {other_wall:.3f} | {other_cpu:.3f} |",
+                  flush=True)
     print(f"load average after: {os.getloadavg()[0]:.1f}")
 
 
