@@ -101,3 +101,15 @@ def test_the_opened_feature_stays_open_while_it_is_active(client):
     assert opened["value"] == second and f"feature {second} " in plot_json(strip)["layout"]["title"]["text"]
     *_, opened, _ = client.predict("cross", 3, 4, "100000", api_name="/what_heads_write")
     assert opened["value"] == str(first)
+
+
+def test_a_model_without_saes_and_a_cut_input_are_said_in_words(client):
+    """A pretrained or browser-trained model names the checkpoints that ship SAEs; an input longer than the
+    heatmaps' cap is read as they read it (cut), and the note says so."""
+    from tabs.attention.features import no_sae
+
+    said = no_sae("gpt2 (pretrained)", "decoder self", 0)
+    assert "No SAE for gpt2 (pretrained)" in said and "induction (decoder self 0, 1)" in said
+    client.predict("shakespeare-char", "To be, or not to be, that is the question. " * 4, "", api_name="/attention")
+    note, table, *_ = client.predict("decoder self", 5, 10, "", api_name="/what_heads_write")
+    assert "The input was cut as the heatmaps say" in note and table["data"]
