@@ -203,7 +203,9 @@ body.class-asking :is(#att-one, #att-grid, #att-overview) {visibility: hidden !i
 /* The subtitle and a demo's explanation a little smaller and tighter than the page's prose: after a demo click the
    heatmap, its x-axis title and its colour bar fit above a projector's fold (test_layout.py) */
 #title p, #demo-explain p {font-size: 15px !important; line-height: 1.4 !important}
-#demo-row {row-gap: 6px !important}
+/* the demos' buttons 8 px apart, not gradio's 16 ("Who reads whom?" also lost its ": translation"): at 1280 the
+   fourteenth, "What a head writes", still starts a third line */
+#demo-row {row-gap: 6px !important; column-gap: 8px !important}
 /* What scrolls sideways says so (SIDEWAYS_JS marks it "sideways" while it is wider inside than shown): the demo row
    on a phone, "swipe →" under its label; a figure drawn wider than its box or a table, under it */
 #demo-row.sideways #demo-label p::after, .block.sideways::after {content: "swipe →"; display: block;

@@ -1,5 +1,5 @@
 """What one demo click costs (issue 26 item 5, issue 29 item 11): in a real chromium at 1280x800 and 390x844, after a
-click on "Who reads whom: translation" (and on "Show attention" with the demo's input), the server calls the page
+click on "Who reads whom?" (and on "Show attention" with the demo's input), the server calls the page
 sets off, the plotly figures it draws, the long main-thread tasks (> 50 ms, PerformanceObserver 'longtask'), the
 main thread's CPU time (DevTools' ThreadTime: it grows much less than the long tasks' wall time when other processes
 load the machine), the values the page deep-copies (structuredClone calls: tests/browser/click_cost.py) and how
@@ -21,7 +21,7 @@ import timing  # noqa: F401  (puts the repository on sys.path)
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-LABEL = "Who reads whom: translation"
+LABEL = "Who reads whom?"
 
 
 def counted_functions():

@@ -1,4 +1,4 @@
-"""Which Train-tab recipe for `reverse` leaves a sharp anti-diagonal (issue 19, "Attention forming live").
+"""Which Train-tab recipe for `reverse` leaves a sharp anti-diagonal (issue 19, "Attention forming").
 
 Trains one recipe as the Train tab builds the run (tabs.train.request.build_run: an encoder-decoder of `layers` +
 `layers` layers, cosine schedule, one torch thread) and prints one JSON line: the wall time, the last exact match,

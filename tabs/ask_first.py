@@ -112,7 +112,7 @@ ASK_JS = """(ask) => {
     return [QUESTION, ANSWER];
 }"""
 # What comes into view with a figure, under it: the one-head heatmap's caption (what to see in it, in words); the
-# watch's chart under its status line (on a phone, after "Induction head forming", both sat ~1,700 px down the page).
+# watch's chart under its status line (on a phone, after "Induction forming", both sat ~1,700 px down the page).
 CAPTIONS = {"att-one": "att-caption", "train-status": "train-curves"}
 # Bring a figure into view (its id): "nearest" scrolls only as far as needed (not at all when it is in view), so
 # that its bottom (its caption's, CAPTIONS) meets the fold, or to its top when it is taller than the screen. On a

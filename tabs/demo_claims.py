@@ -5,7 +5,7 @@ factual sentence about the figure as a `Claim` that carries the rule reading it 
 or, for what no figure on the page can show at a click (a training of minutes, GPT-2's weights that are not
 shipped), as `Cited`: where it is checked or from. tests/app/test_demo_claims.py draws each demo's figures afresh,
 applies every claim's rule, and refuses a number in an explanation outside a Claim or a Cited, so a new demo's
-figure cannot be described unchecked. "Who reads whom: translation" said *Holy Spirit* / *Espíritu Santo* "makes
+figure cannot be described unchecked. "Who reads whom?" said *Holy Spirit* / *Espíritu Santo* "makes
 the weights cross": its gold circles cross, its darkest cells do not.
 
 A rule takes `seen`, the demo's figures as a viewer reads them (visualize.reading.Cells by the page's figure id:

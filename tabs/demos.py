@@ -76,7 +76,7 @@ FIGURE_OUTPUTS = ("record", "one", "grid", "overview", "table")  # what an atten
 # head caption, which the heatmap carries: widgets.figure_caption)
 
 REPEATED = "kqwzjxtbhmfa" * 2  # random letters, then the same letters again
-# "Attention forming live": the tiny preset at the Train tab's highest peak learning rate, twice as long. The preset
+# "Attention forming": the tiny preset at the Train tab's highest peak learning rate, twice as long. The preset
 # (3e-3, 1500 steps) reaches 100% exact match with blurry heads (anti-diagonal 0.66 on "attention"); this recipe
 # leaves every head >= 0.94 (bench/RESULTS.md, "Issue 19: attention forming live";
 # tests/integration/test_attention_forming_live.py).
@@ -176,8 +176,9 @@ FEATURES_DEMO = Demo(
                       "the future tense into the decoder.",
                       lambda cells: cells.columns[cells.argmax(cells.row("ará"))], "␣will", choices=distinct_keys))
 
-# Last in the row: at 1280 px its two lines are full up to "IOI in GPT-2", and this one fits after it (a button
-# anywhere before would start a third line and push the heatmap below the fold: tests/browser/test_layout.py)
+# Near the row's end: at 1280 px the row's two lines are full (fourteen demos, 8 px apart, "What a head writes" last);
+# one more button, or a longer label, starts a third line and pushes the heatmap below the fold
+# (tests/browser/test_layout.py)
 NORMS_DEMO = Demo(
     "Weights or what moves", "attention",
     said("The cells show the **value-weighted norms**, each key's share of what the head adds to the output, "
@@ -265,7 +266,7 @@ DEMOS = [
                            "head looks up what followed the earlier copy of the current letter, and predicts it "
                            "comes next.", lambda cells: cells.columns[cells.argmax(cells.row("t", 2))], "b",
                            choices=lambda cells: distinct_keys(cells, cells.row("t", 2)))),
-    Demo("Who reads whom: translation", "attention",
+    Demo("Who reads whom?", "attention",
          said("**Cross-attention in words** of the translation model (trained on Bible verses) on a verse it never "
               "saw ", Cited("(Acts 13:52)", "data/bible-en-es/test.tsv"), ", on ",
               Claim("the head that aligns it best (AER in the title)", lambda seen: (
@@ -302,14 +303,14 @@ DEMOS = [
                            else "last", "first", figure=PE_MATRIX,
                            choices=lambda cells: (equal("The first dimension", "first"),
                                                   equal("The last dimension", "last")))),
-    Demo("Attention forming live", "train",
+    Demo("Attention forming", "train",
          said("Press **Start**: a tiny model learns to **reverse** letters from scratch (",
               Cited("3000 steps, 2-4 minutes on a 2-core laptop", "bench/RESULTS.md, issue 19"),
               "). The attention map refreshes at every evaluation: noise first, then the anti-diagonal appears as "
               "the exact match climbs, and it keeps sharpening after the answers are right: ",
               Cited("at the end each head puts about 95% of its weight on the letter it copies",
                     "tests/integration/test_attention_forming_live.py"), "."), task="reverse", recipe=REVERSE_LIVE),
-    Demo("Induction head forming", "train",
+    Demo("Induction forming", "train",
          said(Cited("A 2-layer model", "checkpoints/induction/README.md"), " learns random letters that repeat, "
               "live (", Cited("2-4 minutes on 2 CPU cores", "bench/RESULTS.md"), "). ",
               Cited("The **loss** stays flat, then falls by half within a few hundred steps, exactly when the "

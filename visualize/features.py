@@ -40,7 +40,7 @@ def heads_bars(shares, feature_labels, head_labels, title: str = "") -> go.Figur
             hovertemplate=f"%{{customdata}}: head {head_labels[h]} writes %{{x:.1%}}<extra></extra>"))
     fig.update_layout(barmode="group", bargap=_FEATURE_GAP, bargroupgap=0.05, legend=LEGEND_BELOW,
                       legend_font_size=BAR_FONT)
-    fig.update_xaxes(title_text="share of the feature's decoder row written by the head", tickformat=".0%",
+    fig.update_xaxes(title_text="share the head writes", tickformat=".0%",
                      range=[0, 1.3], tickvals=[0, 0.5, 1], **FRAME)
     fig.update_yaxes(autorange="reversed", type="category", tickmode="array", tickvals=list(range(n)),
                      ticktext=[str(label) for label in feature_labels], tickfont=dict(size=BAR_FONT), **FRAME)

@@ -131,7 +131,7 @@ PAGE_JS = """() => {
     }).observe(document.body, {childList: true, subtree: true});
     // Named in the observer's own callback (a microtask of the change that added it), not in the next frame's adopt:
     // a placeholder shown by a demo was read by axe without its role in the frame between (issue 40: 2 serious
-    // nodes after "Who reads whom: translation" on a fresh page, in 1 of 2 runs)
+    // nodes after "Who reads whom?" on a fresh page, in 1 of 2 runs)
     const nameEmpty = (root) => {
         if (!root.querySelectorAll) return;
         if (root.matches('.empty[aria-label]:not([role])')) root.setAttribute('role', 'img');

@@ -1,7 +1,7 @@
 """What a demo's explanation says is true of the figure the class is then shown (issue 38, item 2). Oracle: the
 demo's figures computed afresh as the page gets them (the same handlers, the demo's checkpoint, input, head and view)
 and read back as a viewer reads them (visualize.reading), each claim's rule applied to them (tabs.demo_claims).
-"Who reads whom: translation" said *Holy Spirit* / *Espíritu Santo* "makes the weights cross": its darkest cells do
+"Who reads whom?" said *Holy Spirit* / *Espíritu Santo* "makes the weights cross": its darkest cells do
 not (Espíritu reads Holy, Santo reads </s>); test_a_reworded_claim_was_false_of_its_figure keeps that rule."""
 from __future__ import annotations
 
@@ -103,7 +103,7 @@ def test_a_reworded_claim_was_false_of_its_figure():
     """The claim the translation demo made before (issue 38: *Holy Spirit* / *Espíritu Santo* "makes the weights
     cross") read by the same rules: the darkest cells of Holy's and Spirit's Spanish words would be Santo's and
     Espíritu's. They are not: Espíritu reads Holy and Santo reads </s>, which the demo now says."""
-    demo = next(d for d in DEMOS if d.label == "Who reads whom: translation")
+    demo = next(d for d in DEMOS if d.label == "Who reads whom?")
     seen = Seen(demo)
     one = seen["att-one"]
     assert (reads(one, "Espíritu"), reads(one, "Santo.")) != ("Spirit.", "Holy")

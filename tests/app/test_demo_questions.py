@@ -39,7 +39,7 @@ def test_every_demo_with_a_figure_to_hide_asks_something():
     class: nothing to hide) and the two on GPT-2 (what its heads do is not known without GPT-2's weights here to
     check it): every question asked is checked below, on a shipped checkpoint."""
     unasked = {d.label for d in DEMOS if not d.question}
-    assert unasked == {"Attention forming live", "Induction head forming", "IOI in GPT-2", "Induction in GPT-2"}
+    assert unasked == {"Attention forming", "Induction forming", "IOI in GPT-2", "Induction in GPT-2"}
     assert all(d.ckpt in SHIPPED + [None] for d in ASKING), [d.label for d in ASKING if d.ckpt not in SHIPPED + [None]]
 
 

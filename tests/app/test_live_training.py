@@ -173,7 +173,7 @@ def test_a_validation_loss_climbing_back_is_called_overfitting():
 
 
 def test_a_task_run_is_never_called_overfitting():
-    """Regression (issue 19, noticed on "Attention forming live"): the status of a reverse run said the model was
+    """Regression (issue 19, noticed on "Attention forming"): the status of a reverse run said the model was
     memorising its text when its validation loss went 0.001 -> 0.002. A task draws fresh examples every step: the
     note is for text runs only."""
     from tabs.train.session import _History, _status

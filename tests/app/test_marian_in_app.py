@@ -83,7 +83,7 @@ def test_the_translation_demo_shows_what_the_generate_tab_writes_for_both_models
     from tabs.demos import DEMOS
     from tabs.generate import OPENING
 
-    demo = next(d for d in DEMOS if d.label == "Who reads whom: translation")
+    demo = next(d for d in DEMOS if d.label == "Who reads whom?")
     settings = [OPENING[k] for k in ("temperature", "top_k", "top_p", "num_beams", "max_new_tokens", "seed")]
     ours, *_ = client.predict(demo.ckpt, demo.text, "beam", *settings, api_name="/generate")
     marian, *_ = client.predict(MARIAN, demo.text, "beam", *settings, api_name="/generate")

@@ -21,7 +21,7 @@ def test_one_show_attention_on_the_translation_demo_computes_each_view_once():
     from transformer.translation.gold import aer_per_head, cross_words, verse_of
     from widgets.figure_caption import caption_in
 
-    demo = next(d for d in DEMOS if d.label == "Who reads whom: translation")
+    demo = next(d for d in DEMOS if d.label == "Who reads whom?")
     request = page_call("memo")
     SHARED_RECORDS.clear()  # a record nobody has drawn yet: every view is computed in this click
     counted = (cross_words, verse_of, aer_per_head, head_scores, pattern_in_words)

@@ -144,7 +144,7 @@ def test_positional_and_training_demos_open_their_tab(lab):
     page = lab.page
     _click_demo(page, "Sinusoid waves")
     tour.visible_panel(page).locator(".gtitle", has_text="Chosen dimensions").wait_for()
-    _click_demo(page, "Attention forming live")
+    _click_demo(page, "Attention forming")
     assert page.get_by_role("tab", name="Train", exact=True).get_attribute("aria-selected") == "true"
     assert "reverse" in page.locator("#train-task input").input_value()
 

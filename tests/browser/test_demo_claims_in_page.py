@@ -1,6 +1,6 @@
 """What a demo says about its figure is true of the figure the page draws (issue 38, item 2, in chromium): the
 explanation shown is the demo's, and each of its claims that reads the one-head heatmap or the overview, applied to
-those figures as the page holds them after the click, gives what the claim states. "Who reads whom: translation"
+those figures as the page holds them after the click, gives what the claim states. "Who reads whom?"
 said *Holy Spirit* / *Espíritu Santo* "makes the weights cross"; the darkest cells it draws do not cross."""
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ _FIGURE = """(id) => {
             layout: {title: {text: gd.layout.title.text}, xaxis: axis(gd.layout.xaxis), yaxis: axis(gd.layout.yaxis)}};
 }"""
 ON_THE_PAGE = ("att-one", "att-overview")  # the figures an attention demo draws at its click
-CASES = [("Who reads whom: translation", 1280), ("Who reads whom: translation", 390), ("Reading backwards", 1280)]
+CASES = [("Who reads whom?", 1280), ("Who reads whom?", 390), ("Reading backwards", 1280)]
 
 
 def _plain(markdown: str) -> str:

@@ -23,7 +23,7 @@ _SAMPLE = """() => {
     read();
     window.__sampler = setInterval(read, 100);
 }"""
-ORDER = ["The causal mask", "Reading backwards", "Previous-token head", "Induction head", "Attention forming live",
+ORDER = ["The causal mask", "Reading backwards", "Previous-token head", "Induction head", "Attention forming",
          "The causal mask"]
 
 

@@ -1,4 +1,4 @@
-"""Issue 38, item 1: a heatmap that died on a projector. After the demo "Who reads whom: translation", `reverse` in the
+"""Issue 38, item 1: a heatmap that died on a projector. After the demo "Who reads whom?", `reverse` in the
 checkpoint list read the demo's English verse in words as one 37-character "word" (its spaces and capitals are
 `<unk>` to it); upright under the layer's grid its label pushed the grid's margins past the figure's height, plotly
 threw "Something went wrong with axis scaling" inside gradio's page, and the page drew nothing more (the checkpoint
@@ -17,7 +17,7 @@ import pytest
 
 from tests.browser import tour
 
-DEMO = "Who reads whom: translation"
+DEMO = "Who reads whom?"
 # JS: a key of the figure drawn in `#id`: its data, a new array at every draw (gradio's Plotly.react of a new JSON)
 MARK = "id => { const g = document.querySelector(`#${id} .js-plotly-plot`); window.__drawn = g && g.data; }"
 REDRAWN = """id => { const g = document.querySelector(`#${id} .js-plotly-plot`);

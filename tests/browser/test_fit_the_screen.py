@@ -251,7 +251,7 @@ def test_heatmaps_keep_readable_cells_and_scroll_sideways(open_at, width):
     assert mask["xticks"] == 41 and mask["yticks"] == 41, "every token labelled"
     assert mask["scrolls"] == (mask["width"] > mask["box"]), mask
     _no_overlap(page, "#att-one", f"fit-mask-{width}.png")
-    tour.click_demo(page, "Who reads whom: translation")
+    tour.click_demo(page, "Who reads whom?")
     page.locator("#demo-explain", has_text="Who reads whom").wait_for()
     _wait_title(page, "cross attention in words, layer \\d, head \\d")
     gold = _cells(page, "#att-one")

@@ -101,7 +101,7 @@ def test_no_text_of_any_figure_overlaps(open_at, width):
 # explanation): with the page scrolled back to its top after the demo's heatmap is drawn, the caption and the
 # heatmap's figure.
 ABOVE_400_DEMOS = ["Reading backwards", "The causal mask", "Previous-token head", "Induction head",
-                   "Who reads whom: translation", "Weights or what moves"]
+                   "Who reads whom?", "Weights or what moves"]
 PHONE_DEMO = "Reading backwards"
 
 
@@ -130,13 +130,13 @@ _FIGURE_BOTTOM = """() => Math.max(...[...document.querySelectorAll(
 
 # demo -> what its own heatmap's title says (a stale heatmap of the previous view must not be measured) and whether
 # it has a legend (the translation verse's gold links)
-FOLD_DEMOS = {"Reading backwards": ("cross attention", False), "Who reads whom: translation": ("AER", True)}
+FOLD_DEMOS = {"Reading backwards": ("cross attention", False), "Who reads whom?": ("AER", True)}
 _TITLE_HAS = "t => ((document.querySelector('#att-one .gtitle') || {}).textContent || '').includes(t)"
 
 
 def _whole_heatmap_above_the_fold(page, label: str) -> None:
     """Regression (issue 29, item 14): after "Reading backwards" (a 3-line explanation) at 1280x800 the heatmap's
-    x-axis title fell below the fold (its bottom at y = 812); after "Who reads whom: translation" the gold links'
+    x-axis title fell below the fold (its bottom at y = 812); after "Who reads whom?" the gold links'
     legend under the plot ended at y = 882. Now after each, with the page at its top, its cells, tick labels, x-axis
     title, colour bar and legend all end above y = 800 (measured 787 and 795: the legend sits beside the title).
     (Was test_after_a_demo_click_the_whole_heatmap_is_above_the_fold_on_a_projector, its own pass at 1280.)"""
@@ -147,7 +147,7 @@ def _whole_heatmap_above_the_fold(page, label: str) -> None:
     page.evaluate("() => window.scrollTo(0, 0)")
     bottom = page.evaluate(_FIGURE_BOTTOM)
     assert bottom <= SIZES[1280]["height"], f"after {label!r} the heatmap's lowest text ends at y = {bottom:.0f}"
-    if label == "Who reads whom: translation":
+    if label == "Who reads whom?":
         tour.small_screenshot(page, SHOTS / "first-screen-1280.png", full_page=False)  # the README's first screen
 
 

@@ -64,7 +64,7 @@ def test_a_second_start_is_said_in_words_sends_nothing_and_its_notice_goes_after
     _status_has(page, "step")
     assert "One training at a time per browser" in page.evaluate(_BUSY)
     assert page.locator("#train-start").is_disabled()
-    tour.click_demo(page, "Induction head forming")
+    tour.click_demo(page, "Induction forming")
     page.wait_for_function("() => document.querySelector('#train-notice').innerText.includes('already running')")
     page.wait_for_timeout(1000)  # a refused call, if one was sent, has been answered
     assert seen.refused == [] and seen.errors == [], (seen.refused, seen.errors)

@@ -83,7 +83,7 @@ def test_the_translation_demo_shows_a_cached_marian_beside_our_model(lab):
     from tabs.demos import DEMOS
     from tabs.generate import translate_as_generate
 
-    demo = next(d for d in DEMOS if d.label == "Who reads whom: translation")
+    demo = next(d for d in DEMOS if d.label == "Who reads whom?")
     page = lab.page
     tour.click_demo(page, demo.label)
     page.locator("#att-beside-marian-text", has_text="writes").wait_for(timeout=60_000)

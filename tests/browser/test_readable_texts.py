@@ -249,7 +249,7 @@ def test_the_watch_status_is_seen_and_readable_on_a_phone_and_a_projector(open_a
     from visualize.sizes import MIN_LABEL_PX
 
     page = open_at(390)
-    tour.click_demo(page, "Induction head forming")
+    tour.click_demo(page, "Induction forming")
     page.wait_for_function("() => /step \\d/.test((document.querySelector('#train-status') || {}).innerText || '')",
                            timeout=180_000)
     seen = page.evaluate(_WATCH_IN_VIEW)  # as the demo left the page: nothing here has scrolled it yet

@@ -36,22 +36,22 @@ def test_stop_with_nothing_running_says_so_in_words(lab):
 
 
 def test_a_second_run_is_refused_in_words_and_starts_after_stop(lab):
-    """Regression: with "Attention forming live" training, a click on "Induction head forming" was refused at the
+    """Regression: with "Attention forming" training, a click on "Induction forming" was refused at the
     queue's door (HTTP 422) with no word on the page, and did not start after Stop either. Now the notice says a
     training is already running and what to do; a double click on Stop changes nothing visible and shows no error;
     after the run has stopped the same demo click starts the watch, and the notice is cleared."""
     page = lab.page
-    tour.click_demo(page, "Attention forming live")
+    tour.click_demo(page, "Attention forming")
     page.locator("#train-start").click()
     _wait_status(page, "step")
-    tour.click_demo(page, "Induction head forming")
+    tour.click_demo(page, "Induction forming")
     page.wait_for_function("() => document.querySelector('#train-notice').innerText.includes('already running')")
     assert "Press Stop" in page.evaluate(_NOTICE)
     page.locator("#train-stop").dblclick(force=True)
     _wait_status(page, "Training stopped")
     page.wait_for_function("() => !document.querySelector('#train-start').disabled")
     assert page.evaluate(_ERRORS) == [] and "Nothing is training" not in page.evaluate(_STATUS)
-    tour.click_demo(page, "Induction head forming")
+    tour.click_demo(page, "Induction forming")
     # the watch trains: its own status ("Starting …" or "step n/…"), not the stopped run's "… after n steps"
     page.wait_for_function("() => { const s = document.querySelector('#train-status').innerText; return "
                            "!s.includes('Training stopped') && (s.includes('Starting') || s.includes('loss')); }",
@@ -65,7 +65,7 @@ def test_a_second_run_is_refused_in_words_and_starts_after_stop(lab):
 def test_a_run_refused_by_the_line_is_said_in_the_page(lab, monkeypatch):
     """Regression (issue 29, item 4): a training refused at the queue's door by the line (server.lines; its bounds
     set to 0 here in the server, which runs in this process) came back as an HTTP 422 that gradio shows only on the
-    call's inputs: "Induction head forming" (whose Watch has none) showed nothing at all, Start a clipped box on
+    call's inputs: "Induction forming" (whose Watch has none) showed nothing at all, Start a clipped box on
     "Train on". Now the notice at the top of the Train tab says the run did not start in the door's own words (what
     happened, what to do), in view; nothing starts, the status is kept and the buttons stay usable (the notice is
     cleared at the next click that starts: test_a_second_run_is_refused_in_words_and_starts_after_stop)."""
@@ -75,7 +75,7 @@ def test_a_run_refused_by_the_line_is_said_in_the_page(lab, monkeypatch):
     page = lab.page
     tour.show_tab(page, "train")
     status = page.evaluate(_STATUS)
-    refusals = [("QUEUE_WAITING", lambda: tour.click_demo(page, "Induction head forming"), "try again in a minute"),
+    refusals = [("QUEUE_WAITING", lambda: tour.click_demo(page, "Induction forming"), "try again in a minute"),
                 ("BROWSER_WAITING", lambda: page.locator("#train-start").click(), "press Stop")]
     for bound, click, what_to_do in refusals:
         monkeypatch.setattr(lines, bound, {TRAINING_GROUP: 0})

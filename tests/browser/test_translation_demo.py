@@ -1,4 +1,4 @@
-"""The demo "Who reads whom: translation" in a real browser: one click opens the translation model's cross-attention
+"""The demo "Who reads whom?" in a real browser: one click opens the translation model's cross-attention
 in words on a held-out verse, on the head that aligns it best, with its AER in the title and the verse's gold links
 drawn as circles; and what that click costs the page (server calls, figures drawn)."""
 from __future__ import annotations
@@ -8,7 +8,7 @@ import pytest
 from tests.browser import click_cost, tour
 from tests.browser.conftest import MEASURED
 
-LABEL = "Who reads whom: translation"
+LABEL = "Who reads whom?"
 
 
 def test_translation_demo_opens_the_best_aligning_head_with_the_gold_links(lab):

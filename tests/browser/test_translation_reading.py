@@ -9,7 +9,7 @@ import pytest
 from tests.browser import tour
 from tests.browser.conftest import MEASURED
 
-LABEL = "Who reads whom: translation"
+LABEL = "Who reads whom?"
 
 # JS: the one-head heatmap's gold-link traces as drawn: per trace its name, its points (x, y as plotly holds them),
 # the widths of its drawn circles; and the legend's text with its box, and the figure's visible box.

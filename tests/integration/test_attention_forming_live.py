@@ -1,4 +1,4 @@
-""""Attention forming live" leaves a model as clean as the demo promises (issue 19 item 7).
+""""Attention forming" leaves a model as clean as the demo promises (issue 19 item 7).
 
 Regression: the demo trained the Train tab's tiny preset (1 + 1 layers, 4 heads, peak lr 3e-3, 1500 steps); its exact
 match reached 100% but its best cross-attention head put only 0.45-0.66 of its weight on the anti-diagonal of
@@ -21,7 +21,7 @@ from tabs.train.request import HYPER_PARAMETERS, TrainingRequest, build_run, tra
 from transformer.interpretability.probe import record_attention
 from transformer.train import Trainer
 
-DEMO = next(d for d in DEMOS if d.label == "Attention forming live")
+DEMO = next(d for d in DEMOS if d.label == "Attention forming")
 
 
 def test_the_demo_fills_in_its_recipe():
