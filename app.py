@@ -23,7 +23,7 @@ import gradio as gr  # noqa: E402
 
 from limits import DEFAULT_CONCURRENCY, DELETE_CACHE, PLACES_EVERY_S, QUEUE_SIZE  # noqa: E402
 from server.admission import door  # noqa: E402
-from server.compat import GradioChanged  # noqa: E402
+from server.compat import GradioChanged, check as check_gradio  # noqa: E402
 from server.guard import protect, serving  # noqa: E402
 from store.catalogue import NOTICES, SHIPPED, fixed_choices, load_at_start, pretrained  # noqa: E402
 from store.memory import arrow_on_malloc  # noqa: E402
@@ -275,6 +275,7 @@ def keep_freed_memory():
 def launch(**overrides):
     """Start the app as `python app.py` does and return (demo, launch result); tests and benchmarks pass
     overrides (server_port=None, prevent_thread_lock=True, quiet=True)."""
+    check_gradio()  # first: building the page uses gradio internals too (server.compat; GradioChanged otherwise)
     keep_freed_memory()
     arrow_on_malloc()
     warm_up()

@@ -176,3 +176,8 @@ CLASS_POLL_SECONDS = 1.0  # how often a device in a class asks for what changed 
 # answer arrived is taken as it is (redraw_ms); the keyboard's focus is kept on a figure brought into view while it
 # falls back to the page's body, this long (focus_ms: a figure hidden a frame after Reveal, a plot's element replaced)
 PAGE_WAITS = {"redraw_ms": 1500, "focus_ms": 2000}
+
+# server.compat's probe (a page of its own, driven through gradio's queue at start): a step of gradio's still running
+# after step_seconds is a failed step (each takes < 0.1 s on a loaded machine); its event's line has one place
+# (places), so a request waits while another runs
+COMPAT_PROBE = {"step_seconds": 5, "places": 1}

@@ -68,7 +68,7 @@ from gradio import queueing as _queueing
 TIMELINE = []  # (what, fn index, time.perf_counter()): when each call joined, started and ended; at most 20,000
 def _timed(name):
     original = getattr(_queueing.Queue, name)
-    @functools.wraps(original)  # server.compat reads gradio's signatures and source through it
+    @functools.wraps(original)  # keeps gradio's name and signature (server.compat drives the queue it wraps)
     async def timed(self, *args, **kwargs):
         body, events = kwargs.get("body"), (args[0] if args else kwargs.get("events"))
         index = body.fn_index if body is not None else events[0].fn._id

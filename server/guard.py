@@ -41,12 +41,10 @@ def export_readable(path: str, scope) -> bool:
 
 
 def protect(demo: gr.Blocks) -> dict:
-    """Check that gradio still has what the protection patches (server.compat: GradioChanged otherwise, and the
-    app does not start), put the admission checks on `demo` (after demo.queue()), keep its sessions at the page's
-    size and its exports inside gradio's cache; returns the settings `demo.launch` needs: the upload limit, the
-    sessions kept, the front-door middleware (and the page's config kept per root, server.config_cache) and no
+    """Put the admission checks on `demo` (after demo.queue(); app.launch checked first that gradio still behaves as
+    they rely on: server.compat), keep its sessions at the page's size and its exports inside gradio's cache;
+    returns the settings `demo.launch` needs: the upload limit, the sessions kept, the front-door middleware (and the page's config kept per root, server.config_cache) and no
     monitoring dashboard (server.analytics)."""
-    compat.check(demo)
     optional_modules.remember_missing()
     admission.install(demo)
     unqueued.run_no_model(demo)  # an event answered outside the queue reads what is computed, never runs a model
@@ -68,5 +66,7 @@ def protect(demo: gr.Blocks) -> dict:
 
 def serving(demo: gr.Blocks) -> None:
     """What of the protection needs `demo`'s running server (call it after demo.launch: gradio makes its store of
-    sessions there): new sessions cost no config of the whole page (server.session_state)."""
+    sessions there): new sessions cost no config of the whole page (server.session_state); the page served has
+    what the app changed after the build (server.compat.check_served: GradioChanged otherwise)."""
     session_state.sessions_built_on_demand(demo)
+    compat.check_served(demo)

@@ -30,8 +30,7 @@ import hashlib
 import json
 
 import gradio as gr
-from gradio.server_messages import ProcessCompletedMessage
-from gradio.utils import error_payload
+from gradio import server_messages, utils as gradio_utils
 
 from limits import (ADDRESS_WAITING, BROWSER_WAITING, DEFAULT_ADDRESS_WAITING, DEFAULT_BROWSER_WAITING,
                     DEFAULT_WAITING, QUEUE_WAITING, SHARED_GROUPS, TRAINING_GROUP)
@@ -161,8 +160,9 @@ def settle(queue, group: str, victim=None, joined=None) -> None:
         moved = line.queue.index(victim)
         line.queue.remove(victim)
         queue.event_ids_to_events.pop(victim._id, None)
-        payload = error_payload(gr.Error(MADE_ROOM), True)
-        queue.send_message(victim, ProcessCompletedMessage(output=payload, title="Error", success=False))
+        payload = gradio_utils.error_payload(gr.Error(MADE_ROOM), True)
+        queue.send_message(victim, server_messages.ProcessCompletedMessage(output=payload, title="Error",
+                                                                           success=False))
     ran = running(queue, group)
     line.queue[:] = fair_order(line.queue, ran, client_of)
     if group == TRAINING_GROUP:

@@ -6,7 +6,7 @@ import contextlib
 import functools
 
 import gradio as gr
-from gradio.context import get_blocks_context
+from gradio import context as gradio_context  # server.compat checks get_blocks_context at start
 
 from limits import DRAW_CONCURRENCY
 
@@ -60,7 +60,7 @@ def separately(*triggers, only_open: str | None = None, only_shown: str | None =
         then = gr.on(list(triggers), None, None, None, trigger_mode="multiple", api_visibility="private").then
         return functools.partial(then, trigger_mode="always_last")
     gated = only_open or only_shown
-    section = next(block for block in get_blocks_context().blocks.values() if block.elem_id == gated)
+    section = next(block for block in gradio_context.get_blocks_context().blocks.values() if block.elem_id == gated)
     condition = _OPEN.format(only_open) if only_open else _SHOWN.format(only_shown)
     return gate(functools.partial(gr.on, list(triggers), trigger_mode="multiple"), condition, inside=section)
 
