@@ -80,6 +80,8 @@ def first_failure(seen: dict) -> str | None:
 
 
 class Probe:
+    """The page, built (its facts in `seen`), then driven by `observe`."""
+
     def __init__(self):
         self.seen: dict[str, object] = {}
         self.ran: list[str] = []  # the inputs the probe's function ran with
@@ -114,6 +116,10 @@ class Probe:
         self.ran.append(words)
         return gr.update(value=words, lines=2)
 
+    def progress_on(self) -> list:
+        """Each event's show_progress_on in the page's config, as launch makes it."""
+        return [d.get("show_progress_on") for d in self.page.get_config_file()["dependencies"]]
+
     def build(self):
         with gr.Blocks() as self.page:
             self.text = gr.Textbox()
@@ -129,9 +135,8 @@ class Probe:
         self.fn = self.page.fns[max(self.page.fns)]
         self.seen["fn"] = (self.fn.concurrency_id, self.fn.inputs == [self.text], self.fn.fn == self.echo,
                            list(self.fn.input_parameter_names or []), self.fn.show_progress, self.fn.queue)
-        progress_on = lambda: [d.get("show_progress_on") for d in self.page.get_config_file()["dependencies"]]
-        before, self.fn.show_progress_on = progress_on(), []
-        self.seen["progress on"] = before, progress_on()
+        before, self.fn.show_progress_on = self.progress_on(), []
+        self.seen["progress on"] = before, self.progress_on()
         config = self.page.get_config_file()
         self.seen["dropdown type"] = next(c["type"] for c in config["components"] if c["id"] == self.choice._id)
         self.page.queue(api_open=False)
