@@ -177,8 +177,7 @@ CLASS_POLL_SECONDS = 1.0  # how often a device in a class asks for what changed 
 # falls back to the page's body, this long (focus_ms: a figure hidden a frame after Reveal, a plot's element replaced)
 PAGE_WAITS = {"redraw_ms": 1500, "focus_ms": 2000}
 
-# server.compat's probe (a page of its own, driven through gradio's queue at start): a step of gradio's still running
-# after step_seconds is a failed step (each takes < 0.1 s on a loaded machine; 30 s so that a start on a 2-core machine
-# at load 12, as CI's browser tests make it, is never refused for being slow); its event's line has one place
-# (places), so a request waits while another runs
-COMPAT_PROBE = {"step_seconds": 30, "places": 1}
+# server.compat's probe (a page of its own, driven through gradio's queue at start): its event's line has one place
+# (places), so a request waits while another runs; gradio's picking loop runs `turns` turns at a time (poll, pick,
+# poll again): a count, never a time, so a busy machine cannot change the verdict
+COMPAT_PROBE = {"places": 1, "turns": 3}

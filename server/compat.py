@@ -130,7 +130,7 @@ CHECKS = [
               all(p["locked"] for p in seen["picks"]) and seen["picks"][0]["picked"] is None and len(
                   seen["picks"]) > 1 and all(p["running"] == 1 and p["active"] for p in seen["processed"])
               and [p["ran before return"] for p in seen["processed"]] == [["b"], ["b", "a"], ["b", "a"]]
-              and seen["processed"][0]["args"][0] is False)),
+              and all(p["freed"] for p in seen["processed"]) and seen["processed"][0]["args"][0] is False)),
     Check("Queue.compute_analytics_summary(records), Queue.ANALYTICS_MAX_EVENTS, "
           "Queue.cached_event_analytics_summary", "the instance's summary is what gradio calls after each event, "
           "and ANALYTICS_MAX_EVENTS = 0 keeps no event record", "server.analytics",

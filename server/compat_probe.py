@@ -5,9 +5,13 @@ The probe joins five calls to its one event through `POST /gradio_api/queue/join
 socket), with the queue's `push`, `get_events`, `process_events`, `compute_analytics_summary` and the page's
 `preprocess_data` replaced on the instances as server.admission, server.lines, server.analytics and server.guard
 replace them (each replacement records, then calls gradio's own). Then it reorders the line in place, ends one
-waiting request with an error message as server.lines does, runs gradio's picking loop (`Queue.start_processing`)
-until the others have run, and reads what each session was sent through `GET /gradio_api/queue/data`, as a page
-does. Sessions are server.session_state's (PageSessions), so the calls run on sessions built on demand.
+waiting request with an error message as server.lines does, and runs gradio's picking loop one pick at a time
+(server.compat_picking), and reads what each session was sent, as a page's `GET /gradio_api/queue/data` does.
+Sessions are server.session_state's (PageSessions), so the calls run on sessions built on demand.
+
+Deterministic: one event loop runs one step at a time, each awaited to its end before the next starts (gradio's
+thread pool runs the function, awaited); no step has a time limit, and gradio's loop ends after a count of turns.
+So the facts, and the verdict, depend on what gradio does, never on how busy the machine is.
 
 Every step records into `seen` and never raises: a step that fails records `failed: <step>` and what it would have
 recorded is missing, which the checks that read it refuse.
@@ -22,6 +26,7 @@ import httpx
 from gradio import context
 
 from limits import COMPAT_PROBE
+from server.compat_picking import Picking
 from server.config_cache import root_key
 from server.session_state import PageConfigs, PageSession, PageSessions, drop_stray_components
 from widgets.controls import Dropdown
@@ -96,15 +101,9 @@ class Probe:
             return False
 
     async def async_step(self, name, coroutine):
-        """Like `step`, for a coroutine: one still running after COMPAT_PROBE["step_seconds"] is cancelled, failed."""
-        task = asyncio.ensure_future(coroutine)
-        done, _ = await asyncio.wait({task}, timeout=COMPAT_PROBE["step_seconds"])
-        if not done:
-            task.cancel()
-            self.seen[f"failed: {name}"] = f"still running after {COMPAT_PROBE['step_seconds']} s"
-            return False
+        """Like `step`, for a coroutine (awaited to its end: no step has a time limit)."""
         try:
-            return task.result()
+            return await coroutine
         except Exception as e:  # noqa: BLE001
             self.seen[f"failed: {name}"] = f"{type(e).__name__}: {e}"[:300]
             return False
@@ -139,8 +138,7 @@ class Probe:
         self.seen["progress on"] = before, self.progress_on()
         config = self.page.get_config_file()
         self.seen["dropdown type"] = next(c["type"] for c in config["components"] if c["id"] == self.choice._id)
-        self.page.queue(api_open=False)
-        self.queue = self.page._queue
+        self.queue = self.page._queue  # Blocks() called queue(): the app's own call would build the app a third time
         self.seen["queue"] = type(self.queue).__name__
         self.seen["default blocks"] = set(self.page.default_config.blocks) == set(self.page.blocks)
         self.seen["cache"] = isinstance(self.page.GRADIO_CACHE, str)
@@ -165,9 +163,8 @@ class Probe:
 
     def instrument(self):
         queue, page = self.queue, self.page
-        push, pick, process, prepare = queue.push, queue.get_events, queue.process_events, page.preprocess_data
-        self.pick = pick
-        self.pushed, self.picks, self.processed, self.prepared, self.summaries = {}, [], [], [], []
+        push, prepare = queue.push, page.preprocess_data
+        self.pushed, self.prepared, self.summaries = {}, [], []
 
         async def pushing(**kwargs):
             body = kwargs["body"]
@@ -177,26 +174,6 @@ class Probe:
             answer = await push(**kwargs)
             self.pushed[body.session_hash]["answer"] = answer
             return answer
-
-        def picking():
-            line = queue.event_queue_per_concurrency_id[GROUP]
-            facts = dict(locked=queue.delete_lock.locked(), waiting=len(line.queue),
-                         running=line.current_concurrency)
-            picked = None if not self.picks else pick()  # the first poll picks none: gradio must poll again
-            self.picks.append(dict(facts, picked=picked))
-            return picked
-
-        async def processing(events, *args, **kwargs):
-            line = queue.event_queue_per_concurrency_id[GROUP]
-            facts = dict(ids=[e._id for e in events], running=line.current_concurrency,
-                         active=any(job == events for job in queue.active_jobs), args=args)
-            self.processed.append(facts)
-            try:
-                return await process(events, *args, **kwargs)
-            finally:
-                facts["ran before return"] = list(self.ran)
-                if sum("ran before return" in p for p in self.processed) == 3:
-                    queue.stopped = True
 
         async def preparing(block_fn, inputs, state=None, *args, **kwargs):
             self.prepared.append(dict(fn=block_fn is self.fn, inputs=list(inputs), state=state))
@@ -211,7 +188,7 @@ class Probe:
             self.summaries.append(list(records))
             return queue.cached_event_analytics_summary
 
-        queue.push, queue.get_events, queue.process_events = pushing, picking, processing
+        queue.push, self.picking = pushing, Picking(queue, GROUP, self.ran)
         queue.compute_analytics_summary, queue.ANALYTICS_MAX_EVENTS = summary, 0
         page.preprocess_data = preparing
 
@@ -276,9 +253,9 @@ class Probe:
         self.seen["added"] = free, a.fair_client, b.fair_request
 
     async def processing(self):
+        """gradio's loop picks b, a and x (one round each: the line's one place holds the next back) and runs each."""
         self.queue.active_jobs = [None, None]  # two workers: the line's own limit (1) holds the second back
-        await self.queue.start_processing()
-        self.queue.stopped = False
-        self.seen["picks"], self.seen["processed"] = self.picks, self.processed
+        await self.picking.run(rounds=3)
+        self.seen["picks"], self.seen["processed"] = self.picking.picks, self.picking.processed
         self.seen["prepared"], self.seen["summaries"], self.seen["ran"] = self.prepared, self.summaries, self.ran
-        self.seen["picked none after"] = self.pick()  # every line empty
+        self.seen["picked none after"] = self.picking.pick()  # every line empty

@@ -43,8 +43,8 @@ def export_readable(path: str, scope) -> bool:
 def protect(demo: gr.Blocks) -> dict:
     """Put the admission checks on `demo` (after demo.queue(); app.launch checked first that gradio still behaves as
     they rely on: server.compat), keep its sessions at the page's size and its exports inside gradio's cache;
-    returns the settings `demo.launch` needs: the upload limit, the sessions kept, the front-door middleware (and the page's config kept per root, server.config_cache) and no
-    monitoring dashboard (server.analytics)."""
+    returns the settings `demo.launch` needs: the upload limit, the sessions kept, the front-door middleware (and
+    the page's config kept per root, server.config_cache) and no monitoring dashboard (server.analytics)."""
     optional_modules.remember_missing()
     admission.install(demo)
     unqueued.run_no_model(demo)  # an event answered outside the queue reads what is computed, never runs a model

@@ -8,10 +8,12 @@ Each case below renames, removes or changes one internal; the check (server.comp
 through gradio's routes and queue) refuses naming it. No case reads gradio's source."""
 from __future__ import annotations
 
+import asyncio
 import os
 import re
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import gradio as gr
@@ -135,6 +137,27 @@ def _instance_pick_ignored(monkeypatch):
     monkeypatch.setattr(Queue, "start_processing", start)
 
 
+def _line_left_counted(monkeypatch):
+    """Queue.process_events returning with its line still counting the request as running."""
+    original = Queue.process_events
+
+    async def process(self, events, *args, **kwargs):
+        try:
+            return await original(self, events, *args, **kwargs)
+        finally:
+            self.event_queue_per_concurrency_id[events[0].concurrency_id].current_concurrency += 1
+
+    monkeypatch.setattr(Queue, "process_events", process)
+
+
+async def _picks_until_cancelled(self):
+    """Queue.start_processing rewritten to run until its task is cancelled: it never reads `stopped`."""
+    while True:
+        async with self.delete_lock:
+            self.get_events()
+        await asyncio.sleep(self.sleep_when_free)
+
+
 def _progress_on_dropped(monkeypatch):
     _around(monkeypatch, BlockFunction, "get_config", after=lambda config: {**config, "show_progress_on": None})
 
@@ -163,6 +186,9 @@ CHANGES = [
      "Queue.send_message(event, ProcessCompletedMessage"),
     ("get_events picking a line's last", _picks_last, "Queue.get_events() -> (events, batch, group) or None"),
     ("start_processing calling the class's get_events", _instance_pick_ignored, "Queue.start_processing calling"),
+    ("process_events leaving its line counted", _line_left_counted, "Queue.start_processing calling"),
+    ("start_processing never stopping", lambda mp: mp.setattr(Queue, "start_processing", _picks_until_cancelled),
+     "Queue.start_processing calling"),
     ("the class's compute_analytics_summary called", _analytics_from_class, "Queue.compute_analytics_summary"),
     ("Blocks.preprocess_data renamed", lambda mp: _renamed(mp, Blocks, "preprocess_data"),
      "Blocks.preprocess_data(block_fn, inputs, state)"),
@@ -213,6 +239,42 @@ def test_a_harmless_refactor_passes(monkeypatch):
     check searched its source for "event_queue.queue[0]" and refused it) picks as before, and nothing is refused."""
     monkeypatch.setattr(Queue, "get_events", _get_events_refactored)
     assert compat.missing() == []
+
+
+def test_a_slower_gradio_changes_no_verdict(monkeypatch):
+    """Invariant: the verdict depends on what gradio does, never on how fast it does it. Here gradio's
+    process_events ends 0.2 s later than it would (its reset of the run's iterators slowed, as on a loaded machine,
+    after the line was freed), and nothing is refused. Before (the probe ran gradio's picking loop as a server
+    does, 96b546d..compat41): refused, 'Queue.start_processing calling ...': the loop had picked and run the next
+    request before the last one's process_events returned."""
+    original = Queue.reset_iterators
+
+    async def slower(self, event_id):
+        await asyncio.sleep(0.2)
+        return await original(self, event_id)
+
+    monkeypatch.setattr(Queue, "reset_iterators", slower)
+    assert compat.missing() == []
+
+
+def test_the_probe_never_refuses_an_unchanged_gradio_beside_a_busy_thread():
+    """Invariant: 50 probes, while a thread of this process keeps the interpreter busy (every switch between
+    gradio's threads waits on it, as on a loaded machine), refuse nothing. Before (96b546d..compat41): 2 of 50
+    refused, 'Queue.start_processing calling ...' (python /tmp/compat41b/busy.py 50 1, load 8 on 2 cores)."""
+    done = threading.Event()
+
+    def busy():
+        while not done.is_set():
+            pass
+
+    spinning = threading.Thread(target=busy, daemon=True)
+    spinning.start()
+    try:
+        refused = [found for found in (compat.missing() for _ in range(50)) if found]
+    finally:
+        done.set()
+        spinning.join()
+    assert refused == []
 
 
 @pytest.mark.parametrize("change, named", [
