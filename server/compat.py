@@ -97,9 +97,11 @@ CHECKS = [
           "the errors (gradio_client's ValidationError)", "server.admission",
           lambda seen: seen["answers"]["r"] == (422, {"detail": probe.REFUSAL})),
     Check("Blocks.fns[fn_index]: BlockFunction.concurrency_id, .inputs, .fn, .input_parameter_names, "
-          ".show_progress, .queue", "each event's function, its group, inputs and parameter names",
-          "server.admission, server.http_gate, widgets.ui",
-          lambda seen: seen["fn"] == (probe.GROUP, True, True, ["words"], "hidden", True)),
+          ".show_progress, .queue, .types_generator", "each event's function, its group, inputs and parameter names, "
+          "whether it is queued or a generator", "server.admission, server.http_gate, server.unqueued, widgets.ui",
+          lambda seen: seen["fn"] == (probe.GROUP, True, True, ["words"], "hidden", True, False)),
+    Check("BlockFunction.fn replaced after the build", "gradio calls the function an event holds when it is called, "
+          "not the one it was built with", "server.unqueued", lambda seen: seen["ran replaced"] == ["b", "a"]),
     Check("Queue.event_queue_per_concurrency_id[group]: EventQueue.queue, .concurrency_limit, "
           ".current_concurrency", "a group's line: its waiting requests in order, its limit, how many run",
           "server.admission, server.lines", lambda seen: (

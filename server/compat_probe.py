@@ -115,6 +115,11 @@ class Probe:
         self.ran.append(words)
         return gr.update(value=words, lines=2)
 
+    def replaced(self, words):
+        """The event's function put in after the build, as server.unqueued puts its guard around one."""
+        self.ran_replaced.append(words)
+        return self.echo(words)
+
     def progress_on(self) -> list:
         """Each event's show_progress_on in the page's config, as launch makes it."""
         return [d.get("show_progress_on") for d in self.page.get_config_file()["dependencies"]]
@@ -133,7 +138,9 @@ class Probe:
         self.seen["tab ids"] = [tab.id for tab in tabs.children if isinstance(tab, gr.Tab)]
         self.fn = self.page.fns[max(self.page.fns)]
         self.seen["fn"] = (self.fn.concurrency_id, self.fn.inputs == [self.text], self.fn.fn == self.echo,
-                           list(self.fn.input_parameter_names or []), self.fn.show_progress, self.fn.queue)
+                           list(self.fn.input_parameter_names or []), self.fn.show_progress, self.fn.queue,
+                           self.fn.types_generator)
+        self.ran_replaced, self.fn.fn = [], self.replaced
         before, self.fn.show_progress_on = self.progress_on(), []
         self.seen["progress on"] = before, self.progress_on()
         config = self.page.get_config_file()
@@ -258,4 +265,5 @@ class Probe:
         await self.picking.run(rounds=3)
         self.seen["picks"], self.seen["processed"] = self.picking.picks, self.picking.processed
         self.seen["prepared"], self.seen["summaries"], self.seen["ran"] = self.prepared, self.summaries, self.ran
+        self.seen["ran replaced"] = self.ran_replaced
         self.seen["picked none after"] = self.picking.pick()  # every line empty

@@ -158,6 +158,19 @@ async def _picks_until_cancelled(self):
         await asyncio.sleep(self.sleep_when_free)
 
 
+def _function_fixed_at_build(monkeypatch):
+    """BlockFunction.fn as the build made it: a function put in afterwards is never called."""
+    init = BlockFunction.__init__
+
+    def changed(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+        self.__dict__["built_fn"] = self.__dict__.pop("fn")
+
+    monkeypatch.setattr(BlockFunction, "__init__", changed)
+    monkeypatch.setattr(BlockFunction, "fn", property(lambda self: self.built_fn, lambda self, value: None),
+                        raising=False)
+
+
 def _progress_on_dropped(monkeypatch):
     _around(monkeypatch, BlockFunction, "get_config", after=lambda config: {**config, "show_progress_on": None})
 
@@ -172,6 +185,9 @@ CHANGES = [
      "Blocks.queue() -> Blocks._queue"),
     ("BlockFunction.input_parameter_names renamed", lambda mp: _init_without(
         mp, BlockFunction, "input_parameter_names"), "Blocks.fns[fn_index]: BlockFunction"),
+    ("BlockFunction.types_generator renamed", lambda mp: _init_without(mp, BlockFunction, "types_generator"),
+     "Blocks.fns[fn_index]: BlockFunction"),
+    ("BlockFunction.fn fixed at the build", _function_fixed_at_build, "BlockFunction.fn replaced after the build"),
     ("EventQueue.current_concurrency renamed", lambda mp: _init_without(mp, EventQueue, "current_concurrency"),
      "Queue.event_queue_per_concurrency_id[group]"),
     ("Event.concurrency_id renamed", lambda mp: _init_without(mp, Event, "concurrency_id"), "Event._id, .session_hash"),
