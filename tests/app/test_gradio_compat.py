@@ -274,9 +274,10 @@ def test_a_slower_gradio_changes_no_verdict(monkeypatch):
 
 
 def test_the_probe_never_refuses_an_unchanged_gradio_beside_a_busy_thread():
-    """Invariant: 50 probes, while a thread of this process keeps the interpreter busy (every switch between
+    """Invariant: 10 probes, while a thread of this process keeps the interpreter busy (every switch between
     gradio's threads waits on it, as on a loaded machine), refuse nothing. Before (96b546d..compat41): 2 of 50
-    refused, 'Queue.start_processing calling ...' (python /tmp/compat41b/busy.py 50 1, load 8 on 2 cores)."""
+    refused, 'Queue.start_processing calling ...' (load 8 on 2 cores); 10 here, not 50, because 50 took 60-480 s
+    of the suite: the deterministic check of the race is test_a_slower_gradio_changes_no_verdict."""
     done = threading.Event()
 
     def busy():
@@ -286,7 +287,7 @@ def test_the_probe_never_refuses_an_unchanged_gradio_beside_a_busy_thread():
     spinning = threading.Thread(target=busy, daemon=True)
     spinning.start()
     try:
-        refused = [found for found in (compat.missing() for _ in range(50)) if found]
+        refused = [found for found in (compat.missing() for _ in range(10)) if found]
     finally:
         done.set()
         spinning.join()
