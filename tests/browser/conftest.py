@@ -22,10 +22,11 @@ class Lab:
     guard: tour.OfflineGuard
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser():
-    """One chromium per test process, shared by the modules (each opens and closes its own pages and contexts):
-    starting Playwright and chromium again for each of the 39 modules cost about 2-3 s each."""
+    """A chromium per module, not per test process: Playwright's sync API keeps an asyncio loop marked running in
+    this thread while it is open, and the later tests of the process that call asyncio.run failed with "cannot be
+    called from a running event loop" (test_backoff, test_config_roots: fresh-clone run, 2026-11-28)."""
     assert Path(tour.CHROMIUM).exists(), f"no chromium at {tour.CHROMIUM}: apt-get install -y chromium"
     with sync_api.sync_playwright() as p:
         browser = tour.launch_browser(p)
