@@ -306,8 +306,6 @@ def test_after_every_attention_demo_its_figure_is_in_view_with_its_explanation(o
         if figure in TOKEN_HEATMAPS:
             cell = page.evaluate(PLACE, figure)["cell"] or 0
             assert cell >= MIN_CELL_PX - 0.01, f"after {demo.label!r} at {width} px: #{figure}'s cells {cell:.1f} px"
-        tour.screenshot(page, tour.SHOTS / f"demo-{width}-{demo.label.split('?')[0].replace(' ', '-')}.png",
-                        full_page=False)
         if width == 1280 and demo.label in ABOVE_400_DEMOS:
             _heatmap_starts_above_400(page, demo.label)
         if width == 1280 and demo.label in FOLD_DEMOS:
