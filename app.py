@@ -98,7 +98,7 @@ def build_demo() -> gr.Blocks:
         demo.load(restore_models, None, ckpt, js=BROWSER_KEY_JS, api_visibility="private", queue=False)
         # after the browser key's cookie is set (above): a student opening the join link is known by it
         wire_class_tab(demo, tabs, classroom, attention, positional, buttons, vocabulary(
-            [tab.id for tab in tabs.children if isinstance(tab, gr.Tab)], attention["scores"]))
+            [tab.id for tab in tabs.children if isinstance(tab, gr.Tab)], attention.scores))
     progress_only_where_drawn(demo)
     mark_figure_rows(demo)  # the rows a phone stacks (the CSS's .figure-row)
     # Every group of events waits in a line of its own, fair per client (server.lines: 64 each);

@@ -82,12 +82,12 @@ def main():
           f"after the window {after:.0f} ({after - warm:+.0f}); flooders' answers {counts}")
 
     from store import catalogue
-    from tabs.attention import beside, lens, page, patching, record, views
+    from tabs.attention import beside, figure_cache, lens, patching, record, views
 
     def caches():
         held = {name: (len(c._entries), f"{c.bytes / 2**20:.1f} MiB") for name, c in (
-            ("figures", page.FIGURES), ("views", views.VIEWS), ("lenses", lens.LENSES), ("patchings", patching.PATCHINGS))}
-        for c in (page.FIGURES, views.VIEWS, lens.LENSES, patching.PATCHINGS):
+            ("figures", figure_cache.FIGURES), ("views", views.VIEWS), ("lenses", lens.LENSES), ("patchings", patching.PATCHINGS))}
+        for c in (figure_cache.FIGURES, views.VIEWS, lens.LENSES, patching.PATCHINGS):
             c.__init__(c.size, c.max_bytes)
         return held
 

@@ -422,13 +422,13 @@ def demo_buttons():
     return buttons, explain
 
 
-def wire_demos(buttons, explain, tabs, ckpt, attention: dict, train: dict):
+def wire_demos(buttons, explain, tabs, ckpt, attention, train: dict):
     """Each button sets the checkpoint, input and view of its demo; attention demos then compute the heatmap."""
-    outputs = [tabs, ckpt, attention["text"], attention["target"], attention["focus"], attention["score"], explain,
-               train["source"], train["task"], attention["words"], attention["cells"]] + \
-        [attention[name] for name in FIGURE_OUTPUTS] + train["hyper"] + [attention["text_b"]] + \
-        [attention["patch"][name] for name in PATCH_OUTPUTS[1:]] + \
-        [attention["features"][name] for name in FEATURE_OUTPUTS]
+    outputs = [tabs, ckpt, attention.text, attention.target, attention.focus, attention.score, explain,
+               train["source"], train["task"], attention.words, attention.cells] + \
+        [getattr(attention, name) for name in FIGURE_OUTPUTS] + train["hyper"] + [attention.text_b] + \
+        [attention.patch[name] for name in PATCH_OUTPUTS[1:]] + \
+        [attention.features[name] for name in FEATURE_OUTPUTS]
     for button, d in zip(buttons, available_demos()):
         event = button.click(apply_demo, [gr.State(d.label), ckpt], outputs, api_visibility="private",
                              queue=False)
@@ -440,10 +440,10 @@ def wire_demos(buttons, explain, tabs, ckpt, attention: dict, train: dict):
         in_view = dict(fn=None, inputs=None, outputs=None, js=in_view_when_drawn(d.figure, streaming=d.streams),
                        api_visibility="private")
         if d.kind:  # recompute even when the checkpoint did not change (its .change then does not fire)
-            drawn = attention["compute_after"](event.then, api_visibility="private")
+            drawn = attention.compute_after(event.then, api_visibility="private")
             drawn.then(**in_view)
             if d.text_b:  # then the second input: the patching section draws the pair when it arrives
-                drawn.then(**attention["compare"], api_visibility="private")
+                drawn.then(**attention.compare, api_visibility="private")
         else:
             event.then(**in_view)
         if d.watch:

@@ -180,30 +180,30 @@ def link_row() -> dict:
     return dict(button=button, box=box, sections=gr.Textbox(visible=False), opens=gr.Textbox(visible=False))
 
 
-def wire_link(demo, tabs, ckpt, attention: dict, generate: dict, note) -> None:
+def wire_link(demo, tabs, ckpt, attention, generate: dict, note) -> None:
     """The page's load opens the view of its link (then computes as "Show attention" does, and generates as
     Generate does when it is a link to a generation); the buttons copy the link to the view on screen and to the
     generation on screen. `note` (above the tabs) says what part of a link was ignored."""
-    link = attention["link"]
+    link = attention.link
     tab_ids = [tab.id for tab in tabs.children if isinstance(tab, gr.Tab)]
 
     @handler
     def opened_by_link(checkpoint, request: gr.Request = None):
-        return open_link(vocabulary(tab_ids, attention["scores"]), checkpoint, request)
+        return open_link(vocabulary(tab_ids, attention.scores), checkpoint, request)
 
     @handler
     def copied(*view):
-        return link_query(vocabulary(tab_ids, attention["scores"]), *view)
+        return link_query(vocabulary(tab_ids, attention.scores), *view)
 
     @handler
     def generation_copied(generated):
-        return generation_query(vocabulary(tab_ids, attention["scores"]), generated)
+        return generation_query(vocabulary(tab_ids, attention.scores), generated)
 
     after = gr.State(None)  # what the link opens once its input is computed (linked)
-    patching = [attention["patch"][name] for name in ("answer", "other", "position")]
+    patching = [attention.patch[name] for name in ("answer", "other", "position")]
     opened = demo.load(opened_by_link, ckpt,
-                       [tabs, ckpt, attention["text"], attention["target"], attention["cells"], attention["words"],
-                        attention["score"], attention["focus"], note, link["opens"], attention["text_b"], after,
+                       [tabs, ckpt, attention.text, attention.target, attention.cells, attention.words,
+                        attention.score, attention.focus, note, link["opens"], attention.text_b, after,
                         *patching, generate["prompt"], *generate["controls"], generate["linked"]],
                        api_visibility="private", show_progress="hidden", queue=False)
     linked = generate["linked"]
@@ -217,16 +217,15 @@ def wire_link(demo, tabs, ckpt, attention: dict, generate: dict, note) -> None:
     generate["link"][0].click(generation_copied, generate["generated"], generate["link"][1],
                               api_name="generation_link", api_visibility="private", **FAST).success(
         None, generate["link"][1], generate["link"][1], js=COPY_JS, api_visibility="private")
-    compare = {k: v for k, v in attention["compare"].items() if k not in ("fn", "inputs")}  # its line and outputs
-    attention["compute_after"](opened.then, api_visibility="private").then(
-        handler(compare_linked), [attention["made_by"], attention["record"], after], **compare,
+    compare = {k: v for k, v in attention.compare.items() if k not in ("fn", "inputs")}  # its line and outputs
+    attention.compute_after(opened.then, api_visibility="private").then(
+        handler(compare_linked), [attention.made_by, attention.record, after], **compare,
         api_visibility="private").then(
-        handler(rows_linked), [after, attention["record"], attention["kind"], note],
-        [attention["query"], attention["lens_position"], note], queue=False, api_visibility="private").then(
+        handler(rows_linked), [after, attention.record, attention.kind, note],
+        [attention.query, attention.lens_position, note], queue=False, api_visibility="private").then(
         None, link["opens"], None, js=CLICK_SECTIONS_JS, api_visibility="private")
     link["button"].click(None, None, link["sections"], js=OPEN_SECTIONS_JS, api_visibility="private").then(
-        copied, [attention[name] for name in ("made_by", "given", "record", "kind", "layer", "head", "cells",
-                                              "words", "score")] + [link["sections"]] +
-        [attention[name] for name in ("query", "lens_position", "given_b", "record_b")] + patching,
+        copied, attention.view_inputs + [link["sections"]] +
+        [getattr(attention, name) for name in ("query", "lens_position", "given_b", "record_b")] + patching,
         link["box"], api_name="view_link", **FAST).success(
         None, link["box"], link["box"], js=COPY_JS, api_visibility="private")

@@ -102,7 +102,7 @@ def build_class_tab() -> dict:
                 choices=choices, line=line, view=view, split=split, guesses=guesses)
 
 
-def wire_class_tab(demo, tabs, c: dict, attention: dict, positional: dict, demos: list, vocab) -> None:
+def wire_class_tab(demo, tabs, c: dict, attention, positional: dict, demos: list, vocab) -> None:
     """Wire the tab (`tabs`: the page's tabs, which a joining student is taken to): `attention` and `positional`
     are those tabs' handles (their record, pair and sliders are what the teacher pushes), `demos` the demo buttons
     (each sets the view to show to its own), `vocab` what a link may name (store.view_link.Vocabulary: the pushed
@@ -156,10 +156,10 @@ def wire_class_tab(demo, tabs, c: dict, attention: dict, positional: dict, demos
                                   request=request)
         return gr.Dropdown(choices=rows, value=rows[0][1] if rows else None), said
 
-    view_inputs = [attention[name] for name in ("record", "made_by", "given", "kind", "layer", "head", "cells",
-                                                "words", "score")] + [c["which"]] + \
-        [attention[name] for name in ("record_b", "given_b")] + \
-        [attention["patch"][name] for name in ("answer", "other", "position")] + \
+    view_inputs = [getattr(attention, name) for name in ("record", "made_by", "given", "kind", "layer", "head",
+                                                         "cells", "words", "score")] + [c["which"]] + \
+        [attention.record_b, attention.given_b] + \
+        [attention.patch[name] for name in ("answer", "other", "position")] + \
         [positional["d_model"], positional["length"]]
     c["push"].click(handler(pushed), [c["code"]] + view_inputs, [c["row"], c["said"]], api_name="class_push",
                     api_visibility="undocumented", **QUIET).success(None, c["code"], None, js=SHOWN_JS)

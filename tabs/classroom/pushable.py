@@ -24,7 +24,7 @@ from store.gpu import ModelRefused
 from store.sessions import browser_key
 from store.view_link import View, to_query
 from tabs.attention.link import link_query
-from tabs.attention.page import draw_cached
+from tabs.attention.figure_cache import draw_cached
 from tabs.attention.patching import boxes, heads_figure, pair_grids, pair_inputs
 from tabs.demos import DEMOS, Demo, demo_on_screen
 from tabs.positional import PE_MATRIX, sinusoids
@@ -95,7 +95,7 @@ def pushed_view(which, vocab, head: HeadView, pair: PairView, waves: SinusoidVie
     # drawn for a phone: its cells and labels keep their least size on a student's phone, and grow to the wider box
     # of a projector or a laptop (drawn for a projector, a phone got 13 px wide cells: tests/browser/test_class_session)
     one = draw_cached(head.record, head.kind, head.layer, head.head, head.score, head.cells, head.words, head.made_by,
-                      PHONE_WIDTH, request)[0]
+                      PHONE_WIDTH, request).one
     demo = demo_on_screen(head.made_by, *(head.given or ("", "")), head.kind, head.cells, head.words,
                           head.score)
     return _pushed(_link(vocab, head, ""), one, demo, HEAD)

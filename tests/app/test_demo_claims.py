@@ -36,7 +36,8 @@ class Seen(dict):
     def _attention(self):
         if self.computed is None:
             d = self.demo
-            *_, view, record = compute_attention(d.ckpt, d.text, d.target, demo_focus(d), request=self.request)
+            opened = compute_attention(d.ckpt, d.text, d.target, demo_focus(d), request=self.request)
+            view, record = opened.view, opened.record
             self.computed = view, record
         return self.computed
 
@@ -55,8 +56,9 @@ class Seen(dict):
                                                   str(d.features[2]), request=self.request)
             return {"features-heads": heads, "features-strip": strip}[key].to_json()
         if key == "att-weights":  # the same head as the weights, whatever the demo's cells show
-            return draw_attention(record, *view, d.score, SHOW[0], d.words, d.ckpt, None, request=self.request)[0].plot
-        one, _, overview, _ = draw_view(record, view, d.score, d.show, d.words, d.ckpt, None, request=self.request)
+            return draw_attention(record, *view, d.score, SHOW[0], d.words, d.ckpt, None, request=self.request).one.plot
+        figures = draw_view(record, view, d.score, d.show, d.words, d.ckpt, None, request=self.request)
+        one, overview = figures.one, figures.overview
         return {"att-one": one, "att-overview": overview}[key].plot
 
     def __missing__(self, key: str):

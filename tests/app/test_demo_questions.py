@@ -26,11 +26,12 @@ def revealed_figure(demo) -> str:
     request = page_call("questions")
     if demo.question.figure == "pe-matrix":
         return draw_positional(*PE_DEFAULTS, "reverse", request=request)[0].to_json()
-    *_, view, record = compute_attention(demo.ckpt, demo.text, demo.target, demo_focus(demo), request=request)
+    opened = compute_attention(demo.ckpt, demo.text, demo.target, demo_focus(demo), request=request)
+    view, record = opened.view, opened.record
     if demo.question.figure == "patch-heads":  # the second input's record, then the patching section's grids
         record_b = compare_inputs(demo.ckpt, record, demo.text_b, request=request)
         return draw_patching(demo.ckpt, record, record_b, *view, *demo.answers, -1, request=request)[2].to_json()
-    one = draw_view(record, view, demo.score, demo.show, demo.words, demo.ckpt, None, request=request)[0]
+    one = draw_view(record, view, demo.score, demo.show, demo.words, demo.ckpt, None, request=request).one
     return one.plot
 
 

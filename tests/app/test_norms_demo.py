@@ -58,12 +58,13 @@ def test_the_demo_opens_the_norms_on_the_head_where_they_differ_most(fresh):
     sets = dict(zip(OUTPUTS, apply_demo(LABEL, "reverse")))
     assert sets["cells"] == SHOW[1] and sets["ckpt"] == demo.ckpt and sets["words"] is False
     request = page_call("norms-demo")
-    _, _, kind_set, layer_set, head_set, *_, made_by, _, view, drawn = compute_attention(
-        sets["ckpt"], sets["text"], sets["target"], sets["focus"], request=request)
+    opened = compute_attention(sets["ckpt"], sets["text"], sets["target"], sets["focus"], request=request)
+    kind_set, layer_set, head_set = opened.kind, opened.layer, opened.head
+    made_by, view, drawn = opened.made_by, opened.view, opened.record
     assert (kind_set["value"], layer_set["value"], head_set["value"]) == (kind, layer, head)
     assert tuple(view) == (kind, layer, head)
-    one, grid, *_ = draw_view(drawn, view, sets["score"], sets["cells"], sets["words"], made_by, None,
-                                       request=request)
+    figures = draw_view(drawn, view, sets["score"], sets["cells"], sets["words"], made_by, None, request=request)
+    one, grid = figures.one, figures.grid
     assert json.loads(one.plot)["data"][0]["colorbar"]["title"]["text"] == "norms"
     assert json.loads(grid.plot)["layout"]["coloraxis"]["colorbar"]["title"]["text"] == "norms"
     z = torch.tensor(heatmap_cells(json.loads(one.plot)).z, dtype=torch.float32)

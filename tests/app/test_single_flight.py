@@ -71,11 +71,11 @@ def test_identical_show_attentions_at_once_cost_one_forward_pass_and_one_figure(
                                      request=page_call(f"student{i}", session=f"s{i}page"))
 
     answers = press_at_once(show, STUDENTS)
-    records = {id(a[10]) for a in answers}  # each session's record (its gr.State)
-    heatmaps = {id(a[11]) for a in answers}  # the one-head heatmap, as gr.Plot sends it
+    records = {id(a.opened.record) for a in answers}  # each session's record (its gr.State)
+    heatmaps = {id(a.figures.one) for a in answers}  # the one-head heatmap, as gr.Plot sends it
     assert counts == {"forward": 1, "heatmap": 1}, f"{STUDENTS} identical requests at once cost {counts}"
     assert len(records) == 1 and len(heatmaps) == 1
-    assert answers[0][11] is not None
+    assert answers[0].figures.one is not None
 
 
 def test_a_computation_that_fails_fails_for_every_waiter_and_is_not_kept():

@@ -32,8 +32,8 @@ def trained(layers: int, heads: int) -> str:
 
 def sliders(ckpt: str) -> tuple[str, dict, dict, dict]:
     """(notice, layer slider update, head slider update, query slider update) of Show attention on "attention"."""
-    notice, _, _, layer, head, query, *_ = compute_attention(ckpt, "attention", "", request=page_call(KEY))
-    return notice, layer, head, query
+    opened = compute_attention(ckpt, "attention", "", request=page_call(KEY))
+    return opened.notice, opened.layer, opened.head, opened.query
 
 
 @pytest.mark.parametrize("layers, heads", [(1, 1), (1, 4), (2, 1)])
@@ -64,8 +64,9 @@ def test_the_shipped_models_keep_their_sliders():
 def test_switching_the_kind_refits_the_sliders():
     """fit_sliders (the kind radio's event) answers with the chosen kind's layers and heads; a layer beyond the
     kind's last is clamped, as the redraw clamps it, so the slider and the heatmap agree."""
-    record = compute_attention("reverse", "attention", "", request=page_call(KEY))[-1]
-    notice, layer, head = fit_sliders(record, "encoder self", 5, 2)
+    record = compute_attention("reverse", "attention", "", request=page_call(KEY)).record
+    fitted = fit_sliders(record, "encoder self", 5, 2)
+    layer, head = fitted.layer, fitted.head
     assert (layer["maximum"], layer["value"], head["maximum"], head["value"]) == (1, 1, 3, 2)
 
 
@@ -82,11 +83,11 @@ def test_the_grid_of_heads_has_two_columns_on_a_phone_and_four_on_a_projector():
     two heads a row, 1280 px (or no width, an API client) four; junk is no width."""
     from tabs.attention.page import adopt_page_width, draw_cached
 
-    record = compute_attention("reverse", "attention", "", request=page_call(KEY))[-1]
+    record = compute_attention("reverse", "attention", "", request=page_call(KEY)).record
     columns = {}
     for reported in (390, 1280, None, "wide", -5):
         width = adopt_page_width(reported)
-        grid = json.loads(draw_cached(record, "cross", 0, 0, "entropy", width=width)[1].plot)
+        grid = json.loads(draw_cached(record, "cross", 0, 0, "entropy", width=width).grid.plot)
         columns[reported] = len({tuple(axis["domain"]) for name, axis in grid["layout"].items()
                                  if name.startswith("xaxis")})
     assert columns == {390: 2, 1280: 4, None: 4, "wide": 4, -5: 4}

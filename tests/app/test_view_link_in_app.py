@@ -14,6 +14,7 @@ import pytest
 
 from store.catalogue import USER_MODELS, shipped_model
 from tabs.attention.link import SECTIONS, compare_linked, link_query, open_link, rows_linked, vocabulary
+from tabs.attention.figure_cache import Figures
 from tabs.attention.page import SCORES, compute_attention, draw_cached, draw_view
 from tabs.attention.two_inputs import compare_and_keep, draw_two
 from tabs.generate import clear_generate, decoding_for, run_generate
@@ -41,6 +42,9 @@ def value(update, default):
 
 
 def plots(figures) -> list:
+    """The first three figures (the Attention tab's Figures: one head, the layer's grid, the overview)."""
+    if isinstance(figures, Figures):
+        figures = (figures.one, figures.grid, figures.overview)
     return [json.loads(f.plot) if hasattr(f, "plot") else f for f in figures[:3]]
 
 
@@ -54,7 +58,8 @@ def test_a_link_opens_the_same_record_and_figures_as_computing_directly(ckpt, te
     """The second input's record and its two maps too (oracle: Compare's own computation on the first browser's
     record), the Q·K section's query row and the lens's position (the sliders' values)."""
     request = page_call(KEY)
-    *_, made_by, given, _, record = compute_attention(ckpt, text, target, request=request)
+    opened = compute_attention(ckpt, text, target, request=request)
+    made_by, given, record = opened.made_by, opened.given, opened.record
     direct = draw_cached(record, kind, layer, head, score, cells, words, made_by, None, request=request)
     record_b, given_b = compare_and_keep(made_by, record, text_b, request=request)
     direct_two = draw_two(record, record_b, kind, layer, head, 1280, words, made_by, request=request)
@@ -69,8 +74,8 @@ def test_a_link_opens_the_same_record_and_figures_as_computing_directly(ckpt, te
     assert all(u == {"__type__": "update"} for u in generation)  # not a link to a generation: its tab is left
     assert note == {"__type__": "update", "value": "", "visible": False}
     assert opens == "qk,lens,two" and tab.selected == "attention"
-    *_, made_by2, given2, view2, record2 = compute_attention(value(ckpt_, "reverse"), text_, target_, focus,
-                                                             request=other)
+    opened = compute_attention(value(ckpt_, "reverse"), text_, target_, focus, request=other)
+    made_by2, given2, view2, record2 = opened.made_by, opened.given, opened.view, opened.record
     assert (made_by2, given2, view2) == (ckpt, (text, target), (kind, layer, head))
     assert record2.patterns[kind].weights.equal(record.patterns[kind].weights)
     shown = (value(cells_, None), value(words_, None), made_by2, None)
@@ -87,7 +92,7 @@ def test_a_link_opens_the_same_record_and_figures_as_computing_directly(ckpt, te
 def test_a_query_row_or_position_past_the_input_is_ignored_in_words():
     """Oracle: the input's own counts ("attention" through reverse: 10 decoder rows with <s>); the slider is left
     where the computation put it, and the note adds one sentence after what it said."""
-    *_, record = compute_attention("reverse", "attention", "", request=page_call(KEY))
+    record = compute_attention("reverse", "attention", "", request=page_call(KEY)).record
     rows = len(record.patterns["cross"].query_tokens)
     query_row, lens_position, note = rows_linked({"query": rows, "lens_position": 0}, record, "cross", "Earlier.")
     assert query_row == {"__type__": "update"} and lens_position["value"] == 0
@@ -109,7 +114,8 @@ def test_a_stale_link_opens_the_model_and_says_what_it_ignored():
     assert markdown_text("The link's words 'maybe' was ignored") in note
     assert markdown_text("The link's section 'vault' was ignored") in note
     assert focus == ("reverse", "decoder self", None, None, None)
-    *_, view, record = compute_attention(ckpt, text, target, focus, request=opening(query))
+    opened = compute_attention(ckpt, text, target, focus, request=opening(query))
+    view, record = opened.view, opened.record
     assert view[0] == "decoder self" and view[1:] == record.patterns["decoder self"].sharpest_head()
 
 
@@ -126,7 +132,8 @@ def test_a_view_of_a_browsers_own_model_has_no_link():
     name = USER_MODELS.reserve(KEY, "reverse")
     USER_MODELS.put(KEY, name, *shipped_model("reverse")[:2], {"task": "reverse"})
     request = page_call(KEY)
-    *_, made_by, given, _, record = compute_attention(name, "abc", "", request=request)
+    opened = compute_attention(name, "abc", "", request=request)
+    made_by, given, record = opened.made_by, opened.given, opened.record
     with pytest.raises(Exception, match="trained in this browser: it stays with the browser that trained it"):
         link_query(VOCAB, made_by, given, record, "cross", 0, 0, "weights", False, "entropy", "")
     note = open_link(VOCAB, "reverse", opening(f"?tab=attention&ckpt={name}&text=abc"))[8]["value"]
@@ -173,7 +180,8 @@ def test_a_link_carries_the_patching_sections_answers_and_position():
     """The patching section's boxes as they are (its answer tokens and position) while it is open with a second
     input; their defaults ("" and -1: each run's top token, the automatic position) are left out of the link."""
     request = page_call(KEY)
-    *_, made_by, given, _, record = compute_attention("reverse", "attention", "", request=request)
+    opened = compute_attention("reverse", "attention", "", request=request)
+    made_by, given, record = opened.made_by, opened.given, opened.record
     record_b, given_b = compare_and_keep(made_by, record, "attentive", request=request)
     view = (VOCAB, made_by, given, record, "cross", 1, 0, "weights", False, "entropy", "two,patch", 0, 0, given_b,
             record_b)

@@ -26,11 +26,13 @@ def test_one_show_attention_on_the_translation_demo_computes_each_view_once():
     SHARED_RECORDS.clear()  # a record nobody has drawn yet: every view is computed in this click
     counted = (cross_words, verse_of, aer_per_head, head_scores, pattern_in_words)
     with counting(*counted) as calls:
-        *_, made_by, _, view, record = compute_attention(demo.ckpt, demo.text, demo.target,
-                                                         (demo.ckpt, demo.kind, demo.score), request=request)
+        opened = compute_attention(demo.ckpt, demo.text, demo.target, (demo.ckpt, demo.kind, demo.score),
+                                   request=request)
+        made_by, view, record = opened.made_by, opened.view, opened.record
         shown = ("weights", demo.words, made_by)
         figures = draw_view(record, view, demo.score, *shown, 1280, request=request)
-    assert all(f is not None for f in figures) and caption_in(figures[0]).startswith("Layer")
+    assert None not in (figures.one, figures.grid, figures.overview, figures.table)
+    assert caption_in(figures.one).startswith("Layer")
     names = {f"{fn.__module__.rsplit('.', 1)[-1]}.{fn.__qualname__}" for fn in counted}
     assert set(calls.total) == names, f"each view is computed on this click: {dict(calls.total)}"
     assert not +calls.repeats, (f"computed again on the same input: {dict(+calls.repeats)} "

@@ -37,7 +37,8 @@ def test_a_screen_reader_hears_the_heatmap_its_caption_its_table_and_the_answer(
       key tokens, its row headers the query tokens, its cells the weights to 3 decimals, all of a fresh record."""
     demo = next(d for d in DEMOS if d.label == "Reading backwards")
     request = page_call("figures-in-words")
-    *_, view, record = compute_attention(demo.ckpt, demo.text, demo.target, demo_focus(demo), request=request)
+    opened = compute_attention(demo.ckpt, demo.text, demo.target, demo_focus(demo), request=request)
+    view, record = opened.view, opened.record
     kind, layer, head = view
     pattern = record.patterns[kind]
     weights = pattern.weights[layer, head].numpy()
