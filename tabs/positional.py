@@ -17,7 +17,7 @@ from store.sessions import browser_key
 from tabs.figure_export import figure
 from widgets.controls import Slider
 from widgets.errors import handler
-from widgets.ui import FAST, Followers, separately
+from widgets.ui import FAST, Followers, separately, when_open
 
 
 PE_MATRIX = "pe-matrix"  # the sinusoidal matrix's elem_id: the figure "Sinusoid waves" is about (tabs.demos)
@@ -209,10 +209,9 @@ def build_positional_tab(demo, ckpt, followers: Followers):
     sizes = [d_k, n_heads, rope_note, alibi_note]
     separately(demo.load)(checkpoint_sizes, ckpt, sizes, api_visibility="private", **FAST)
     followers.add(checkpoint_sizes, sizes)
-    # only while their section is open: a new checkpoint's sizes redraw nothing hidden (widgets.ui.separately)
-    separately(rope_section.expand, d_k.change, rope_length.change, only_open="pe-rope-section")(
+    # only while their section is open: a new checkpoint's sizes redraw nothing hidden (widgets.ui.when_open)
+    when_open(rope_section, d_k.change, rope_length.change)(
         draw_rope, [d_k, rope_length], [rope_plot, distance_plot], api_name="rope", **FAST)
-    separately(alibi_section.expand, n_heads.change, alibi_length.change, causal.change,
-               only_open="pe-alibi-section")(draw_alibi, [n_heads, alibi_length, causal], alibi_plot,
-                                             api_name="alibi", **FAST)
+    when_open(alibi_section, n_heads.change, alibi_length.change, causal.change)(
+        draw_alibi, [n_heads, alibi_length, causal], alibi_plot, api_name="alibi", **FAST)
     return dict(d_model=d_model, length=length, dims=dims, d_k=d_k, n_heads=n_heads, matrix=matrix)

@@ -454,3 +454,31 @@ def test_text_from_outside_is_made_safe_by_one_owner():
     files += [ROOT / name for name in APP_FILES]
     found = {p.relative_to(ROOT).as_posix(): hand_escapes(p.read_text(encoding="utf-8")) for p in files}
     assert {name: lines for name, lines in found.items() if lines and name != TEXT_OWNER} == {}
+
+
+SECTION_GATE = re.compile(r"\bonly_open\s*=|\.expand\s*,")  # a section's listener wired by hand: gated, or on expand
+SECTION_OWNER = "widgets/ui.py"  # when_open: on the section's opening and its triggers, only while it is open
+
+
+def hand_gated_sections(source: str) -> list[str]:
+    """The code lines (comments left out) that wire a section's listener by hand instead of through when_open."""
+    return [line.strip() for line in source.splitlines() if SECTION_GATE.search(line.split("#", 1)[0])]
+
+
+def test_the_section_scanner_sees_each_form():
+    """Oracle: hand-written lines, each known to wire a section by hand or through the owner."""
+    assert hand_gated_sections('separately(section.expand, record.change, only_open="att-lens-section")(')
+    assert hand_gated_sections('               other.submit, only_open="att-patch-section")(')
+    assert hand_gated_sections("when_open(section, record.change)(draw, inputs)  # not section.expand, x") == []
+    assert hand_gated_sections("section.expand(lambda: True, None, state)") == []  # open_states marks it open
+
+
+def test_a_sections_listeners_are_wired_by_one_owner():
+    """Invariant (issue 41 item 5): a listener of a closed-by-default section (an accordion) is called at its opening
+    and on its triggers only while it is open, wired by widgets.ui.when_open alone. Failed before: lens.py,
+    patching.py, inside.py, two_inputs.py and positional.py each wrote `separately(section.expand, ...,
+    only_open="<its elem_id>")`, the elem_id written a second time beside the accordion's own."""
+    files = [p for package in APP_ROOMS for p in sorted((ROOT / package).rglob("*.py"))]
+    files += [ROOT / name for name in APP_FILES]
+    found = {p.relative_to(ROOT).as_posix(): hand_gated_sections(p.read_text(encoding="utf-8")) for p in files}
+    assert {name: lines for name, lines in found.items() if lines and name != SECTION_OWNER} == {}

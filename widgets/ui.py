@@ -36,6 +36,13 @@ def open_states(demo: gr.Blocks, *sections: gr.Accordion) -> list[gr.State]:
     return shown
 
 
+def when_open(section: gr.Accordion, *triggers):
+    """An event for one listener of a closed-by-default section (an accordion with an elem_id), called as a trigger
+    is: at the section's opening (it draws what changed while it was closed) and at each of `triggers` while it is
+    open, never while it is closed (separately(only_open=): a closed section costs no server call)."""
+    return separately(section.expand, *triggers, only_open=section.elem_id)
+
+
 def separately(*triggers, only_open: str | None = None, only_shown: str | None = None):
     """An event for one listener of `triggers` among several, called as a trigger is: `separately(a.change)(fn,
     inputs, outputs, **kwargs)`. The listener follows (`.then`) a listener that does nothing, in the page, at once;

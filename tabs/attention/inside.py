@@ -26,7 +26,7 @@ from store.sessions import browser_key
 from tabs.figure_export import figure
 from widgets.controls import CheckboxGroup, index_control
 from widgets.errors import handler
-from widgets.ui import FAST, open_states, separately
+from widgets.ui import FAST, open_states, when_open
 
 
 def selected_pattern(record, kind):
@@ -177,10 +177,9 @@ def build_inside(demo, record, made_by, kind, layer, head):
         ablation = gr.Dataframe(label="With and without", elem_id="att-ablation", wrap=True)
         importance_plot = figure("Head importance", "att-importance-plot")
     qk_shown, rollout_shown = open_states(demo, qk_section, rollout_section)
-    separately(qk_section.expand, record.change, kind.change, layer.change, head.change, query.change,
-               only_open="att-qk-section")(
+    when_open(qk_section, record.change, kind.change, layer.change, head.change, query.change)(
         draw_qk, [made_by, record, kind, layer, head, query, qk_shown], qk_plot, api_name="draw_qk", **FAST)
-    separately(rollout_section.expand, record.change, kind.change, only_open="att-rollout-section")(
+    when_open(rollout_section, record.change, kind.change)(
         draw_rollout, [record, kind, rollout_shown], rollout_plot, api_name="draw_rollout", **FAST)
     run.click(run_ablation, [made_by, record, kind, heads], ablation, api_name="ablate",
               concurrency_limit=ABLATION_CONCURRENCY)

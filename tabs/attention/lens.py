@@ -19,7 +19,7 @@ from store.sessions import browser_key
 from tabs.figure_export import figure
 from widgets.controls import index_control, index_slider
 from widgets.errors import handler
-from widgets.ui import FAST, open_states, separately
+from widgets.ui import FAST, open_states, when_open
 
 LENS_EXPLAINED = ("Each row passes the residual stream after that layer through the model's final LayerNorm and "
                   "its unembedding, as the last layer's goes to make the output: a cell is the token that layer "
@@ -72,10 +72,10 @@ def build_lens(demo, record, made_by, page_width):
         grid = figure("Logit lens", "lens-grid")
         curve = figure("The final token by layer", "lens-curve")
     [shown] = open_states(demo, section)
-    separately(section.expand, record.change, position.change, only_open="att-lens-section")(
+    when_open(section, record.change, position.change)(
         draw_lens, [made_by, record, position, shown, page_width], [grid, curve, note], api_name="logit_lens",
         **FAST)
-    separately(section.expand, record.change, only_open="att-lens-section")(
+    when_open(section, record.change)(
         lambda r: gr.update() if r is None else index_slider(lens_positions(r)), record, position, queue=False,
         api_visibility="private")
     return position

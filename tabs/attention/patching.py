@@ -31,7 +31,7 @@ from visualize.text import markdown_text
 from tabs.figure_export import figure
 from widgets.controls import Number
 from widgets.errors import handler
-from widgets.ui import FAST, open_states, separately
+from widgets.ui import FAST, open_states, when_open
 
 PATCHING_EXPLAINED = (
     "**Clean** = the input above (A), **corrupted** = the second input of *Two inputs side by side* (B, same number "
@@ -267,8 +267,8 @@ def build_patching(demo, record, record_b, made_by, kind, layer, head, page_widt
             senders = figure("Paths into the head", "patch-into")
             receivers_ = figure("Paths from the head", "patch-from")
     [shown] = open_states(demo, section)
-    separately(section.expand, record_b.change, kind.input, layer.input, head.input, run.click, answer.submit,
-               other.submit, only_open="att-patch-section")(
+    when_open(section, record_b.change, kind.input, layer.input, head.input, run.click, answer.submit,
+              other.submit)(
         handler(draw_patching), [made_by, record, record_b, kind, layer, head, answer, other, position, shown,
                                  page_width],
         [note, residual, heads, dla, senders, receivers_, head_note], api_name="patching",

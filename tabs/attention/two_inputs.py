@@ -18,7 +18,7 @@ from tabs.attention.record import attention_record
 from tabs.attention.views import SHOW, view_pattern
 from tabs.figure_export import figure
 from widgets.errors import handler
-from widgets.ui import FAST, separately
+from widgets.ui import FAST, when_open
 
 TWO_INPUTS_EXPLAINED = ("Type a second input that differs from the first in a word or two (a minimal pair such as "
                         "\"The keys to the cabinet is\" / \"are\"): the selected head on both, side by side. The "
@@ -110,8 +110,7 @@ def build_two_inputs(record, made_by, kind, layer, head, page_width, words) -> d
                          concurrency_limit=ATTENTION_CONCURRENCY, concurrency_id="attention")
     for trigger, api in ((compare.click, "compare_inputs"), (text_b.submit, None)):
         trigger(**compare_event, api_name=api, api_visibility="public" if api else "private")
-    separately(section.expand, record_b.change, kind.input, layer.input, head.input, words.input,
-               only_open="att-two-section")(
+    when_open(section, record_b.change, kind.input, layer.input, head.input, words.input)(
         draw_two, [record, record_b, kind, layer, head, page_width, words, made_by], [plot_a, plot_b, grid, note],
         api_name="draw_two_inputs", **FAST)
     return dict(record_b=record_b, given_b=given_b, text_b=text_b, compare=compare_event)
