@@ -1,9 +1,6 @@
 """Train tab: train a small model in this browser session and watch it learn."""
 from __future__ import annotations
 
-import functools
-import json
-
 import gradio as gr
 import numpy as np
 import pandas as pd
@@ -24,13 +21,13 @@ from store import sessions
 from store.catalogue import USER_MODELS, checkpoint_choices
 from store.exports import EXPORTS
 from store.gpu import gpu, wall_seconds
-from tabs.ask_first import IN_VIEW
 from tabs.train.comparison import run_comparison_session
 from tabs.train.lifecycle import TabRun
 from tabs.train.live_heatmap import LiveHeatmap
-from tabs.train.request import HYPER_PARAMETERS, PRESETS, TrainingRequest
+from tabs.train.request import ATTENTION_CHOICES, HYPER_PARAMETERS, POSITION_CHOICES, PRESETS, TrainingRequest
 from tabs.train.session import SAMPLE_COLUMNS, export_checkpoint, run_training_session, train_stream
-from tabs.train.stop_signal import StopSignal
+from tabs.train.notices import BUSY, disables_the_buttons, idle, say_if_refused, stop_training
+from tabs.train.scripts import SHOW_NOTICE, SHOW_STATUS
 from tabs.train.watch import WATCH_EXPLAINED, run_watch
 from tabs.figure_export import svg_exports
 from widgets.controls import Dropdown, Number, Radio, index_control, index_slider
@@ -56,14 +53,13 @@ def compare_on_gpu(request, which, control=None):
 
 
 @handler
-def run_train(source, task, text, upload, hub, layers, heads, d_model, lr, steps, batch, attention="mha",
-              positions="sinusoidal", request: gr.Request = None):
+def run_train(request: gr.Request = None, **asked):
     """Stream the session's training run onto the Train tab (curves, status, samples, attention, checkpoint list,
-    the live map's head control). The samples and the attention map are sent only when an evaluation brought new
+    the live map's head control). `asked`: the TrainingRequest's fields, each the value of the control of its name
+    (the event's inputs_kwargs). The samples and the attention map are sent only when an evaluation brought new
     ones, so the page redraws the small loss chart (an SVG) and the status line, and little else."""
     key = sessions.browser_key(request)
-    request_ = TrainingRequest(source, task, text, upload, hub, layers, heads, d_model, lr, steps, batch, attention,
-                               positions)
+    request_ = TrainingRequest(**asked)
     live, keep = LiveHeatmap(), gr.update()
     for update in run_training_session(request_, USER_MODELS, key, train=train_on_gpu, call=request):
         ckpt = gr.update(choices=checkpoint_choices(key)) if update.done else keep
@@ -87,91 +83,18 @@ def choose_live_head(live, head):
 
 
 @handler
-def run_compare(source, task, text, upload, hub, layers, heads, d_model, lr, steps, batch, which="kv-heads",
-                attention="mha", positions="sinusoidal", request: gr.Request = None):
+def run_compare(which="kv-heads", request: gr.Request = None, **asked):
     """A comparison of attention variants (MHA / GQA / MQA / MLA, or the position schemes): one loss curve per
     variant on one plot, then the table (tabs.train.comparison). Each variant changes its own fields of the
-    requested model (attention, positions) and keeps the rest."""
+    requested model (attention, positions: `asked`, the TrainingRequest's fields as run_train's) and keeps the
+    rest."""
     check_choice(which, "Variants to compare", list(COMPARISONS))
-    request_ = TrainingRequest(source, task, text, upload, hub, layers, heads, d_model, lr, steps, batch, attention,
-                               positions).validated()
+    request_ = TrainingRequest(**asked).validated()
     with TabRun(call=request) as run:  # no model kept: the table is the result
         for figure, status, table, details in compare_on_gpu(request_, which, run.control):
             keep = gr.update()
             yield (figure, status, table if table is not None else keep,
                    details if details is not None else keep, run.control)
-
-
-NOTHING_TRAINING = "Nothing is training in this tab: press **Start** (or a training demo) to train."
-
-
-def stop_training(request: gr.Request = None):
-    """Ask this session's run to stop after its current step. The run is the status line's one writer: its last
-    update says how it ended ("Training stopped after ..."), within a step of the click. A reply of Stop's own
-    there ("Stopping…") could arrive after that last update and hide it, so Stop leaves the status as it is, and a
-    second click while stopping changes nothing. With no run going, Stop says so in the status: Stop is a
-    `queue=False` event, where a gr.Error reaches the page as a bare "Error" (HTTP 500) and gr.Info shows nothing.
-    The run's signal comes from store.sessions, for the browser that started it only (its key, in the page's
-    cookie): not from the session's state, which anyone naming the session id would get (issue 30)."""
-    control = sessions.run_of(request)
-    if not isinstance(control, StopSignal) or control.ended:
-        return NOTHING_TRAINING
-    control.set()  # a second click sets it again: nothing changes
-    return gr.skip()
-
-
-REFUSED = "did not start"  # in every notice of a refused run: the page then sends no call (SHOW_NOTICE)
-ALREADY_TRAINING = (f"**A training is already running in this tab, so this one {REFUSED}.** Press **Stop**, wait for "
-                    "“Training stopped” in the status below, then click again.")
-
-
-WAITING = "Waiting for a place to train"  # the status of a run that waits in line (brought into view: SHOW_NOTICE)
-
-
-def waiting_words(places: int, waiting: int) -> str:
-    """The status line of a run that will wait in line for a place to train (before its first update)."""
-    others = f", and {waiting} more wait{'s' if waiting == 1 else ''} before yours" if waiting else ""
-    return (f"**{WAITING}:** this server trains {places} model{'s' if places > 1 else ''} at a "
-            f"time and all are busy{others}. Yours starts by itself when one ends (its place in line is shown here).")
-
-
-def say_if_refused(door=None, request: gr.Request = None) -> tuple:
-    """What a click that starts a run (Start, Compare, Watch, a training demo) is told before the run asks to join
-    the queue, in words: (the notice: why it will not start, "" when it will; the status: that it will wait for a
-    place, else kept). The server refuses a run at the queue's door (server.admission: a second training of this
-    browser, a full line, too many from one network), and gradio shows such a refusal only on the call's inputs: a
-    demo's Watch has none, and the page stayed silent; a waiting run showed only "queue: 1/1" under "Press Start.".
-    `door(group, request)` (app.py hands the server's in) gives the words the door would answer now and whether the
-    line has a free place; a run of this tab already going is told in this tab's words. A `queue=False` step, so it
-    answers even while the training line is full."""
-    if sessions.run_of(request) is not None:
-        return ALREADY_TRAINING, gr.update()
-    words, wait = door(TRAINING_GROUP, request) if door is not None else (None, None)
-    if words:
-        return f"**This training {REFUSED}:** {words}.", gr.update()
-    return "", waiting_words(*wait) if wait else gr.update()
-
-
-# Runs in the browser after the notice was written: a refusal said where the class looks (the notice is at the top of
-# the tab, which a click further down may have scrolled away), brought into view the one way the page brings anything
-# into view (tabs.ask_first.IN_VIEW: under a demo's notes, which a projector keeps pinned at the screen's top and
-# which hid a notice scrolled to the top). A refused run streams nothing: the status line a training demo would keep
-# in view (tabs.ask_first.in_view_when_drawn, window.inViewStop) no longer pulls the page away from the notice. And it
-# is not sent: this step throws, and gradio's page then runs no step after it (a step without outputs shows no error):
-# the server would refuse the run at the door with an HTTP 422, which every such click logged in the console.
-SHOW_NOTICE = """() => {
-    const notice = document.querySelector('#train-notice'), status = document.querySelector('#train-status');
-    if (status && status.innerText.includes(WAITING)) (IN_VIEW)('train-status');  // a run waiting: that it waits
-    if (!notice || !notice.innerText.includes(REFUSED)) return;
-    if (window.inViewStop) window.inViewStop();
-    (IN_VIEW)('train-notice');
-    throw new Error(REFUSED);
-}""".replace("IN_VIEW", IN_VIEW).replace("REFUSED", json.dumps(REFUSED)).replace("WAITING", json.dumps(WAITING))
-
-
-# Runs in the browser after Stop: the status line, where the run says how it ended, in view with its chart (on a
-# phone, with the watch's section open above it, "Training stopped" was at y 1181 of 844; issue 38)
-SHOW_STATUS = """() => (IN_VIEW)('train-status')""".replace("IN_VIEW", IN_VIEW)
 
 
 @handler
@@ -191,35 +114,6 @@ def restore_models(request: gr.Request = None):
     """On page load: this browser's models (kept on the server under its key, from the page's cookie) back in the
     checkpoint list."""
     return gr.update(choices=checkpoint_choices(sessions.browser_key(request)))
-
-
-# Shown under the buttons while Start is disabled by a run (app.py's CSS shows it exactly then): why it is disabled
-BUSY = ("**Training in this tab.** One training at a time per browser: Start, Compare and Watch are back when it "
-        "ends, and **Stop** ends it after its current step.")
-
-
-def busy():
-    """While a run is going, no button (Start, Compare, Watch) starts another (one run per browser at a time)."""
-    return gr.update(interactive=False, value="Training…"), gr.update(interactive=False), gr.update(interactive=False)
-
-
-def idle():
-    """After a run, however it ended: the buttons back, and a notice about a run refused meanwhile ("already
-    running", no longer true) gone."""
-    return gr.update(interactive=True, value="Start"), gr.update(interactive=True), gr.update(interactive=True), ""
-
-
-def disables_the_buttons(fn):
-    """The run's updates with the three buttons' appended: disabled by its first update, left alone after; `idle` runs after the run, however it ended. The run itself disables them, not a step before it: the server may refuse
-    a run at the queue's door (a full line, one already running for this client), and gradio then skips the steps
-    after it, so a step before had left a refused Start at "Training…" until the page was reloaded."""
-    @functools.wraps(fn)
-    def run(*args, **kwargs):
-        buttons = busy()
-        for update in fn(*args, **kwargs):
-            yield (*update, *buttons)
-            buttons = (gr.update(),) * len(buttons)
-    return run
 
 
 def bounded_number(key: str, label: str) -> Number:
@@ -260,11 +154,10 @@ def build_train_tab(ckpt, door=None):
                 lr, steps, batch = (bounded_number(k, label) for k, label in
                                     (("lr", "Peak learning rate"), ("steps", "Steps"), ("batch_size", "Batch size")))
             with gr.Row():
-                attention = Dropdown([("multi-head (MHA)", "mha"), ("multi-head latent (MLA)", "mla")],
-                                     value="mha", label="Attention", elem_id="train-attention-kind")
-                positions = Dropdown([("sinusoidal (the paper)", "sinusoidal"), ("learned", "learned"),
-                                      ("RoPE (rotary)", "rope"), ("ALiBi (linear bias)", "alibi")],
-                                     value="sinusoidal", label="Positions", elem_id="train-positions")
+                attention = Dropdown(ATTENTION_CHOICES, value="mha", label="Attention",
+                                     elem_id="train-attention-kind")
+                positions = Dropdown(POSITION_CHOICES, value="sinusoidal", label="Positions",
+                                     elem_id="train-positions")
         with gr.Row():
             start = gr.Button("Start", variant="primary", elem_id="train-start")
             stop = gr.Button("Stop", variant="stop", elem_id="train-stop")
@@ -303,8 +196,10 @@ def build_train_tab(ckpt, door=None):
         control, live = gr.State(None), gr.State(None)
     preset.change(lambda p: tuple(PRESETS[p][k] for k in HYPER_PARAMETERS),
                   preset, [layers, heads, d_model, lr, steps, batch], api_visibility="private")
-    inputs = [source, task, text, upload, hub, layers, heads, d_model, lr, steps, batch]
-    model_options = [attention, positions]
+    # the TrainingRequest's fields, each from the control of its name (an API client gives them in this order)
+    asked = dict(source=source, task=task, text=text, upload=upload, hub=hub, layers=layers, heads=heads,
+                 d_model=d_model, lr=lr, steps=steps, batch_size=batch)
+    model_options = dict(attention=attention, positions=positions)
     # show_progress "minimal": a queued run shows its place in the queue, and the status line stays readable while
     # the run streams (the full overlay greyed it out)
     buttons = [start, compare, watch]
@@ -320,15 +215,15 @@ def build_train_tab(ckpt, door=None):
         return said.then(None, js=SHOW_NOTICE, queue=False, api_visibility="private").then
 
     told(start.click)(
-        disables_the_buttons(run_train), inputs + model_options,
-        [curves, status, samples, heatmap, ckpt, control, live, live_head] + buttons,
+        disables_the_buttons(run_train), inputs_kwargs=asked | model_options,
+        outputs=[curves, status, samples, heatmap, ckpt, control, live, live_head] + buttons,
         api_name="train", concurrency_limit=TRAINING["concurrent_trainings"], concurrency_id=TRAINING_GROUP,
         show_progress="minimal", show_progress_on=[status]).then(
         idle, None, after, queue=False, api_visibility="private")
     live_head.input(choose_live_head, [live, live_head], heatmap, api_visibility="private", **FAST)
     told(compare.click)(
-        disables_the_buttons(run_compare), inputs + [compare_which] + model_options,
-        [curves, status, compare_table, compare_details, control] + buttons,
+        disables_the_buttons(run_compare), inputs_kwargs=asked | dict(which=compare_which) | model_options,
+        outputs=[curves, status, compare_table, compare_details, control] + buttons,
         api_name="compare_variants", concurrency_id=TRAINING_GROUP, show_progress="minimal",
         show_progress_on=[status]).then(
         idle, None, after, queue=False, api_visibility="private")
@@ -349,5 +244,5 @@ def build_train_tab(ckpt, door=None):
     download.click(download_model, ckpt, zip_file, api_name="download_model",
                    concurrency_limit=EXPORT_CONCURRENCY)
     return dict(source=source, task=task, preset=preset, start=start, status=status, curves=curves,
-                attention=heatmap, inputs=inputs, watch_after=watch_after,
+                attention=heatmap, watch_after=watch_after,
                 hyper=[layers, heads, d_model, lr, steps, batch])  # HYPER_PARAMETERS

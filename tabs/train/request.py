@@ -21,6 +21,11 @@ PRESETS = {
     "small": {"layers": 2, "heads": 4, "d_model": 128, "lr": 2e-3, "steps": 3000, "batch_size": 64},
 }
 HYPER_PARAMETERS = ("layers", "heads", "d_model", "lr", "steps", "batch_size")  # what a preset fills in, in order
+# The Train tab's choices: the values are the config's own (transformer.config), the words the tab's
+ATTENTION_CHOICES = [({"mha": "multi-head (MHA)", "mla": "multi-head latent (MLA)"}[value], value)
+                     for value in ATTENTIONS]
+POSITION_CHOICES = [({"sinusoidal": "sinusoidal (the paper)", "learned": "learned", "rope": "RoPE (rotary)",
+                      "alibi": "ALiBi (linear bias)"}[value], value) for value in POS_ENCODINGS]
 
 
 @dataclass

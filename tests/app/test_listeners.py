@@ -136,9 +136,10 @@ def test_a_page_opened_without_a_link_stops_before_the_links_generation_without_
         grown, on_load = not after <= on_load, on_load | after
     assert len(on_load) >= 3, on_load
     assert not [dep["js"] for dep in deps if dep["id"] in on_load and dep.get("js") and "throw" in dep["js"]]
-    # the one step that throws on purpose stops a refused training's call (tabs.train.page.SHOW_NOTICE): only when
+    # the one step that throws on purpose stops a refused training's call (tabs.train.scripts.SHOW_NOTICE): only when
     # the notice says the run was refused, never on a page load
-    from tabs.train.page import REFUSED, SHOW_NOTICE
+    from tabs.train.notices import REFUSED
+    from tabs.train.scripts import SHOW_NOTICE
     throwing = [dep["js"] for dep in deps if dep.get("js") and "throw" in dep["js"]]
     assert all(code == SHOW_NOTICE for code in throwing) and json.dumps(REFUSED) in SHOW_NOTICE, throwing
     load = next(i for i, fn in demo.fns.items() if getattr(fn.fn, "__name__", "") == "opened_by_link")
