@@ -75,7 +75,7 @@ def test_the_head_click_runs_the_pair_once(name, kind, layer):
         clean, corrupted = induction_texts()
         model, (a, b, target) = _inputs(name, clean, corrupted)
     else:
-        from tabs.demos import VERSE, VERSE_CHANGED
+        from tabs.demo_list import VERSE, VERSE_CHANGED
         from transformer.generate import generate_text
 
         model, tok, _ = ModelRef(name).load()

@@ -107,7 +107,7 @@ def test_every_token_of_a_24_token_input_is_labelled_without_overlap(open_at, wi
     tour.plots_drawn(page)
     page.wait_for_timeout(300)  # plotly's automargin may redraw once more
     from tabs.attention.record import _shipped_record
-    from tabs.demos import REPEATED
+    from tabs.demo_list import REPEATED
     from visualize import axis_labels
 
     tokens = axis_labels(_shipped_record("induction", REPEATED, "").patterns["decoder self"].key_tokens)
