@@ -58,7 +58,7 @@ DEFAULT_BROWSER_WAITING = 4  # waiting requests of one browser per group
 BROWSER_RUNNING = {"draw": 4}  # requests of one browser running at once per group; others: DEFAULT_BROWSER_RUNNING
 DEFAULT_BROWSER_RUNNING = 1
 ADDRESS_SPARE = 1  # places of a line of 3 or more that one address leaves to others (not loopback)
-TURNS_RECORDED = 1024  # runs of the training line the server remembers to check its turns (server.turn_record: a
+TURNS_RECORDED = 1024  # runs of the training line recorded to check its turns (tests.turn_record, in the tests: a
 #                       ring of times, run numbers and salted hashes, ~1 KiB a run with a full line behind it)
 # A waiting request is told its place in line when it joins and then every PLACES_EVERY_S (gradio's
 # status_update_rate), not at every join and start of the line: with 40 students pressing one demo, gradio's "auto"

@@ -22,7 +22,7 @@ then, over loopback only:
    and students) without the attention flooder; honest Show attention's p95 with the flooder is reported as a
    ratio to the peer's (the same machine, the same minute: what the flooder costs, apart from the load).
 Goals (issue 30, same run): honest Show attention p95 <= 1 s and 0 refusals; every student's training started,
-each within its turn (server.turn_rule on the server's own record of the training line, read through the driver's
+each within its turn (tests.turn_rule on the server's own record of the training line, read through the driver's
 stdin once the window's trainings have run: after its address's earlier runs, at most one run of each other address
 started before it); 3/3 models kept in both eviction orders; RSS 60 s after within
 +300 MB of the warm start; 0 errors for honest clients. The machine may be shared: the load average is printed, and
@@ -43,8 +43,8 @@ import time
 from pathlib import Path
 
 sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parent.parent)]
-from server.turn_record import Run  # noqa: E402
-from server.turn_rule import check_turns  # noqa: E402
+from tests.turn_record import Run  # noqa: E402
+from tests.turn_rule import check_turns  # noqa: E402
 from flooders import Student, attention_flood, training_flood  # noqa: E402
 from load import (INPUTS, KINDS, Server, cpu_seconds, loadavg, make_client, opened_kind, percentile,  # noqa: E402
                   revision)
@@ -244,7 +244,7 @@ def refusals(tally: Tally) -> int:
 
 def started_in_turn(record: tuple[list[dict], list], students: list, label: str = "") -> tuple[int, int]:
     """Each student's run in the server's record of the training line (`record`: Server.turns for the students) and
-    whether it started within its turn (server.turn_rule), printed with its place told, what it joined behind, its
+    whether it started within its turn (tests.turn_rule), printed with its place told, what it joined behind, its
     wait and its run; every run of the record is checked and counted too. (students within their turn, started.)"""
     runs = [Run(**{**r, "running": tuple(r["running"]), "line": tuple(r["line"])}) for r in record[0]]
     verdicts, by_client = check_turns(runs), {(r.address, r.browser): r for r in runs}
@@ -367,7 +367,7 @@ def main():
     rows += [("heatmap redraw p95 / Stop p95", f"{percentile(tally.ms.get('redraw', []), 95):.0f} / "
               f"{percentile(tally.ms.get('stop', []), 95):.0f} ms", "", None),
              ("students' trainings started", f"{started}/{len(students)}", "all", started == len(students)),
-             ("students' trainings started within their turn (server.turn_rule on the server's record)",
+             ("students' trainings started within their turn (tests.turn_rule on the server's record)",
               f"{within}/{len(students)}", "all", within == len(students)),
              ("models kept: class first / flood first", f"{kept[0]}/3 / {kept[1]}/3", "3/3 both", kept == [3, 3]),
              ("errors seen by honest clients", str(errors), "0", errors == 0),

@@ -70,14 +70,20 @@ else:  # old code (6d07200): what app.main() did, with our overrides
     demo = app.build_demo()
     _, url, _ = demo.launch(ssr_mode=False, theme=app.THEME, css=app.CSS, footer_links=["gradio", "settings"], **opts)
 import json, torch
+try:  # the training line recorded from here on, in this process (tests.turn_record: the server keeps no record)
+    from tests.turn_record import record_turns as turn_record
+except ImportError:
+    try:  # an older checkout: the server kept its own
+        from server.lines import turn_record
+    except ImportError:  # an old checkout: no record
+        turn_record = None
+if turn_record is not None:
+    turn_record(demo._queue)
 print("READY", url, torch.get_num_threads(), flush=True)
 for line in sys.stdin:  # until the load generator closes our stdin (or dies); "turns [[address, session], ...]":
-    if line.startswith("turns "):  # the training line's record, and those clients' hashes in it (server.turn_record)
-        try:
-            from server.lines import turn_record
-        except ImportError:  # an old checkout: no record
-            runs, keys = [], []
-        else:
+    if line.startswith("turns "):  # the training line's record, and those clients' hashes in it (tests.turn_record)
+        runs, keys = [], []
+        if turn_record is not None:
             record = turn_record(demo._queue)
             runs, keys = [vars(r) for r in record.snapshot()], [record.key(*c) for c in json.loads(line[6:])]
         print("TURNS", json.dumps({"runs": runs, "keys": keys}), flush=True)
@@ -202,7 +208,7 @@ class Server:
         return self.url
 
     def turns(self, clients: list[tuple[str, str]]) -> tuple[list[dict], list[tuple[str, str]]]:
-        """The training line's record as the server keeps it (server.turn_record: its runs as dicts), and the hashes
+        """The training line's record as the server keeps it (tests.turn_record: its runs as dicts), and the hashes
         it keeps each (address, session) of `clients` as; asked through the driver's stdin, no endpoint."""
         self.proc.stdin.write(f"turns {json.dumps(clients)}\n")
         self.proc.stdin.flush()

@@ -18,9 +18,9 @@ waiting or running):
 - a full line takes the request only in the place of one of an address (or, within the newcomer's address, a
   browser) holding at least two more (fair_line.make_room); that request is ended with a message saying why.
 
-What happened in the training line is recorded (server.turn_record: joined, started, ended, whose, behind which
-runs), so its turns can be checked from outside (server.turn_rule): the tests read it in-process, the benchmark
-through its driver's stdin (`turn_record`); no endpoint serves it.
+Whether each training started in its turn is checked from outside: tests/turn_record.py records the training line
+around these functions (joined, started, ended, whose, behind which runs) in the tests' and the benchmark's process,
+and tests/turn_rule.py judges the record. Nothing here records: the server keeps no record of its own.
 
 gradio 6.31's queue is private: every attribute used here is checked at start by server.compat.
 """
@@ -38,7 +38,6 @@ from store.clients import client_address
 from store.sessions import browser_key
 
 from .fair_line import distinct_requests, fair_order, held, held_back, make_room, running_bounds
-from .turn_record import TurnRecord
 
 MADE_ROOM = ("your request made room in a full line for a client with fewer requests waiting (yours had the most): "
              "send it again in a minute")
@@ -152,8 +151,7 @@ def settle(queue, group: str, victim=None, joined=None) -> None:
     """After a request (gradio's event id `joined`) joined `group`'s line: end the request it took the place of
     (with MADE_ROOM), put the line in fair order and send their place to the requests whose place changed (from the
     newcomer's or the one that made room's on; those ahead keep theirs: fair_order of a fair order is itself, and
-    gradio tells every waiting request its place every limits.PLACES_EVERY_S); in the training line, record the
-    join."""
+    gradio tells every waiting request its place every limits.PLACES_EVERY_S)."""
     line = queue.event_queue_per_concurrency_id[group]
     moved = len(line.queue)
     if victim is not None and victim in line.queue:
@@ -165,29 +163,8 @@ def settle(queue, group: str, victim=None, joined=None) -> None:
                                                                            success=False))
     ran = running(queue, group)
     line.queue[:] = fair_order(line.queue, ran, client_of)
-    if group == TRAINING_GROUP:
-        record = queue.turn_record
-        record.sweep([e._id for e in line.queue], [e._id for e in ran])
-        order = [e._id for e in line.queue]
-        for event in line.queue:
-            record.joined(event._id, client_of(event), order, [e._id for e in ran])
     ids = [e._id for e in line.queue]
     queue.broadcast_estimations(group, min(moved, ids.index(joined)) if joined in ids else 0)  # 0: all of them
-
-
-def turn_record(queue) -> TurnRecord:
-    """The training line's record (server.turn_record); safe to read from any thread (it is written on gradio's
-    loop only: a run that ended when gradio's process_events returned, or at the next pick)."""
-    return queue.turn_record
-
-
-def sweep_training(queue) -> None:
-    """Before gradio picks (on its loop): mark in the record the trainings that ended or left since (cheap when none
-    did: the line's counts against the record's), so an end is always recorded before the start it makes room for."""
-    line, record = queue.event_queue_per_concurrency_id.get(TRAINING_GROUP), queue.turn_record
-    if line is not None and (line.current_concurrency < record.running_count()
-                             or len(line.queue) < record.waiting_count()):
-        record.sweep([e._id for e in line.queue], [e._id for e in running(queue, TRAINING_GROUP)])
 
 
 def install(queue) -> None:
@@ -195,15 +172,13 @@ def install(queue) -> None:
     every line that can start one in fair_order with the requests running now, and hide from gradio the requests
     whose client runs its bound of the line (fair_line.held_back); they are back in their place, in order, as soon
     as gradio has picked. When every waiting request is held, gradio picks none and polls again."""
-    pick, process = queue.get_events, queue.process_events
-    queue.turn_record = TurnRecord()
+    pick = queue.get_events
     # group -> (its line's request ids in fair order and its running count, the ids held back): gradio polls every
     # millisecond while all are held back, so the rule runs again only when the line changes. Ids only (gradio's
     # Event._id, never reused): no request is kept alive here once it has left its line.
     seen: dict[str, tuple[tuple, frozenset]] = {}
 
     def fair_pick():
-        sweep_training(queue)
         shown = {}  # group -> (its line in fair order, the ids held back) while gradio picks
         for group, line in queue.event_queue_per_concurrency_id.items():
             if line.queue and (line.concurrency_limit is None or line.current_concurrency < line.concurrency_limit):
@@ -225,16 +200,6 @@ def install(queue) -> None:
                 line = queue.event_queue_per_concurrency_id[group]
                 left = held | {e._id for e in line.queue}  # all but what gradio picked
                 line.queue[:] = [e for e in order if e._id in left]
-        if picked and picked[2] == TRAINING_GROUP:
-            for event in picked[0]:
-                queue.turn_record.started(event._id)
         return picked
 
-    async def recorded_process(events, *args, **kwargs):
-        """gradio's run of a request; a training's end recorded when it returns (if no pick recorded it first)."""
-        try:
-            return await process(events, *args, **kwargs)
-        finally:
-            queue.turn_record.gone([e._id for e in events if e.concurrency_id == TRAINING_GROUP])
-
-    queue.get_events, queue.process_events = fair_pick, recorded_process
+    queue.get_events = fair_pick

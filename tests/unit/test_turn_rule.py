@@ -1,5 +1,5 @@
-"""The training line's turn rule (server.turn_rule) on records made by hand, where it holds and where it is broken,
-and on the record server.turn_record keeps of a simulated line: served by server.fair_line.fair_order the rule holds
+"""The training line's turn rule (tests.turn_rule) on records made by hand, where it holds and where it is broken,
+and on the record tests.turn_record keeps of a simulated line: served by server.fair_line.fair_order the rule holds
 for every run of a flood with a class in it; served first come, first served it is broken for a student.
 
 Oracles: hand-counted records (which runs started after a run's turn came, per address); the rule's own statement
@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 import pytest
 
 from server.fair_line import fair_order
-from server.turn_record import Run, TurnRecord
-from server.turn_rule import check_turns
+from tests.turn_record import Run, TurnRecord
+from tests.turn_rule import check_turns
 
 
 def flood_then_student(order: str) -> list[Run]:
@@ -192,3 +192,23 @@ def test_the_record_marks_what_left_the_line_and_what_ended(left):
     runs = record.snapshot()
     assert runs[0].ended is not None and runs[0].started is not None
     assert (runs[1].ended is not None) == left and runs[1].started is None and runs[2].ended is None
+
+
+def test_the_server_keeps_no_record_of_the_line():
+    """Invariant (issue 41 item 5): recording the training line is the tests' and the benchmark's
+    (tests.turn_record.record_turns), not production's: server.lines.install reorders gradio's picking and leaves its
+    runs and the queue's attributes alone. Failed before: install gave every queue a TurnRecord (`turn_record`) and
+    wrapped gradio's process_events to record each training's end."""
+    from types import SimpleNamespace
+
+    from server import lines
+
+    def process_events(*args):
+        return None
+
+    queue = SimpleNamespace(get_events=lambda: None, process_events=process_events,
+                            event_queue_per_concurrency_id={})
+    lines.install(queue)
+    assert queue.process_events is process_events
+    assert set(vars(queue)) == {"get_events", "process_events", "event_queue_per_concurrency_id"}
+    assert queue.get_events() is None  # nothing waits: gradio's own pick, through the fair one

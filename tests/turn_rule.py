@@ -1,5 +1,5 @@
 """Did each training start within its turn? The training line's rule, checked on a record of what happened
-(server.turn_record's runs, or runs made by hand), not on the code that orders the line (server.fair_line).
+(tests.turn_record's runs, or runs made by hand), not on the code that orders the line (server.fair_line).
 
 The rule (issue 30: "served in turn by address, then by browser; an honest student's run starts after at most the
 runs already running plus one per other client ahead of it"), exactly:
@@ -32,7 +32,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Sequence
 
-from .turn_record import Run
+from tests.turn_record import Run
 
 
 @dataclass(frozen=True)

@@ -1,18 +1,21 @@
-"""What happened in the training line, run by run, for checking its turns from outside (server.turn_rule): when each
-run joined, when it started, when it ended (or left the line without starting), whose it was, and which runs were
-running and waiting, in the order the fair rule serves them, when it joined. No gradio here: server.lines feeds it.
+"""What happened in the training line, run by run, for checking its turns from outside (tests/turn_rule.py): when
+each run joined, when it started, when it ended (or left the line without starting), whose it was, and which runs
+were running and waiting, in the order the fair rule serves them, when it joined. The server keeps no such record:
+`record_turns(queue)` records a served app's training line around server.lines' functions, in the process of the
+tests (tests/reliability/test_training_turns.py) or of the benchmark's driver (bench/load.py).
 
 Bounded and safe to read: the last limits.TURNS_RECORDED runs (a ring); a client is kept as two salted hashes (its
 address, its browser), never its session id, its browser key or its address in clear; the salt is random per
 process and never leaves it (`key` computes a client's hashes in the process, for a test or the benchmark that knows
 whom it asks about). No client can read it: the app adds no endpoint for it; the tests read it in-process and
-bench/load.py's driver prints it on its stdin's request (server.lines.recorded_turns).
+bench/load.py's driver prints it on its stdin's request.
 
 Times are seconds of one clock, strictly increasing from one record to the next, so their order is the order in
 which the server saw things happen (an end is recorded before the start of the run that took its place).
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import threading
@@ -21,7 +24,8 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Hashable, Sequence
 
-from limits import TURNS_RECORDED
+from limits import TRAINING_GROUP, TURNS_RECORDED
+from server import lines
 
 
 @dataclass
@@ -113,3 +117,58 @@ class TurnRecord:
         """Copies of the runs recorded, oldest first."""
         with self.lock:
             return [Run(**vars(run)) for run in self.runs]
+
+
+def record_turns(queue) -> TurnRecord:
+    """Record `queue`'s training line from now on (gradio's Queue of a served app, after server.lines.install): each
+    join once server.lines.settle has put the line in fair order, each start when gradio picks it, each end when its
+    run returns or it left the line. Wraps the queue's get_events and process_events, and server.lines.settle (for
+    the queues that record only); a second call returns the same record."""
+    record = getattr(queue, "turn_record", None)
+    if record is not None:
+        return record
+    record = queue.turn_record = TurnRecord()
+    pick, process = queue.get_events, queue.process_events
+
+    def recorded_pick():
+        """Before gradio picks: the trainings that ended or left since are marked (so an end is always recorded
+        before the start it makes room for); then the trainings it picked, started."""
+        line = queue.event_queue_per_concurrency_id.get(TRAINING_GROUP)
+        if line is not None and (line.current_concurrency < record.running_count()
+                                 or len(line.queue) < record.waiting_count()):
+            record.sweep([e._id for e in line.queue], [e._id for e in lines.running(queue, TRAINING_GROUP)])
+        picked = pick()
+        if picked and picked[2] == TRAINING_GROUP:
+            for event in picked[0]:
+                record.started(event._id)
+        return picked
+
+    async def recorded_process(events, *args, **kwargs):
+        """gradio's run of a request; a training's end recorded when it returns (if no pick recorded it first)."""
+        try:
+            return await process(events, *args, **kwargs)
+        finally:
+            record.gone([e._id for e in events if e.concurrency_id == TRAINING_GROUP])
+
+    queue.get_events, queue.process_events = recorded_pick, recorded_process
+    if not getattr(lines.settle, "records_turns", False):
+        lines.settle = _recording_joins(lines.settle)
+    return record
+
+
+def _recording_joins(settle):
+    """server.lines.settle, then, in the training line of a queue that records, the line as it now stands: its
+    runs gone, and each waiting run's join (the first time it is seen) with the runs running and the line's order."""
+    @functools.wraps(settle)
+    def settled(queue, group: str, victim=None, joined=None) -> None:
+        settle(queue, group, victim, joined)
+        record = getattr(queue, "turn_record", None)
+        if record is None or group != TRAINING_GROUP:
+            return
+        line = queue.event_queue_per_concurrency_id[group]
+        order, ran = [e._id for e in line.queue], [e._id for e in lines.running(queue, group)]
+        record.sweep(order, ran)
+        for event in line.queue:
+            record.joined(event._id, lines.client_of(event), order, ran)
+    settled.records_turns = True
+    return settled
