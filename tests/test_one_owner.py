@@ -6,6 +6,7 @@ Like tests/test_dependencies.py this parses the source (nothing is imported), so
 from __future__ import annotations
 
 import ast
+import functools
 import io
 import re
 import tokenize
@@ -432,9 +433,22 @@ TEXT_OWNER = "visualize/text.py"
 HAND_ESCAPE = re.compile(r"\bhtml\.escape\(|\bescape\(\s*str\(|markdown\.escape|escape_markdown")
 
 
+def code_lines_matching(pattern: re.Pattern, source: str) -> list[str]:
+    """The code lines of `source` (comments left out) where `pattern` is found."""
+    return [line.strip() for line in source.splitlines() if pattern.search(line.split("#", 1)[0])]
+
+
+def found_outside(owner: str, scan, packages=APP_ROOMS) -> dict[str, list[str]]:
+    """What `scan` finds in each module of `packages` and the app's top-level files, but `owner`'s."""
+    files = [p for package in packages for p in sorted((ROOT / package).rglob("*.py"))]
+    files += [ROOT / name for name in APP_FILES]
+    found = {p.relative_to(ROOT).as_posix(): scan(p.read_text(encoding="utf-8")) for p in files}
+    return {name: lines for name, lines in found.items() if lines and name != owner}
+
+
 def hand_escapes(source: str) -> list[str]:
     """The code lines (comments left out) that escape text for HTML or Markdown by hand."""
-    return [line.strip() for line in source.splitlines() if HAND_ESCAPE.search(line.split("#", 1)[0])]
+    return code_lines_matching(HAND_ESCAPE, source)
 
 
 def test_the_escape_scanner_sees_each_form():
@@ -450,27 +464,22 @@ def test_text_from_outside_is_made_safe_by_one_owner():
     (html_text for HTML, SVG, plotly labels; markdown_text for a gr.Markdown); no other module of the app or of
     visualize escapes by hand. Failed before: visualize/style.py, patching.py, model.py and line_chart.py each
     escaped in their own way (three of them left quotes, `$` and braces as they were)."""
-    files = [p for package in ("visualize", *APP_ROOMS) for p in sorted((ROOT / package).rglob("*.py"))]
-    files += [ROOT / name for name in APP_FILES]
-    found = {p.relative_to(ROOT).as_posix(): hand_escapes(p.read_text(encoding="utf-8")) for p in files}
-    assert {name: lines for name, lines in found.items() if lines and name != TEXT_OWNER} == {}
+    assert found_outside(TEXT_OWNER, hand_escapes, ("visualize", *APP_ROOMS)) == {}
 
 
 SECTION_GATE = re.compile(r"\bonly_open\s*=|\.expand\s*,")  # a section's listener wired by hand: gated, or on expand
 SECTION_OWNER = "widgets/ui.py"  # when_open: on the section's opening and its triggers, only while it is open
 
 
-def hand_gated_sections(source: str) -> list[str]:
-    """The code lines (comments left out) that wire a section's listener by hand instead of through when_open."""
-    return [line.strip() for line in source.splitlines() if SECTION_GATE.search(line.split("#", 1)[0])]
-
-
-def test_the_section_scanner_sees_each_form():
-    """Oracle: hand-written lines, each known to wire a section by hand or through the owner."""
-    assert hand_gated_sections('separately(section.expand, record.change, only_open="att-lens-section")(')
-    assert hand_gated_sections('               other.submit, only_open="att-patch-section")(')
-    assert hand_gated_sections("when_open(section, record.change)(draw, inputs)  # not section.expand, x") == []
-    assert hand_gated_sections("section.expand(lambda: True, None, state)") == []  # open_states marks it open
+@pytest.mark.parametrize("line, caught", [
+    ('separately(section.expand, record.change, only_open="att-lens-section")(', True),
+    ('               other.submit, only_open="att-patch-section")(', True),
+    ("when_open(section, record.change)(draw, inputs)  # not section.expand, x", False),
+    ("section.expand(lambda: True, None, state)", False),  # open_states marks it open
+])
+def test_the_section_scanner_sees_each_form(line, caught):
+    """Oracle: hand-written lines, each known to wire a section's listener by hand or through the owner."""
+    assert bool(code_lines_matching(SECTION_GATE, line)) == caught
 
 
 def test_a_sections_listeners_are_wired_by_one_owner():
@@ -478,7 +487,4 @@ def test_a_sections_listeners_are_wired_by_one_owner():
     and on its triggers only while it is open, wired by widgets.ui.when_open alone. Failed before: lens.py,
     patching.py, inside.py, two_inputs.py and positional.py each wrote `separately(section.expand, ...,
     only_open="<its elem_id>")`, the elem_id written a second time beside the accordion's own."""
-    files = [p for package in APP_ROOMS for p in sorted((ROOT / package).rglob("*.py"))]
-    files += [ROOT / name for name in APP_FILES]
-    found = {p.relative_to(ROOT).as_posix(): hand_gated_sections(p.read_text(encoding="utf-8")) for p in files}
-    assert {name: lines for name, lines in found.items() if lines and name != SECTION_OWNER} == {}
+    assert found_outside(SECTION_OWNER, functools.partial(code_lines_matching, SECTION_GATE)) == {}
