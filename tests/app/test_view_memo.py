@@ -31,7 +31,7 @@ def test_one_show_attention_on_the_translation_demo_computes_each_view_once():
         made_by, view, record = opened.made_by, opened.view, opened.record
         shown = ("weights", demo.words, made_by)
         figures = draw_view(record, view, demo.score, *shown, 1280, request=request)
-    assert None not in (figures.one, figures.grid, figures.overview, figures.table)
+    assert all(f is not None for f in (figures.one, figures.grid, figures.overview, figures.table))
     assert caption_in(figures.one).startswith("Layer")
     names = {f"{fn.__module__.rsplit('.', 1)[-1]}.{fn.__qualname__}" for fn in counted}
     assert set(calls.total) == names, f"each view is computed on this click: {dict(calls.total)}"
