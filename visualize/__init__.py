@@ -4,9 +4,9 @@ Nothing here runs a model or imports gradio; app.py computes the numbers and han
 redraws many times (the Train tab's curves and attention map) is plain SVG instead: visualize.line_chart and
 visualize.heatmap_svg (a plotly figure per update kept the page's memory growing, issue 19).
 """
-from .attention import (attended_bar, bars_shown, grid_columns,
-                        head_heatmap, layer_grid, narrow_page, overview, scores_table,
-                        token_probabilities)
+from .attention import grid_columns, head_heatmap, layer_grid, narrow_page
+from .generation import attended_bar, bars_shown, token_probabilities
+from .head_scores import overview, scores_table
 from .lens import final_token_curve, logit_lens_grid
 from .model import parameter_breakdown
 from .patching import patching_grid

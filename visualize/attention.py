@@ -1,4 +1,5 @@
-"""Attention figures: one head, all heads of a layer, a layers x heads overview, and per-head statistics.
+"""Attention figures: one head, and all heads of a layer (the layers x heads overview and the per-head table are
+visualize.head_scores; the Generate tab's bars visualize.generation).
 
 Weights are (T, S): T queries (the tokens attending, rows) by S keys (the tokens attended to, columns);
 each row sums to 1. Tokens go on the axes by position, so a repeated token keeps its own row.
@@ -9,22 +10,16 @@ import html
 import math
 
 import numpy as np
-import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .margins import COLORBAR_PAD_PX, PAD, axis_px, fit_margins, text_px
-from .sizes import MIN_CELL_PX, MIN_LABEL_PX, FigureSize, bars_that_fit, box_width, figure_size
-from .style import (ATTENTION_COLORSCALE, BAR_COLOR, COLORBAR_THICKNESS, FONT, FRAME, HIGHLIGHT_COLOR, LEGEND_BELOW, LINE_HEIGHT,
-                    MASKED_COLOR, MASKED_MARK, cell_text_colour,
-                    PHONE_WIDTH, as_array, axis_labels, colorbar, label_space, style_figure, tick_labels, token_axis,
-                    top_margin, token_font_size, written_cells)
+from .margins import COLORBAR_PAD_PX, PAD, fit_margins, text_px
+from .sizes import MIN_CELL_PX, MIN_LABEL_PX, FigureSize, figure_size
+from .style import (ATTENTION_COLORSCALE, COLORBAR_THICKNESS, FRAME, LEGEND_BELOW, LINE_HEIGHT, MASKED_COLOR,
+                    MASKED_MARK, PHONE_WIDTH, as_array, axis_labels, cell_text_colour, colorbar, label_space,
+                    style_figure, tick_labels, token_axis, token_font_size, top_margin)
 
-UNBOUNDED_SCORES = {"entropy", "mean distance"}  # coloured by their data range; the other scores lie in 0..1
-DARK_MEANS = {("entropy", True): "sharp", ("entropy", False): "spread out"}  # (score, low_is_interesting) -> words
 MASKED = "masked (this query may not attend here)"
-_BELOW_AXIS, _OVERVIEW_BOTTOM = 58, 142  # px: the overview's axis labels and title; its bottom margin
-# (the colour bar's 84 px under those: measured)
 _HOVER = ("%{customdata[0]} → %{customdata[1]}: %{z:.3f}<br>query %{customdata[2]}, key %{customdata[3]}"
           "<extra>%{fullData.name}</extra>")
 _MASKED_HOVER = f"%{{customdata[0]}} → %{{customdata[1]}}: {MASKED}<extra></extra>"
@@ -263,117 +258,3 @@ def layer_grid(weights, query_tokens, key_tokens, title="", cols=GRID_COLUMNS, m
     return style_figure(fig, title, top_space=30, height=height,
                         coloraxis=dict(cmin=0, cmax=1, colorscale=ATTENTION_COLORSCALE, colorbar=bar,
                                        showscale=bool(scale)), **fitted)
-
-
-def _cell_text(s: np.ndarray, bounded: bool) -> list[list[str]]:
-    """The numbers written in the overview's cells, shorter as the heads (columns) get more and narrower: plotly
-    sizes the text to its cell by the number of characters, so fewer characters stay readable on a phone.
-    Up to 4 heads "0.86" and "2.31"; up to 8 ".86" and "2.3"; more: ".9" and "2.3"."""
-    H = s.shape[1]
-
-    def fmt(v: float) -> str:
-        if not np.isfinite(v):
-            return ""
-        if H <= 4:
-            return f"{v:.2f}"
-        if not bounded:
-            return f"{v:.0f}" if abs(v) >= 10 else f"{v:.1f}"
-        text = f"{v:.2f}" if H <= 8 else f"{v:.1f}"
-        return "1" if float(text) == 1 else text.replace("0.", ".", 1)
-    return [[fmt(v) for v in row] for row in s.tolist()]
-
-
-def overview(scores, score_name, title="", low_is_interesting=False) -> go.Figure:
-    """One score for every head, scores (L, H): layers down (layer 0 at the top), heads across, values written in.
-
-    The colour runs from white to dark so that the interesting heads are dark: high values by default, low ones
-    with `low_is_interesting` (entropy: a sharp head has a low entropy); the colour bar's title says which. The
-    bar lies under the plot, leaving the cells the figure's whole width.
-    The numbers shrink to fit their cells (white on dark cells); with more than 4 heads they are written shorter.
-    """
-    s = as_array(scores, 2, "scores")  # (L, H)
-    L, H = s.shape
-    bounded = score_name not in UNBOUNDED_SCORES
-    if bounded:
-        zmin, zmax = 0.0, 1.0
-    else:
-        finite = s[np.isfinite(s)]
-        zmin, zmax = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 1.0)
-    low = bool(low_is_interesting)
-    meaning = DARK_MEANS.get((score_name, low), "low" if low else "high")
-    text, cells = _cell_text(s, bounded), dict(x=list(range(H)), y=list(range(L)), xgap=2, ygap=2)
-    fig = go.Figure(go.Heatmap(
-        z=s, zmin=zmin, zmax=zmax, colorscale=ATTENTION_COLORSCALE, reversescale=low, text=text, **cells,
-        hovertemplate=f"layer %{{y}}, head %{{x}}<br>{score_name}: %{{z:.3f}}<extra></extra>"))
-    fig.add_traces(written_cells(s, text, ATTENTION_COLORSCALE, zmin, zmax, reversescale=low, **cells))
-    numbered = dict(type="category", tickmode="auto", tickfont=dict(size=14), showgrid=False)  # thinned if crowded
-    fig.update_xaxes(title_text="head", **numbered)
-    fig.update_yaxes(title_text="layer", autorange="reversed", **numbered)
-    height = max(330, 220 + 45 * L)
-    style_figure(fig, title, height=height)
-    # The colour bar lies flat under the "head" axis title: placed in pixels (plotly places a flat bar's title
-    # right only relative to the plot area), so that it never covers the axis.
-    plot_height = height - fig.layout.margin.t - _OVERVIEW_BOTTOM
-    fig.update_layout(margin=dict(  # what its labels need (visualize.margins), so plotly draws it once
-        l=axis_px([str(layer) for layer in range(L)], 14, FONT["size"], along_x=False, ticks=False),
-        r=math.ceil(PAD + text_px(str(H - 1), 14) / 2), b=_OVERVIEW_BOTTOM))
-    fig.update_traces(colorbar=dict(orientation="h", y=-_BELOW_AXIS / plot_height, yanchor="top", thickness=14,
-                                    title=dict(text=f"{score_name} (dark = {meaning})", side="top")))
-    return fig
-
-
-def scores_table(scores) -> pd.DataFrame:
-    """Per-head scores {name: (L, H)} (from transformer.interpretability.analysis.head_scores) as rows: layer, head, one column each."""
-    arrays = {name: as_array(values, 2, name).astype(np.float64) for name, values in scores.items()}
-    if not arrays:
-        return pd.DataFrame(columns=["layer", "head"])
-    shapes = {a.shape for a in arrays.values()}
-    if len(shapes) > 1:
-        raise ValueError(f"every score must have the same (layers, heads) shape, got {sorted(shapes)}")
-    L, H = shapes.pop()
-    columns = {"layer": np.repeat(np.arange(L), H), "head": np.tile(np.arange(H), L)}
-    columns.update({name: a.reshape(-1).round(3) for name, a in arrays.items()})
-    return pd.DataFrame(columns)
-
-
-BAR_AROUND_PX = 100  # beside attended_bar's bars: its y axis's title and tick labels, and the margins
-
-
-def bars_shown(page_width: float | None, cap: int) -> int:
-    """How many keys attended_bar shows on a page `page_width` px wide: as many bars as fit at the readable minimum
-    (sizes.MIN_CELL_PX) in half the page, beside another figure (the whole width on a phone), at most `cap`; `cap`
-    when the width is not known (an API client). 31 at 1280 px, 14 at 390."""
-    if page_width is None:
-        return cap
-    box = box_width(page_width, columns=1 if narrow_page(page_width) else 2)
-    return min(cap, bars_that_fit(box, BAR_AROUND_PX))
-
-
-def attended_bar(weights, key_tokens, title="") -> go.Figure:
-    """Where one query looks: its weights over the S keys, weights (S,), as bars."""
-    w = as_array(weights, 1, "weights")  # (S,)
-    if len(key_tokens) != len(w):
-        raise ValueError(f"weights cover {len(w)} keys, but got {len(key_tokens)} key tokens")
-    fig = go.Figure(go.Bar(x=list(range(len(w))), y=w, marker_color=BAR_COLOR, customdata=axis_labels(key_tokens),
-                           hovertemplate="%{customdata} (key %{x}): %{y:.3f}<extra></extra>"))
-    fig.update_xaxes(title_text="key (attended to)", **token_axis(key_tokens))
-    fig.update_yaxes(title_text="attention weight", range=[0, 1])
-    return style_figure(fig, title)
-
-
-def token_probabilities(chosen_token: str, top: list[tuple[str, float]], title="") -> go.Figure:
-    """The model's top alternatives for one generated token, most likely on top; the chosen one highlighted."""
-    ranked = sorted(top, key=lambda pair: -float(pair[1]))
-    tokens = [token for token, _ in ranked]
-    probs = [float(p) for _, p in ranked]
-    chosen = next((i for i, token in enumerate(tokens) if token == chosen_token), None)
-    colours = [HIGHLIGHT_COLOR if i == chosen else BAR_COLOR for i in range(len(probs))]
-    fig = go.Figure(go.Bar(
-        x=probs, y=list(range(len(probs))), orientation="h", marker_color=colours,
-        insidetextfont=dict(color=[cell_text_colour(c) for c in colours]),  # plotly's #444: 2.86:1
-        text=[f"{p:.1%}" + (" (chosen)" if i == chosen else "") for i, p in enumerate(probs)], textposition="auto",
-        textangle=0,
-        customdata=axis_labels(tokens), hovertemplate="%{customdata}: %{x:.3f}<extra></extra>"))
-    fig.update_xaxes(title_text="probability", tickformat=".0%", range=[0, max(probs + [0.0]) * 1.15 or 1])
-    fig.update_yaxes(autorange="reversed", **token_axis(tokens))
-    return style_figure(fig, title)

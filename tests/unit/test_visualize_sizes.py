@@ -48,7 +48,7 @@ def test_where_it_looked_shows_as_many_bars_as_fit_readable(page_width):
     (half the page beside the top alternatives, the whole width on a phone, less BAR_AROUND_PX), and one more would
     not; at most the cap, and the cap when the page's width is not known (an API client)."""
     from visualize import bars_shown, narrow_page
-    from visualize.attention import BAR_AROUND_PX
+    from visualize.generation import BAR_AROUND_PX
 
     room = box_width(page_width, columns=1 if narrow_page(page_width) else 2) - BAR_AROUND_PX
     n = bars_shown(page_width, 64)
