@@ -122,11 +122,11 @@ def demo_buttons():
     return buttons, explain
 
 
-def wire_demos(buttons, explain, tabs, ckpt, attention, train: dict):
+def wire_demos(buttons, explain, tabs, ckpt, attention, train):
     """Each button sets the checkpoint, input and view of its demo; attention demos then compute the heatmap."""
     outputs = [tabs, ckpt, attention.text, attention.target, attention.focus, attention.score, explain,
-               train["source"], train["task"], attention.words, attention.cells] + \
-        [getattr(attention, name) for name in FIGURE_OUTPUTS] + train["hyper"] + [attention.text_b] + \
+               train.source, train.task, attention.words, attention.cells] + \
+        [getattr(attention, name) for name in FIGURE_OUTPUTS] + list(train.hyper.values()) + [attention.text_b] + \
         [attention.patch[name] for name in PATCH_OUTPUTS[1:]] + \
         [attention.features[name] for name in FEATURE_OUTPUTS]
     for button, d in zip(buttons, available_demos()):
@@ -147,4 +147,4 @@ def wire_demos(buttons, explain, tabs, ckpt, attention, train: dict):
         else:
             event.then(**in_view)
         if d.watch:
-            train["watch_after"](event.then, api_visibility="private")
+            train.watch_after(event.then, api_visibility="private")

@@ -3,12 +3,49 @@ words), a run that waits for a place, the buttons disabled while one runs, and S
 from __future__ import annotations
 
 import functools
+from dataclasses import dataclass
+from typing import Any
 
 import gradio as gr
 
 from limits import TRAINING_GROUP
 from store import sessions
 from tabs.train.stop_signal import StopSignal
+from widgets.answers import Answer
+
+
+@dataclass(frozen=True)
+class Said(Answer):
+    """What a click that starts a run is told before it is sent (say_if_refused), each field the Train tab's
+    component of its name (widgets.answers)."""
+
+    notice: Any
+    status: Any
+
+
+@dataclass(frozen=True)
+class Buttons(Answer):
+    """The buttons that start a run: disabled while one runs (busy), back after (idle)."""
+
+    start: Any
+    compare: Any
+    watch: Any
+
+
+@dataclass(frozen=True)
+class Idle(Answer):
+    """After a run: the buttons back, and the notice of a run refused meanwhile gone."""
+
+    buttons: Buttons
+    notice: Any = ""
+
+
+@dataclass(frozen=True)
+class WithButtons(Answer):
+    """A run's first update (any Answer of the run's), with the buttons it disables."""
+
+    update: Answer
+    buttons: Buttons
 
 
 NOTHING_TRAINING = "Nothing is training in this tab: press **Start** (or a training demo) to train."
@@ -44,7 +81,7 @@ def waiting_words(places: int, waiting: int) -> str:
             f"time and all are busy{others}. Yours starts by itself when one ends (its place in line is shown here).")
 
 
-def say_if_refused(door=None, request: gr.Request = None) -> tuple:
+def say_if_refused(door=None, request: gr.Request = None) -> Said:
     """What a click that starts a run (Start, Compare, Watch, a training demo) is told before the run asks to join
     the queue, in words: (the notice: why it will not start, "" when it will; the status: that it will wait for a
     place, else kept). The server refuses a run at the queue's door (server.admission: a second training of this
@@ -54,11 +91,11 @@ def say_if_refused(door=None, request: gr.Request = None) -> tuple:
     line has a free place; a run of this tab already going is told in this tab's words. A `queue=False` step, so it
     answers even while the training line is full."""
     if sessions.run_of(request) is not None:
-        return ALREADY_TRAINING, gr.update()
+        return Said(ALREADY_TRAINING, gr.update())
     words, wait = door(TRAINING_GROUP, request) if door is not None else (None, None)
     if words:
-        return f"**This training {REFUSED}:** {words}.", gr.update()
-    return "", waiting_words(*wait) if wait else gr.update()
+        return Said(f"**This training {REFUSED}:** {words}.", gr.update())
+    return Said("", waiting_words(*wait) if wait else gr.update())
 
 
 # Shown under the buttons while Start is disabled by a run (app.py's CSS shows it exactly then): why it is disabled
@@ -66,25 +103,27 @@ BUSY = ("**Training in this tab.** One training at a time per browser: Start, Co
         "ends, and **Stop** ends it after its current step.")
 
 
-def busy():
+def busy() -> Buttons:
     """While a run is going, no button (Start, Compare, Watch) starts another (one run per browser at a time)."""
-    return gr.update(interactive=False, value="Training…"), gr.update(interactive=False), gr.update(interactive=False)
+    return Buttons(gr.update(interactive=False, value="Training…"), gr.update(interactive=False),
+                   gr.update(interactive=False))
 
 
-def idle():
+def idle() -> Idle:
     """After a run, however it ended: the buttons back, and a notice about a run refused meanwhile ("already
     running", no longer true) gone."""
-    return gr.update(interactive=True, value="Start"), gr.update(interactive=True), gr.update(interactive=True), ""
+    return Idle(Buttons(gr.update(interactive=True, value="Start"), gr.update(interactive=True),
+                        gr.update(interactive=True)))
 
 
 def disables_the_buttons(fn):
-    """The run's updates with the three buttons' appended: disabled by its first update, left alone after; `idle` runs after the run, however it ended. The run itself disables them, not a step before it: the server may refuse
-    a run at the queue's door (a full line, one already running for this client), and gradio then skips the steps
-    after it, so a step before had left a refused Start at "Training…" until the page was reloaded."""
+    """The run's updates (Answers), its first with the three buttons disabled (WithButtons), the others leaving them
+    alone; `idle` runs after the run, however it ended. The run itself disables them, not a step before it: the
+    server may refuse a run at the queue's door (a full line, one already running for this client), and gradio then
+    skips the steps after it, so a step before had left a refused Start at "Training…" until the page was
+    reloaded."""
     @functools.wraps(fn)
     def run(*args, **kwargs):
-        buttons = busy()
-        for update in fn(*args, **kwargs):
-            yield (*update, *buttons)
-            buttons = (gr.update(),) * len(buttons)
+        for i, update in enumerate(fn(*args, **kwargs)):
+            yield WithButtons(update, busy()) if i == 0 else update
     return run

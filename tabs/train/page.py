@@ -1,6 +1,9 @@
 """Train tab: train a small model in this browser session and watch it learn."""
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
+from typing import Any
+
 import gradio as gr
 import numpy as np
 import pandas as pd
@@ -26,10 +29,13 @@ from tabs.train.lifecycle import TabRun
 from tabs.train.live_heatmap import LiveHeatmap
 from tabs.train.request import ATTENTION_CHOICES, HYPER_PARAMETERS, POSITION_CHOICES, PRESETS, TrainingRequest
 from tabs.train.session import SAMPLE_COLUMNS, export_checkpoint, run_training_session, train_stream
-from tabs.train.notices import BUSY, disables_the_buttons, idle, say_if_refused, stop_training
+from tabs.train.notices import (BUSY, Buttons, Idle, Said, disables_the_buttons, idle, say_if_refused,
+                                stop_training)
 from tabs.train.scripts import SHOW_NOTICE, SHOW_STATUS
-from tabs.train.watch import WATCH_EXPLAINED, run_watch
+from tabs.train.tab import TrainTab
+from tabs.train.watch import WATCH_EXPLAINED, WatchUpdate, run_watch
 from tabs.figure_export import svg_exports
+from widgets.answers import Answer, answered, named_outputs
 from widgets.controls import Dropdown, Number, Radio, index_control, index_slider
 from widgets.errors import handler
 from widgets.ui import FAST
@@ -52,6 +58,33 @@ def compare_on_gpu(request, which, control=None):
                                       control=control)
 
 
+@dataclass(frozen=True)
+class TrainingUpdate(Answer):
+    """What a training streams, each field the Train tab's component of its name (widgets.answers): the curves, the
+    status, the last evaluation's samples and attention map, the checkpoint list (when the model joins it), the Stop
+    signal, the live map and its head control."""
+
+    curves: Any
+    status: Any
+    samples: Any
+    heatmap: Any
+    ckpt: Any
+    control: Any
+    live: Any
+    live_head: Any
+
+
+@dataclass(frozen=True)
+class ComparisonUpdate(Answer):
+    """What a comparison streams: the curves, the status, the table and its details (at the end), the Stop signal."""
+
+    curves: Any
+    status: Any
+    compare_table: Any
+    compare_details: Any
+    control: Any
+
+
 @handler
 def run_train(request: gr.Request = None, **asked):
     """Stream the session's training run onto the Train tab (curves, status, samples, attention, checkpoint list,
@@ -71,7 +104,7 @@ def run_train(request: gr.Request = None, **asked):
             heatmap, head = LiveHeatmap.waiting(update.first_evaluation), keep
         else:
             heatmap, head = keep, keep
-        yield update.curves, update.status, samples, heatmap, ckpt, update.control, live, head
+        yield TrainingUpdate(update.curves, update.status, samples, heatmap, ckpt, update.control, live, head)
 
 
 def choose_live_head(live, head):
@@ -93,8 +126,8 @@ def run_compare(which="kv-heads", request: gr.Request = None, **asked):
     with TabRun(call=request) as run:  # no model kept: the table is the result
         for figure, status, table, details in compare_on_gpu(request_, which, run.control):
             keep = gr.update()
-            yield (figure, status, table if table is not None else keep,
-                   details if details is not None else keep, run.control)
+            yield ComparisonUpdate(figure, status, table if table is not None else keep,
+                                   details if details is not None else keep, run.control)
 
 
 @handler
@@ -124,7 +157,7 @@ def bounded_number(key: str, label: str) -> Number:
                      precision=None if isinstance(lo, float) else 0)
 
 
-def build_train_tab(ckpt, door=None):
+def build_train_tab(ckpt, door=None) -> TrainTab:
     """The Train tab; `door(group, request)` says what the server's queue would answer a run now (server.admission.door,
     handed in by app.py: the tabs never import the server)."""
     with gr.Tab("Train", id="train"):
@@ -194,47 +227,52 @@ def build_train_tab(ckpt, door=None):
             download = gr.Button("Download the selected model (checkpoint zip)", elem_id="train-download", scale=1)
             zip_file = gr.File(label="Checkpoint zip", scale=3)
         control, live = gr.State(None), gr.State(None)
-    preset.change(lambda p: tuple(PRESETS[p][k] for k in HYPER_PARAMETERS),
-                  preset, [layers, heads, d_model, lr, steps, batch], api_visibility="private")
+    hyper = dict(zip(HYPER_PARAMETERS, (layers, heads, d_model, lr, steps, batch)))
+    tab = TrainTab(ckpt=ckpt, source=source, task=task, preset=preset, notice=notice, status=status, curves=curves,
+                   heatmap=heatmap, live_head=live_head, samples=samples, compare_table=compare_table,
+                   compare_details=compare_details, start=start, compare=compare, watch=watch, control=control,
+                   live=live, hyper=hyper)
+    preset.change(lambda p: {hyper[k]: PRESETS[p][k] for k in HYPER_PARAMETERS}, preset, list(hyper.values()),
+                  api_visibility="private")
     # the TrainingRequest's fields, each from the control of its name (an API client gives them in this order)
     asked = dict(source=source, task=task, text=text, upload=upload, hub=hub, layers=layers, heads=heads,
                  d_model=d_model, lr=lr, steps=steps, batch_size=batch)
     model_options = dict(attention=attention, positions=positions)
     # show_progress "minimal": a queued run shows its place in the queue, and the status line stays readable while
     # the run streams (the full overlay greyed it out)
-    buttons = [start, compare, watch]
-    after = buttons + [notice]  # what idle resets after a run
+    buttons = named_outputs(tab, Buttons)
+    after = dict(fn=answered(tab, idle), inputs=None, outputs=named_outputs(tab, Idle), queue=False,
+                 api_visibility="private")  # the buttons back after a run, however it ended
 
-    def say(request: gr.Request = None) -> tuple:
+    def say(request: gr.Request = None) -> Said:
         return say_if_refused(door, request)
 
     def told(trigger):
         """`trigger`'s `.then` after the notice says whether the run will start, and why not, or the status that it
         will wait (say_if_refused); the run is sent only when it was not refused (SHOW_NOTICE)."""
-        said = trigger(say, None, [notice, status], queue=False, show_progress="hidden", api_visibility="private")
+        said = trigger(answered(tab, say), None, named_outputs(tab, Said), queue=False, show_progress="hidden",
+                       api_visibility="private")
         return said.then(None, js=SHOW_NOTICE, queue=False, api_visibility="private").then
 
     told(start.click)(
-        disables_the_buttons(run_train), inputs_kwargs=asked | model_options,
-        outputs=[curves, status, samples, heatmap, ckpt, control, live, live_head] + buttons,
+        answered(tab, disables_the_buttons(run_train)), inputs_kwargs=asked | model_options,
+        outputs=named_outputs(tab, TrainingUpdate) + buttons,
         api_name="train", concurrency_limit=TRAINING["concurrent_trainings"], concurrency_id=TRAINING_GROUP,
-        show_progress="minimal", show_progress_on=[status]).then(
-        idle, None, after, queue=False, api_visibility="private")
+        show_progress="minimal", show_progress_on=[status]).then(**after)
     live_head.input(choose_live_head, [live, live_head], heatmap, api_visibility="private", **FAST)
     told(compare.click)(
-        disables_the_buttons(run_compare), inputs_kwargs=asked | dict(which=compare_which) | model_options,
-        outputs=[curves, status, compare_table, compare_details, control] + buttons,
+        answered(tab, disables_the_buttons(run_compare)),
+        inputs_kwargs=asked | dict(which=compare_which) | model_options,
+        outputs=named_outputs(tab, ComparisonUpdate) + buttons,
         api_name="compare_variants", concurrency_id=TRAINING_GROUP, show_progress="minimal",
-        show_progress_on=[status]).then(
-        idle, None, after, queue=False, api_visibility="private")
+        show_progress_on=[status]).then(**after)
 
     def watch_after(trigger, **kwargs):
         """Run "Watch an induction head form" after `trigger` (its button, or a demo click's `.then`)."""
         return told(trigger)(
-            disables_the_buttons(run_watch), None, [curves, status, heatmap, ckpt, control] + buttons,
+            answered(tab, disables_the_buttons(run_watch)), None, named_outputs(tab, WatchUpdate) + buttons,
             concurrency_limit=TRAINING["concurrent_trainings"], concurrency_id=TRAINING_GROUP,
-            show_progress="minimal", show_progress_on=[status], **kwargs).then(
-            idle, None, after, queue=False, api_visibility="private")
+            show_progress="minimal", show_progress_on=[status], **kwargs).then(**after)
 
     watch_after(watch.click, api_name="watch_induction")
     # Stop asks the run to end after its current step (a training or a comparison); each reports how it ended
@@ -243,6 +281,4 @@ def build_train_tab(ckpt, door=None):
         None, js=SHOW_STATUS, queue=False, api_visibility="private")
     download.click(download_model, ckpt, zip_file, api_name="download_model",
                    concurrency_limit=EXPORT_CONCURRENCY)
-    return dict(source=source, task=task, preset=preset, start=start, status=status, curves=curves,
-                attention=heatmap, watch_after=watch_after,
-                hyper=[layers, heads, d_model, lr, steps, batch])  # HYPER_PARAMETERS
+    return replace(tab, watch_after=watch_after)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 import gradio as gr
 import numpy as np
@@ -22,6 +23,7 @@ from store.catalogue import USER_MODELS, checkpoint_choices
 from store.gpu import for_the_app, gpu, wall_seconds
 from store.sessions import browser_key
 from tabs.train.lifecycle import TabRun, Throttle, training_device
+from widgets.answers import Answer
 from widgets.errors import handler
 
 EXAMPLE = "kqwzjxtbhmfaKQWZJXTBHMFA" * 2  # 24 random distinct characters, then the same again
@@ -150,6 +152,18 @@ def watch_on_gpu(control):
     yield from watch_stream(control, max_seconds=wall_seconds(TRAINING["seconds"]))
 
 
+@dataclass(frozen=True)
+class WatchUpdate(Answer):
+    """What the watch streams, each field the Train tab's component of its name (widgets.answers): the curves, the
+    status, the best induction head's map, the checkpoint list (when the model joins it) and the Stop signal."""
+
+    curves: Any
+    status: Any
+    heatmap: Any = field(default_factory=gr.update)
+    ckpt: Any = field(default_factory=gr.update)
+    control: Any = None
+
+
 @handler
 def run_watch(request: gr.Request = None):
     """Stream the run onto the Train tab (curves, status, attention, checkpoint list, Stop signal); the model joins
@@ -158,13 +172,13 @@ def run_watch(request: gr.Request = None):
     key = browser_key(request)
     with TabRun(USER_MODELS, key, "induction", call=request) as run:
         name, control = run.name, run.control
-        yield _Curves(total=WATCH["steps"]).figure(), f"Starting “{name}”…", gr.update(), gr.update(), control
+        yield WatchUpdate(_Curves(total=WATCH["steps"]).figure(), f"Starting “{name}”…", control=control)
         for part in watch_on_gpu(control):
             attention = part.attention if part.attention is not None else gr.update()
             if part.outcome is None:
-                yield part.curves, part.status, attention, gr.update(), control
+                yield WatchUpdate(part.curves, part.status, attention, control=control)
                 continue
             run.keep(part.model, part.tokenizer, part.info)
             status = (f"**Training {part.outcome}** after {part.step} steps: {part.status}. “{name}” is now in the "
                       f"checkpoint list: open it in the Attention tab.")
-            yield part.curves, status, attention, gr.update(choices=checkpoint_choices(key)), control
+            yield WatchUpdate(part.curves, status, attention, gr.update(choices=checkpoint_choices(key)), control)
