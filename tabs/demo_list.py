@@ -68,9 +68,6 @@ class Demo:
 FIGURES = {"attention": "att-one", "positional": PE_MATRIX, "train": "train-status"}
 
 
-FIGURE_OUTPUTS = ("record", "one", "grid", "overview", "table")  # what an attention demo clears at once (and so the
-# head caption, which the heatmap carries: widgets.figure_caption)
-
 REPEATED = "kqwzjxtbhmfa" * 2  # random letters, then the same letters again
 # "Attention forming": the tiny preset at the Train tab's highest peak learning rate, twice as long. The preset
 # (3e-3, 1500 steps) reaches 100% exact match with blurry heads (anti-diagonal 0.66 on "attention"); this recipe

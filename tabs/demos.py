@@ -7,17 +7,24 @@ layer and head, so a retrained checkpoint still opens on the right head.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any
+
 import gradio as gr
 
 from store.catalogue import fixed_choices
 from store.saes import main_head
 from tabs.ask_first import ask_first_row, in_view_when_drawn
 from tabs.attention.views import SHOW
-from tabs.demo_list import DEMOS, FIGURE_OUTPUTS, Demo
+from tabs.attention.figure_cache import Figures
+from tabs.attention.patching import Patched
+from tabs.demo_list import DEMOS, Demo
+from tabs.train.tab import Recipe
 from tabs.train.request import HYPER_PARAMETERS
+from widgets.answers import Answer, Components, answered, named_outputs
 from widgets.errors import refusal
 
-__all__ = ["DEMOS", "Demo", "PATCH_OUTPUTS", "apply_demo", "available_demos", "demo_buttons", "demo_focus",
+__all__ = ["DEMOS", "Demo", "DemoSets", "apply_demo", "available_demos", "demo_buttons", "demo_focus",
            "demo_on_screen", "runs", "wire_demos"]
 
 
@@ -32,11 +39,65 @@ def runs(demo: Demo) -> bool:
     return demo.ckpt is None or demo.ckpt in fixed_choices()
 
 
-def apply_demo(label: str, ckpt: str):
-    """Updates for: tabs, checkpoint, attention input, target, focus, score, explanation, Train source and task, the
-    words and "Cells show" switches, the Attention tab's record and figures, the Train tab's hyper-parameters
-    (HYPER_PARAMETERS) and the patching section (PATCH_OUTPUTS); a demo whose checkpoint is not here only says how to
-    get it.
+@dataclass(frozen=True)
+class PatchSets(Answer):
+    """What a patching demo sets in the patching section (tabs.attention.patching.PatchSection): the section opened
+    and marked open (so it draws), its answer tokens, the position, and its figures cleared."""
+
+    section: Any
+    shown: Any
+    answer: Any
+    other: Any
+    position: Any
+    figures: Patched
+
+
+@dataclass(frozen=True)
+class FeatureSets(Answer):
+    """What a demo of "What the heads write" sets in that section (tabs.attention.features): the section opened and
+    marked open (so it draws when the record arrives), the demo's row, and its feature the one to open."""
+
+    section: Any
+    shown: Any
+    position: Any
+    opened: Any
+
+
+@dataclass(frozen=True)
+class DemoSets(Answer):
+    """What a demo's click sets, each field the component of its name (widgets.answers): the tab, the
+    checkpoint, the Attention tab's input, target, focus and overview colour, the explanation, the Train tab's source
+    and task, the words and "Cells show" switches, the Attention tab's record and figures, the recipe and the
+    patching section."""
+
+    tabs: Any
+    ckpt: Any
+    text: Any
+    target: Any
+    focus: Any
+    score: Any
+    explain: Any
+    source: Any
+    task: Any
+    words: Any
+    cells: Any
+    record: Any
+    figures: Figures
+    recipe: Recipe
+    text_b: Any
+    patch: PatchSets
+    features: FeatureSets
+
+
+@dataclass(frozen=True)
+class DemoNote(Answer):
+    """A demo whose checkpoint is not here: only its explanation, which says how to get it."""
+
+    explain: Any
+
+
+def apply_demo(label: str, ckpt: str) -> DemoSets | DemoNote:
+    """What a demo's click sets (DemoSets); a demo whose checkpoint is not here only says how to get it (DemoNote).
     An attention demo clears the record and the figures in the same update that shows its explanation, so the
     previous input's heads are never seen under the new explanation (the Attention tab shows its progress on the
     empty heatmap until the demo's head is drawn).
@@ -45,18 +106,17 @@ def apply_demo(label: str, ckpt: str):
     if demo is None:
         raise refusal(f"unknown demo {str(label)[:40]!r}")
     if not runs(demo):
-        return (gr.update(),) * 6 + (f"**{demo.label}.** {demo.missing}",) + (gr.update(),) * (
-            4 + len(FIGURE_OUTPUTS) + len(HYPER_PARAMETERS) + len(PATCH_OUTPUTS) + len(FEATURE_OUTPUTS))
-    ckpt = demo.ckpt or ckpt
-    focus = demo_focus(demo) if demo.kind else None
+        return DemoNote(f"**{demo.label}.** {demo.missing}")
     keep = gr.update()
-    cleared = (None,) * len(FIGURE_OUTPUTS) if demo.kind else (keep,) * len(FIGURE_OUTPUTS)
-    recipe = tuple(demo.recipe[k] for k in HYPER_PARAMETERS) if demo.recipe else (keep,) * len(HYPER_PARAMETERS)
-    return (gr.Tabs(selected=demo.tab), ckpt, demo.text or keep, demo.target if demo.text else keep, focus,
-            demo.score or keep, f"**{demo.label}.** {demo.explain}",
-            "task" if demo.task else keep, demo.task or keep, demo.words if demo.kind else keep,
-            demo.show if demo.kind else keep) + cleared + recipe \
-        + patch_updates(demo) + feature_updates(demo)
+    cleared = Figures() if demo.kind else Figures(keep, keep, keep, keep)
+    recipe = Recipe(**(demo.recipe or dict.fromkeys(HYPER_PARAMETERS, keep)))
+    return DemoSets(tabs=gr.Tabs(selected=demo.tab), ckpt=demo.ckpt or ckpt, text=demo.text or keep,
+                    target=demo.target if demo.text else keep, focus=demo_focus(demo) if demo.kind else None,
+                    score=demo.score or keep, explain=f"**{demo.label}.** {demo.explain}",
+                    source="task" if demo.task else keep, task=demo.task or keep,
+                    words=demo.words if demo.kind else keep, cells=demo.show if demo.kind else keep,
+                    record=None if demo.kind else keep, figures=cleared, recipe=recipe,
+                    text_b=demo.text_b or keep, patch=patch_sets(demo), features=feature_sets(demo))
 
 
 def demo_on_screen(ckpt, text, target, kind, show, words, score=None) -> Demo | None:
@@ -80,30 +140,25 @@ def demo_focus(demo: Demo) -> tuple:
     return (demo.ckpt, demo.kind, demo.score) + ((demo.show,) if demo.show != SHOW[0] else ())
 
 
-PATCH_FIGURES = ("residual", "heads", "dla", "into", "from")  # the patching section's figures (tabs.attention.patching)
-PATCH_OUTPUTS = ("text_b", "section", "shown", "answer", "other", "position") + PATCH_FIGURES  # a patching demo sets
-
-
-def patch_updates(demo: Demo) -> tuple:
+def patch_sets(demo: Demo) -> PatchSets:
     """A patching demo's second input, the section opened (and marked open, so it draws), its answers, the
     automatic position, and the section's figures cleared: the previous pair's grids are never seen under the new
     explanation, and the page brings the heads grid into view once it is drawn anew (in_view_when_drawn waits for
     a drawn figure). Other demos leave them."""
+    keep = gr.update()
     if not demo.text_b:
-        return (gr.update(),) * len(PATCH_OUTPUTS)
-    return (demo.text_b, gr.Accordion(open=True), True, *demo.answers, -1) + (None,) * len(PATCH_FIGURES)
+        return PatchSets(keep, keep, keep, keep, keep, Patched(*(keep,) * 7))
+    return PatchSets(gr.Accordion(open=True), True, *demo.answers, -1, Patched(keep, head_note=keep))
 
 
-FEATURE_OUTPUTS = ("section", "shown", "position", "opened")  # what a demo of "What the heads write" sets
-
-
-def feature_updates(demo: Demo) -> tuple:
+def feature_sets(demo: Demo) -> FeatureSets:
     """A demo of the features: their section opened (and marked open, so it draws when the record arrives) at the
     demo's row, its feature the one to open (the section opens it while it is active there). Other demos leave it."""
+    keep = gr.update()
     if not demo.features:
-        return (gr.update(),) * len(FEATURE_OUTPUTS)
-    return gr.Accordion(open=True), True, demo.features[1], gr.update(choices=[str(demo.features[2])],
-                                                                      value=str(demo.features[2]))
+        return FeatureSets(keep, keep, keep, keep)
+    return FeatureSets(gr.Accordion(open=True), True, demo.features[1],
+                       gr.update(choices=[str(demo.features[2])], value=str(demo.features[2])))
 
 
 def demo_buttons():
@@ -124,14 +179,17 @@ def demo_buttons():
 
 def wire_demos(buttons, explain, tabs, ckpt, attention, train):
     """Each button sets the checkpoint, input and view of its demo; attention demos then compute the heatmap."""
-    outputs = [tabs, ckpt, attention.text, attention.target, attention.focus, attention.score, explain,
-               train.source, train.task, attention.words, attention.cells] + \
-        [getattr(attention, name) for name in FIGURE_OUTPUTS] + list(train.hyper.values()) + [attention.text_b] + \
-        [attention.patch[name] for name in PATCH_OUTPUTS[1:]] + \
-        [attention.features[name] for name in FEATURE_OUTPUTS]
+    targets = Components(  # what a demo's click sets (DemoSets), by the names of its fields
+        tabs=tabs, ckpt=ckpt, text=attention.text, target=attention.target, focus=attention.focus,
+        score=attention.score, explain=explain, source=train.source, task=train.task, words=attention.words,
+        cells=attention.cells, record=attention.record, one=attention.one, grid=attention.grid,
+        overview=attention.overview, table=attention.table, **train.hyper, text_b=attention.text_b,
+        patch=attention.patch,  # the patching section's own (tabs.attention.patching.PatchSection)
+        features=Components(**attention.features))  # "What the heads write"'s own (tabs.attention.features)
+    outputs = named_outputs(targets, DemoSets)
     for button, d in zip(buttons, available_demos()):
-        event = button.click(apply_demo, [gr.State(d.label), ckpt], outputs, api_visibility="private",
-                             queue=False)
+        event = button.click(answered(targets, apply_demo), [gr.State(d.label), ckpt], outputs,
+                             api_visibility="private", queue=False)
         if not runs(d):
             continue
         # the figure it is about in view once drawn (the page scrolls only when it is not: no server call); a

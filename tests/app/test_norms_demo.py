@@ -18,8 +18,6 @@ from tests.conftest import page_call
 LABEL = "Weights or what moves"
 CHECKPOINTS = Path(__file__).resolve().parents[2] / "checkpoints"
 BENCH_CELL_CHANGE = 0.30  # bench/RESULTS.md: the largest cell change on this head and input, 0.300
-# apply_demo's first outputs, in the order tabs.demos.wire_demos lists them
-OUTPUTS = ("tabs", "ckpt", "text", "target", "focus", "score", "explain", "source", "task", "words", "cells")
 
 
 @pytest.fixture(scope="module")
@@ -55,15 +53,15 @@ def test_the_demo_opens_the_norms_on_the_head_where_they_differ_most(fresh):
     from widgets.figure_caption import caption_in
 
     demo, record, shares, (kind, layer, head) = fresh
-    sets = dict(zip(OUTPUTS, apply_demo(LABEL, "reverse")))
-    assert sets["cells"] == SHOW[1] and sets["ckpt"] == demo.ckpt and sets["words"] is False
+    sets = apply_demo(LABEL, "reverse")
+    assert sets.cells == SHOW[1] and sets.ckpt == demo.ckpt and sets.words is False
     request = page_call("norms-demo")
-    opened = compute_attention(sets["ckpt"], sets["text"], sets["target"], sets["focus"], request=request)
+    opened = compute_attention(sets.ckpt, sets.text, sets.target, sets.focus, request=request)
     kind_set, layer_set, head_set = opened.kind, opened.layer, opened.head
     made_by, view, drawn = opened.made_by, opened.view, opened.record
     assert (kind_set["value"], layer_set["value"], head_set["value"]) == (kind, layer, head)
     assert tuple(view) == (kind, layer, head)
-    figures = draw_view(drawn, view, sets["score"], sets["cells"], sets["words"], made_by, None, request=request)
+    figures = draw_view(drawn, view, sets.score, sets.cells, sets.words, made_by, None, request=request)
     one, grid = figures.one, figures.grid
     assert json.loads(one.plot)["data"][0]["colorbar"]["title"]["text"] == "norms"
     assert json.loads(grid.plot)["layout"]["coloraxis"]["colorbar"]["title"]["text"] == "norms"

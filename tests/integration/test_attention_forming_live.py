@@ -16,7 +16,7 @@ import pytest
 
 from limits import TRAINING
 
-from tabs.demos import DEMOS, FEATURE_OUTPUTS, PATCH_OUTPUTS, apply_demo
+from tabs.demos import DEMOS, apply_demo
 from tabs.train.request import HYPER_PARAMETERS, TrainingRequest, build_run, training_config
 from transformer.interpretability.probe import record_attention
 from transformer.train import Trainer
@@ -25,14 +25,12 @@ DEMO = next(d for d in DEMOS if d.label == "Attention forming")
 
 
 def test_the_demo_fills_in_its_recipe():
-    """A click on the demo sets the Train tab to the reverse task and every hyper-parameter of its recipe (the
-    len(HYPER_PARAMETERS) updates before the patching section's PATCH_OUTPUTS and the features section's
-    FEATURE_OUTPUTS, in that order), so Start trains
-    exactly what the test below trains."""
-    updates = apply_demo(DEMO.label, "reverse")
+    """A click on the demo sets the Train tab to the reverse task and every hyper-parameter of its recipe (its
+    answer's recipe, a box each), so Start trains exactly what the test below trains."""
+    sets = apply_demo(DEMO.label, "reverse")
     assert DEMO.task == "reverse" and set(DEMO.recipe) == set(HYPER_PARAMETERS)
-    start = len(updates) - len(FEATURE_OUTPUTS) - len(PATCH_OUTPUTS) - len(HYPER_PARAMETERS)
-    assert updates[start:start + len(HYPER_PARAMETERS)] == tuple(DEMO.recipe[k] for k in HYPER_PARAMETERS)
+    assert (sets.source, sets.task) == ("task", "reverse")
+    assert tuple(getattr(sets.recipe, k) for k in HYPER_PARAMETERS) == tuple(DEMO.recipe[k] for k in HYPER_PARAMETERS)
     TrainingRequest("task", DEMO.task, None, None, None, **DEMO.recipe).validated()  # within the Train tab's limits
 
 
