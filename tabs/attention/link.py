@@ -200,7 +200,7 @@ def wire_link(demo, tabs, ckpt, attention, generate: dict, note) -> None:
         return generation_query(vocabulary(tab_ids, attention.scores), generated)
 
     after = gr.State(None)  # what the link opens once its input is computed (linked)
-    patching = [attention.patch[name] for name in ("answer", "other", "position")]
+    patching = [attention.patch.answer, attention.patch.other, attention.patch.position]
     opened = demo.load(opened_by_link, ckpt,
                        [tabs, ckpt, attention.text, attention.target, attention.cells, attention.words,
                         attention.score, attention.focus, note, link["opens"], attention.text_b, after,

@@ -70,7 +70,7 @@ class AttentionTab:
     text_b: Any
     record_b: Any
     given_b: Any
-    patch: dict
+    patch: Any
     link: dict
     compare: dict
     compute_after: Callable = None

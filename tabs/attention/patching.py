@@ -7,6 +7,9 @@ figures from visualize.patching_grid. Computed only while the section is open, c
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any
+
 import gradio as gr
 
 import visualize as viz
@@ -29,6 +32,7 @@ from store.sessions import browser_key
 from visualize.sizes import box_width
 from visualize.text import markdown_text
 from tabs.figure_export import figure
+from widgets.answers import Answer, answered, named_outputs
 from widgets.controls import Number
 from widgets.errors import handler
 from widgets.ui import FAST, open_states, when_open
@@ -194,20 +198,52 @@ def heads_figure(grids: dict, kind: str, layer, head, box) -> tuple:
                          chosen=(layer, head)), layer, head)
 
 
+@dataclass(frozen=True)
+class PatchSection:
+    """The section's components by name (a Patched answer's fields set those of their names: widgets.answers)."""
+
+    section: Any
+    shown: Any
+    answer: Any
+    other: Any
+    position: Any
+    note: Any
+    residual: Any
+    heads: Any
+    dla: Any
+    into: Any
+    out_of: Any
+    head_note: Any
+
+
+@dataclass(frozen=True)
+class Patched(Answer):
+    """What draw_patching answers: the metric's note, the residual grid, the heads grid, the direct logit
+    attribution, the paths into the head and out of it, the head in words."""
+
+    note: Any
+    residual: Any = None
+    heads: Any = None
+    dla: Any = None
+    into: Any = None
+    out_of: Any = None
+    head_note: Any = ""
+
+
 def draw_patching(made_by, record, record_b, kind, layer, head, answer="", other="", position=-1, shown=None,
-                  width=None, request: gr.Request = None):
-    """(message, residual grid, heads grid, direct logit attribution, senders into the head, receivers from it,
-    the head in words); nothing drawn while the section is closed in the page. On a page `width` px wide the
-    residual grid takes the section's width, the others half of it (all of it on a phone), each cell readable."""
+                  width=None, request: gr.Request = None) -> Patched:
+    """The section's figures and words (Patched); nothing drawn while the section is closed in the page. On a page
+    `width` px wide the residual grid takes the section's width, the others half of it (all of it on a phone),
+    each cell readable."""
     if shown is False:
-        return (gr.skip(),) * 7
+        return Patched(*(gr.skip(),) * 7)
     if record is None or record_b is None:  # a new input is on its way (a demo clears the record first)
-        return ("Press Show attention first. " if record is None else "") + NO_PAIR, *(None,) * 5, ""
+        return Patched(("Press Show attention first. " if record is None else "") + NO_PAIR)
     args = pair_inputs(record, record_b, answer, other, position)
     source = model_ref(made_by, browser_key(request))
     kind, grids = pair_grids(source, record, args, kind)
     if "refused" in grids:
-        return f"**Cannot patch:** {markdown_text(grids['refused'])}", *(None,) * 5, ""
+        return Patched(f"**Cannot patch:** {markdown_text(grids['refused'])}")
     how = "attribution patching (a gradient estimate)" if grids["approximate"] else "activation patching"
     note = (f"Metric: **{markdown_text(grids['metric'])}**. Heads by {how}; the selected head is outlined. "
             f"Patching tells which parts carry the difference; not how they compute it.")
@@ -240,7 +276,7 @@ def draw_patching(made_by, record, record_b, kind, layer, head, answer="", other
                          f"{markdown_text(one[name])}")
         else:
             figures.append(_paths_figure(one[name], title, half))
-    return (note, residual, heads, dla, *figures, " ".join(words))
+    return Patched(note, residual, heads, dla, *figures, " ".join(words))
 
 
 def build_patching(demo, record, record_b, made_by, kind, layer, head, page_width):
@@ -267,11 +303,13 @@ def build_patching(demo, record, record_b, made_by, kind, layer, head, page_widt
             senders = figure("Paths into the head", "patch-into")
             receivers_ = figure("Paths from the head", "patch-from")
     [shown] = open_states(demo, section)
+    patch = PatchSection(section=section, shown=shown, answer=answer, other=other, position=position, note=note,
+                         residual=residual, heads=heads, dla=dla, into=senders, out_of=receivers_,
+                         head_note=head_note)
     when_open(section, record_b.change, kind.input, layer.input, head.input, run.click, answer.submit,
               other.submit)(
-        handler(draw_patching), [made_by, record, record_b, kind, layer, head, answer, other, position, shown,
-                                 page_width],
-        [note, residual, heads, dla, senders, receivers_, head_note], api_name="patching",
+        answered(patch, handler(draw_patching)), [made_by, record, record_b, kind, layer, head, answer, other,
+                                                  position, shown, page_width],
+        named_outputs(patch, Patched), api_name="patching",
         **dict(FAST, concurrency_limit=ABLATION_CONCURRENCY, concurrency_id="patching"))
-    return dict(section=section, shown=shown, answer=answer, other=other, position=position, note=note,
-                residual=residual, heads=heads, dla=dla, into=senders, **{"from": receivers_})
+    return patch

@@ -159,7 +159,7 @@ def wire_class_tab(demo, tabs, c: dict, attention, positional: dict, demos: list
     view_inputs = [getattr(attention, name) for name in ("record", "made_by", "given", "kind", "layer", "head",
                                                          "cells", "words", "score")] + [c["which"]] + \
         [attention.record_b, attention.given_b] + \
-        [attention.patch[name] for name in ("answer", "other", "position")] + \
+        [attention.patch.answer, attention.patch.other, attention.patch.position] + \
         [positional["d_model"], positional["length"]]
     c["push"].click(handler(pushed), [c["code"]] + view_inputs, [c["row"], c["said"]], api_name="class_push",
                     api_visibility="undocumented", **QUIET).success(None, c["code"], None, js=SHOWN_JS)

@@ -50,7 +50,7 @@ class Seen(dict):
         if key.startswith("patch-"):
             record_b = compare_inputs(d.ckpt, record, d.text_b, request=self.request)
             drawn = draw_patching(d.ckpt, record, record_b, *view, *d.answers, -1, request=self.request)
-            return drawn[{"patch-heads": 2, "patch-into": 4, "patch-from": 5}[key]].to_json()
+            return {"patch-heads": drawn.heads, "patch-into": drawn.into, "patch-from": drawn.out_of}[key].to_json()
         if key.startswith("features-"):  # the features section at the demo's row (d.features: layer, row, feature)
             _, _, heads, _, strip = draw_features(d.ckpt, record, view[0], d.features[0], d.features[1],
                                                   str(d.features[2]), request=self.request)

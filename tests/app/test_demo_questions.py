@@ -30,7 +30,7 @@ def revealed_figure(demo) -> str:
     view, record = opened.view, opened.record
     if demo.question.figure == "patch-heads":  # the second input's record, then the patching section's grids
         record_b = compare_inputs(demo.ckpt, record, demo.text_b, request=request)
-        return draw_patching(demo.ckpt, record, record_b, *view, *demo.answers, -1, request=request)[2].to_json()
+        return draw_patching(demo.ckpt, record, record_b, *view, *demo.answers, -1, request=request).heads.to_json()
     one = draw_view(record, view, demo.score, demo.show, demo.words, demo.ckpt, None, request=request).one
     return one.plot
 
