@@ -3,6 +3,9 @@ input the tab holds. Computed only while its section is open; the numbers come f
 transformer.interpretability.logit_lens, the figures from visualize.lens."""
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any
+
 import gradio as gr
 
 import visualize as viz
@@ -17,6 +20,7 @@ from store.gpu import gpu
 from store.record_cache import RecordCache
 from store.sessions import browser_key
 from tabs.figure_export import figure
+from widgets.answers import Answer, answered, named_outputs
 from widgets.controls import index_control, index_slider
 from widgets.errors import handler
 from widgets.ui import FAST, open_states, when_open
@@ -39,13 +43,32 @@ def lens_on_gpu(source: ModelRef, record) -> LogitLens:
     return logit_lens(model, tok, record.input_ids, record.target_ids)
 
 
+@dataclass(frozen=True)
+class LensFigures(Answer):
+    """The grid, one position's curve and the note under them; each field sets the section's component of its name
+    (LensSection; widgets.answers)."""
+
+    grid: Any
+    curve: Any
+    note: Any
+
+
+@dataclass(frozen=True)
+class LensSection:
+    """The section's figures and note by name."""
+
+    grid: Any
+    curve: Any
+    note: Any
+
+
 @handler
-def draw_lens(made_by, record, position, shown=None, width=None, request: gr.Request = None):
+def draw_lens(made_by, record, position, shown=None, width=None, request: gr.Request = None) -> LensFigures:
     """The grid and one position's curve (nothing while the section is closed in the page), the grid's cells
     readable on a page `width` px wide (visualize.logit_lens_grid: turned or scrolled sideways when they do not
     fit)."""
     if shown is False:
-        return gr.skip(), gr.skip(), gr.skip()
+        return LensFigures(gr.skip(), gr.skip(), gr.skip())
     if record is None:
         raise UserError("press Show attention first")
     source = model_ref(made_by, browser_key(request))
@@ -59,7 +82,7 @@ def draw_lens(made_by, record, position, shown=None, width=None, request: gr.Req
     curve = viz.final_token_curve(lens.final_probs[:, t], lens.rows, token,
                                   title=f"position {t} ({html_text(repr(lens.position_tokens[t]))}): "
                                         f"p({html_text(repr(token))}) by layer")
-    return grid, curve, "" if lens.through_final_norm else POST_NORM
+    return LensFigures(grid, curve, "" if lens.through_final_norm else POST_NORM)
 
 
 def build_lens(demo, record, made_by, page_width):
@@ -72,9 +95,10 @@ def build_lens(demo, record, made_by, page_width):
         grid = figure("Logit lens", "lens-grid")
         curve = figure("The final token by layer", "lens-curve")
     [shown] = open_states(demo, section)
+    figures = LensSection(grid=grid, curve=curve, note=note)
     when_open(section, record.change, position.change)(
-        draw_lens, [made_by, record, position, shown, page_width], [grid, curve, note], api_name="logit_lens",
-        **FAST)
+        answered(figures, draw_lens), [made_by, record, position, shown, page_width],
+        named_outputs(figures, LensFigures), api_name="logit_lens", **FAST)
     when_open(section, record.change)(
         lambda r: gr.update() if r is None else index_slider(lens_positions(r)), record, position, queue=False,
         api_visibility="private")

@@ -23,7 +23,8 @@ is served, behind a Space's proxy or under a path prefix, and the server never g
 from __future__ import annotations
 
 import json
-from dataclasses import replace
+from dataclasses import dataclass, replace
+from typing import Any
 
 import gradio as gr
 
@@ -38,8 +39,9 @@ from store.catalogue import fixed_choices, resolve
 from store.view_link import View, Vocabulary, fit_to_input, fit_to_model, from_query, to_query
 from tabs.attention.inside import selected_pattern
 from tabs.attention.lens import lens_positions
-from tabs.attention.two_inputs import compare_and_keep
+from tabs.attention.two_inputs import Compared, compare_and_keep
 from tabs.generate_link import generate_linked, generate_updates, generation_query
+from widgets.answers import Answer, answered, named_outputs
 from widgets.controls import index_slider
 from widgets.errors import handler
 from widgets.link import COPY_JS, copy_link_row
@@ -116,27 +118,45 @@ def linked(view: View) -> dict | None:
     return after if any(v is not None for v in after.values()) else None
 
 
-def compare_linked(made_by, record, after, request=None):
-    """(the second input's record, its text) when the link had one (Compare's own computation:
+def compare_linked(made_by, record, after, request=None) -> Compared:
+    """The second input's record and its text when the link had one (Compare's own computation:
     tabs.attention.two_inputs), else nothing changes."""
     if not after or after.get("text_b") is None:
-        return gr.skip(), gr.skip()
+        return Compared(gr.skip(), gr.skip())
     return compare_and_keep(made_by, record, after["text_b"], request=request)
 
 
-def rows_linked(after, record, kind, note):
-    """Updates for: the Q·K section's query slider, the lens's position slider and the note, from the link's query
-    row and position checked against the input now computed (store.view_link.fit_to_input: one past its counts is
-    ignored and said, after what the note said already)."""
+@dataclass(frozen=True)
+class LinkedRows(Answer):
+    """The Q·K section's query slider, the lens's position slider and the note above the tabs (widgets.answers)."""
+
+    query: Any
+    lens_position: Any
+    note: Any
+
+
+@dataclass(frozen=True)
+class RowsOpened:
+    """The components a LinkedRows answer sets, by name."""
+
+    query: Any
+    lens_position: Any
+    note: Any
+
+
+def rows_linked(after, record, kind, note) -> LinkedRows:
+    """The Q·K section's query row, the lens's position and the note, from the link's query row and position
+    checked against the input now computed (store.view_link.fit_to_input: one past its counts is ignored and said,
+    after what the note said already)."""
     keep = gr.update()
     if not after or record is None or kind not in record.patterns:
-        return keep, keep, keep
+        return LinkedRows(keep, keep, keep)
     rows, positions = len(selected_pattern(record, kind).query_tokens), lens_positions(record)
     view, ignored = fit_to_input(View(query=after.get("query"), lens_position=after.get("lens_position")), rows,
                                  positions)
-    return (keep if view.query is None else index_slider(rows, view.query),
-            keep if view.lens_position is None else index_slider(positions, view.lens_position),
-            said(ignored, shown=note) if ignored else keep)
+    return LinkedRows(keep if view.query is None else index_slider(rows, view.query),
+                      keep if view.lens_position is None else index_slider(positions, view.lens_position),
+                      said(ignored, shown=note) if ignored else keep)
 
 
 def said(ignored: list[str], shown: str = ""):
@@ -218,11 +238,12 @@ def wire_link(demo, tabs, ckpt, attention, generate: dict, note) -> None:
                               api_name="generation_link", api_visibility="private", **FAST).success(
         None, generate["link"][1], generate["link"][1], js=COPY_JS, api_visibility="private")
     compare = {k: v for k, v in attention.compare.items() if k not in ("fn", "inputs")}  # its line and outputs
+    rows = RowsOpened(query=attention.query, lens_position=attention.lens_position, note=note)
     attention.compute_after(opened.then, api_visibility="private").then(
-        handler(compare_linked), [attention.made_by, attention.record, after], **compare,
+        answered(attention, handler(compare_linked)), [attention.made_by, attention.record, after], **compare,
         api_visibility="private").then(
-        handler(rows_linked), [after, attention.record, attention.kind, note],
-        [attention.query, attention.lens_position, note], queue=False, api_visibility="private").then(
+        answered(rows, handler(rows_linked)), [after, attention.record, attention.kind, note],
+        named_outputs(rows, LinkedRows), queue=False, api_visibility="private").then(
         None, link["opens"], None, js=CLICK_SECTIONS_JS, api_visibility="private")
     link["button"].click(None, None, link["sections"], js=OPEN_SECTIONS_JS, api_visibility="private").then(
         copied, attention.view_inputs + [link["sections"]] +

@@ -137,7 +137,7 @@ def build_attention_tab(demo, ckpt, followers: Followers, page_width: gr.State) 
         lens_position = build_lens(demo, record, made_by, page_width)
         features = build_features(demo, record, made_by, kind, layer, page_width)
         two = build_two_inputs(record, made_by, kind, layer, head, page_width, words)
-        patch = build_patching(demo, record, two["record_b"], made_by, kind, layer, head, page_width)
+        patch = build_patching(demo, record, two.record_b, made_by, kind, layer, head, page_width)
         with gr.Row():
             export = gr.Button("Download the weights (CSV, JSON)", elem_id="att-export", scale=1)
             files = gr.File(label="Weights", file_count="multiple", scale=3)
@@ -145,9 +145,8 @@ def build_attention_tab(demo, ckpt, followers: Followers, page_width: gr.State) 
                        score=score, cells=cells, words=words, one=one, grid=grid, overview=overview, table=table,
                        record=record, made_by=made_by, focus=focus, given=given, view=view,
                        ablate_heads=ablate_heads, query=query, lens_position=lens_position, features=features,
-                       text_b=two["text_b"],
-                       record_b=two["record_b"], given_b=two["given_b"], patch=patch, link=link,
-                       compare=two["compare"])
+                       text_b=two.text_b, record_b=two.record_b, given_b=two.given_b, patch=patch, link=link,
+                       compare=two.compare)
     shown = [cells, words, made_by]  # what the cells show (tabs.attention.views) and who can compute it
     # 4: redraws keep their share of the GIL (bench/RESULTS.md, Load); the progress shows on the heatmap (which a
     # demo click or Show attention has just cleared) until the new head is drawn

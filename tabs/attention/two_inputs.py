@@ -2,6 +2,9 @@
 how much every head's attention changed (transformer.interpretability.two_inputs). Computed only when asked."""
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
+from typing import Any
+
 import gradio as gr
 
 import visualize as viz
@@ -17,6 +20,7 @@ from store.sessions import browser_key
 from tabs.attention.record import attention_record
 from tabs.attention.views import SHOW, view_pattern
 from tabs.figure_export import figure
+from widgets.answers import Answer, answered, named_outputs
 from widgets.errors import handler
 from widgets.ui import FAST, when_open
 
@@ -27,6 +31,39 @@ TWO_INPUTS_EXPLAINED = ("Type a second input that differs from the first in a wo
                         "common). A model that writes an output (translation, reverse) reads the **same output on "
                         "both sides**: input A's (its reference when it has one, else the model's own output for "
                         "A), so the change comes from the changed input alone, not from a different output.")
+
+
+@dataclass(frozen=True)
+class TwoInputs:
+    """The section's components by name (an Answer's fields set those of their names: widgets.answers); `compare`:
+    the arguments of the event that computes the second input's record (the demos and a link reuse them)."""
+
+    text_b: Any
+    record_b: Any
+    given_b: Any
+    plot_a: Any
+    plot_b: Any
+    grid: Any
+    note: Any
+    compare: dict
+
+
+@dataclass(frozen=True)
+class Compared(Answer):
+    """The second input's record and the text it was computed from."""
+
+    record_b: Any
+    given_b: Any
+
+
+@dataclass(frozen=True)
+class TwoDrawn(Answer):
+    """The selected head on both inputs, the change of every head, and the head's change in words."""
+
+    plot_a: Any = None
+    plot_b: Any = None
+    grid: Any = None
+    note: Any = ""
 
 
 @handler
@@ -43,11 +80,10 @@ def compare_inputs(made_by, record, text_b, request: gr.Request = None):
     return attention_record(made_by, text_b, target_of(made_by, key, record), key)
 
 
-def compare_and_keep(made_by, record, text_b, request: gr.Request = None):
-    """(compare_inputs, the second input it read): the page keeps the text beside the record, as it keeps the
+def compare_and_keep(made_by, record, text_b, request: gr.Request = None) -> Compared:
+    """compare_inputs, and the second input it read: the page keeps the text beside the record, as it keeps the
     first input's (the link to the view is made of them, tabs.attention.link)."""
-    record_b = compare_inputs(made_by, record, text_b, request=request)
-    return record_b, text_b
+    return Compared(compare_inputs(made_by, record, text_b, request=request), text_b)
 
 
 def target_of(made_by, key: str, record) -> str:
@@ -61,12 +97,12 @@ def target_of(made_by, key: str, record) -> str:
 
 @handler
 def draw_two(record, record_b, kind, layer, head, width=None, words=False, made_by=None,
-             request: gr.Request = None):
+             request: gr.Request = None) -> TwoDrawn:
     """Heatmaps of the selected head on both inputs and the per-head divergence (nothing before a comparison),
     their cells readable on a page `width` px wide: side by side, or one under the other on a phone. With the
     main map in words both maps are in words (tabs.attention.views); the divergence is measured on the tokens."""
     if record is None or record_b is None:
-        return None, None, None, ""
+        return TwoDrawn()
     a, b = selected_pattern(record, kind), selected_pattern(record_b, kind)
     shown_a, shown_b = ((view_pattern(r, kind, SHOW[0], True, made_by, request) for r in (record, record_b))
                         if words else (a, b))
@@ -86,13 +122,12 @@ def draw_two(record, record_b, kind, layer, head, width=None, words=False, made_
     note = (f"Head {HeadId(a.kind, layer, head).label} changed by **{value:.3f} bits**; the inputs differ at "
             f"{'position ' + ', '.join(map(str, changed[:8])) if changed else 'no position'}"
             f"{' …' if len(changed) > 8 else ''}.")
-    return fig_a, fig_b, grid, note
+    return TwoDrawn(fig_a, fig_b, grid, note)
 
 
-def build_two_inputs(record, made_by, kind, layer, head, page_width, words) -> dict:
-    """The section, under the heatmaps of the Attention tab; returns its second input's record, the text it was
-    computed from and the box, and the arguments of the event that computes that record (the patching section, the
-    demos and a link reuse them)."""
+def build_two_inputs(record, made_by, kind, layer, head, page_width, words) -> TwoInputs:
+    """The section, under the heatmaps of the Attention tab (TwoInputs: its second input's record, the text it was
+    computed from and the box are what the patching section, the demos and a link read)."""
     record_b, given_b = gr.State(None), gr.State(None)  # given_b: the second input record_b was computed from
     with gr.Accordion("Two inputs side by side", open=False, elem_id="att-two-section") as section:
         gr.Markdown(TWO_INPUTS_EXPLAINED)
@@ -106,11 +141,14 @@ def build_two_inputs(record, made_by, kind, layer, head, page_width, words) -> d
             plot_a = figure("Input A", "two-a")
             plot_b = figure("Input B", "two-b")
         grid = figure("Change per head", "two-grid")
-    compare_event = dict(fn=compare_and_keep, inputs=[made_by, record, text_b], outputs=[record_b, given_b],
-                         concurrency_limit=ATTENTION_CONCURRENCY, concurrency_id="attention")
+    two = TwoInputs(text_b=text_b, record_b=record_b, given_b=given_b, plot_a=plot_a, plot_b=plot_b, grid=grid,
+                    note=note, compare={})
+    two = replace(two, compare=dict(fn=answered(two, compare_and_keep), inputs=[made_by, record, text_b],
+                                    outputs=named_outputs(two, Compared), concurrency_limit=ATTENTION_CONCURRENCY,
+                                    concurrency_id="attention"))
     for trigger, api in ((compare.click, "compare_inputs"), (text_b.submit, None)):
-        trigger(**compare_event, api_name=api, api_visibility="public" if api else "private")
+        trigger(**two.compare, api_name=api, api_visibility="public" if api else "private")
     when_open(section, record_b.change, kind.input, layer.input, head.input, words.input)(
-        draw_two, [record, record_b, kind, layer, head, page_width, words, made_by], [plot_a, plot_b, grid, note],
-        api_name="draw_two_inputs", **FAST)
-    return dict(record_b=record_b, given_b=given_b, text_b=text_b, compare=compare_event)
+        answered(two, draw_two), [record, record_b, kind, layer, head, page_width, words, made_by],
+        named_outputs(two, TwoDrawn), api_name="draw_two_inputs", **FAST)
+    return two

@@ -5,6 +5,7 @@ directly (oracle: the direct computation, figure JSON compared whole). A stale l
 per ignored part; a browser's own model has no link. Handlers called directly, no server."""
 from __future__ import annotations
 
+import dataclasses
 import json
 from types import SimpleNamespace
 from urllib.parse import parse_qsl
@@ -14,9 +15,8 @@ import pytest
 
 from store.catalogue import USER_MODELS, shipped_model
 from tabs.attention.link import SECTIONS, compare_linked, link_query, open_link, rows_linked, vocabulary
-from tabs.attention.figure_cache import Figures
 from tabs.attention.page import SCORES, compute_attention, draw_cached, draw_view
-from tabs.attention.two_inputs import compare_and_keep, draw_two
+from tabs.attention.two_inputs import Compared, compare_and_keep, draw_two
 from tabs.generate import clear_generate, decoding_for, run_generate
 from tabs.generate_link import generate_linked, generation_query
 from tests.conftest import page_call
@@ -42,10 +42,10 @@ def value(update, default):
 
 
 def plots(figures) -> list:
-    """The first three figures (the Attention tab's Figures: one head, the layer's grid, the overview)."""
-    if isinstance(figures, Figures):
-        figures = (figures.one, figures.grid, figures.overview)
-    return [json.loads(f.plot) if hasattr(f, "plot") else f for f in figures[:3]]
+    """The first three figures of an answer (the Attention tab's Figures: one head, the layer's grid, the overview;
+    the two inputs': A, B and the change per head)."""
+    shown = [getattr(figures, field.name) for field in dataclasses.fields(figures)][:3]
+    return [json.loads(f.plot) if hasattr(f, "plot") else f for f in shown]
 
 
 @pytest.mark.parametrize("ckpt, text, target, text_b, kind, layer, head, cells, words, score, row, position", [
@@ -61,7 +61,8 @@ def test_a_link_opens_the_same_record_and_figures_as_computing_directly(ckpt, te
     opened = compute_attention(ckpt, text, target, request=request)
     made_by, given, record = opened.made_by, opened.given, opened.record
     direct = draw_cached(record, kind, layer, head, score, cells, words, made_by, None, request=request)
-    record_b, given_b = compare_and_keep(made_by, record, text_b, request=request)
+    compared = compare_and_keep(made_by, record, text_b, request=request)
+    record_b, given_b = compared.record_b, compared.given_b
     direct_two = draw_two(record, record_b, kind, layer, head, 1280, words, made_by, request=request)
     query = link_query(VOCAB, made_by, given, record, kind, layer, head, cells, words, score, "lens,qk,two", row,
                        position, given_b, record_b)
@@ -81,11 +82,13 @@ def test_a_link_opens_the_same_record_and_figures_as_computing_directly(ckpt, te
     shown = (value(cells_, None), value(words_, None), made_by2, None)
     assert plots(draw_view(record2, view2, value(score_, None), *shown, request=other)) == plots(direct)
     assert after["text_b"] == text_b
-    record_b2, given_b2 = compare_linked(made_by2, record2, after, request=other)
+    compared = compare_linked(made_by2, record2, after, request=other)
+    record_b2, given_b2 = compared.record_b, compared.given_b
     assert given_b2 == text_b and record_b2.patterns[kind].weights.equal(record_b.patterns[kind].weights)
     two = draw_two(record2, record_b2, view2[0], layer, head, 1280, value(words_, None), made_by2, request=other)
     assert plots(two) == plots(direct_two)
-    query_row, lens_position, note = rows_linked(after, record2, view2[0], "")
+    rows = rows_linked(after, record2, view2[0], "")
+    query_row, lens_position, note = rows.query, rows.lens_position, rows.note
     assert (query_row["value"], lens_position["value"], note) == (row, position, {"__type__": "update"})
 
 
@@ -94,11 +97,12 @@ def test_a_query_row_or_position_past_the_input_is_ignored_in_words():
     where the computation put it, and the note adds one sentence after what it said."""
     record = compute_attention("reverse", "attention", "", request=page_call(KEY)).record
     rows = len(record.patterns["cross"].query_tokens)
-    query_row, lens_position, note = rows_linked({"query": rows, "lens_position": 0}, record, "cross", "Earlier.")
+    linked = rows_linked({"query": rows, "lens_position": 0}, record, "cross", "Earlier.")
+    query_row, lens_position, note = linked.query, linked.lens_position, linked.note
     assert query_row == {"__type__": "update"} and lens_position["value"] == 0
     assert note["visible"] and note["value"] == "Earlier. " + markdown_text(  # the note as the page has it, then
         f"The link's query row {rows} was ignored: this input has {rows} rows (0 to {rows - 1}).")  # text
-    assert compare_linked("reverse", record, {"query": 1, "text_b": None}) == (gr.skip(), gr.skip())  # no B
+    assert compare_linked("reverse", record, {"query": 1, "text_b": None}) == Compared(gr.skip(), gr.skip())  # no B
 
 
 def test_a_stale_link_opens_the_model_and_says_what_it_ignored():
@@ -182,7 +186,8 @@ def test_a_link_carries_the_patching_sections_answers_and_position():
     request = page_call(KEY)
     opened = compute_attention("reverse", "attention", "", request=request)
     made_by, given, record = opened.made_by, opened.given, opened.record
-    record_b, given_b = compare_and_keep(made_by, record, "attentive", request=request)
+    compared = compare_and_keep(made_by, record, "attentive", request=request)
+    record_b, given_b = compared.record_b, compared.given_b
     view = (VOCAB, made_by, given, record, "cross", 1, 0, "weights", False, "entropy", "two,patch", 0, 0, given_b,
             record_b)
     query = link_query(*view, " n", "e", 2)
