@@ -13,14 +13,6 @@ from widgets.answers import Answer
 
 
 @dataclass(frozen=True)
-class Drawn(Answer):
-    """A computation's answer and the figures of the head it opens on (widgets.answers)."""
-
-    opened: Opened
-    figures: Figures
-
-
-@dataclass(frozen=True)
 class Cleared(Answer):
     """Before a new input is computed: no record, no notice and no figure (nor, so, its caption) of the previous
     input."""
@@ -29,6 +21,14 @@ class Cleared(Answer):
     made_by: Any = None
     notice: Any = ""
     figures: Figures = Figures()
+
+
+@dataclass(frozen=True)
+class Drawn(Answer):
+    """A computation's answer and the figures of the head it opens on (widgets.answers)."""
+
+    opened: Opened
+    figures: Figures
 
 
 def clear_attention() -> Cleared:

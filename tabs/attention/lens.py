@@ -20,7 +20,7 @@ from store.gpu import gpu
 from store.record_cache import RecordCache
 from store.sessions import browser_key
 from tabs.figure_export import figure
-from widgets.answers import Answer, answered, named_outputs
+from widgets.answers import Answer, Components, answered, named_outputs
 from widgets.controls import index_control, index_slider
 from widgets.errors import handler
 from widgets.ui import FAST, open_states, when_open
@@ -46,16 +46,7 @@ def lens_on_gpu(source: ModelRef, record) -> LogitLens:
 @dataclass(frozen=True)
 class LensFigures(Answer):
     """The grid, one position's curve and the note under them; each field sets the section's component of its name
-    (LensSection; widgets.answers)."""
-
-    grid: Any
-    curve: Any
-    note: Any
-
-
-@dataclass(frozen=True)
-class LensSection:
-    """The section's figures and note by name."""
+    (widgets.answers)."""
 
     grid: Any
     curve: Any
@@ -95,7 +86,7 @@ def build_lens(demo, record, made_by, page_width):
         grid = figure("Logit lens", "lens-grid")
         curve = figure("The final token by layer", "lens-curve")
     [shown] = open_states(demo, section)
-    figures = LensSection(grid=grid, curve=curve, note=note)
+    figures = Components(grid=grid, curve=curve, note=note)
     when_open(section, record.change, position.change)(
         answered(figures, draw_lens), [made_by, record, position, shown, page_width],
         named_outputs(figures, LensFigures), api_name="logit_lens", **FAST)

@@ -41,7 +41,7 @@ from tabs.attention.inside import selected_pattern
 from tabs.attention.lens import lens_positions
 from tabs.attention.two_inputs import Compared, compare_and_keep
 from tabs.generate_link import generate_linked, generate_updates, generation_query
-from widgets.answers import Answer, answered, named_outputs
+from widgets.answers import Answer, Components, answered, named_outputs
 from widgets.controls import index_slider
 from widgets.errors import handler
 from widgets.link import COPY_JS, copy_link_row
@@ -129,15 +129,6 @@ def compare_linked(made_by, record, after, request=None) -> Compared:
 @dataclass(frozen=True)
 class LinkedRows(Answer):
     """The Q·K section's query slider, the lens's position slider and the note above the tabs (widgets.answers)."""
-
-    query: Any
-    lens_position: Any
-    note: Any
-
-
-@dataclass(frozen=True)
-class RowsOpened:
-    """The components a LinkedRows answer sets, by name."""
 
     query: Any
     lens_position: Any
@@ -238,7 +229,7 @@ def wire_link(demo, tabs, ckpt, attention, generate: dict, note) -> None:
                               api_name="generation_link", api_visibility="private", **FAST).success(
         None, generate["link"][1], generate["link"][1], js=COPY_JS, api_visibility="private")
     compare = {k: v for k, v in attention.compare.items() if k not in ("fn", "inputs")}  # its line and outputs
-    rows = RowsOpened(query=attention.query, lens_position=attention.lens_position, note=note)
+    rows = Components(query=attention.query, lens_position=attention.lens_position, note=note)
     attention.compute_after(opened.then, api_visibility="private").then(
         answered(attention, handler(compare_linked)), [attention.made_by, attention.record, after], **compare,
         api_visibility="private").then(

@@ -32,10 +32,10 @@ from tabs.train.session import SAMPLE_COLUMNS, export_checkpoint, run_training_s
 from tabs.train.notices import (BUSY, Buttons, Idle, Said, disables_the_buttons, idle, say_if_refused,
                                 stop_training)
 from tabs.train.scripts import SHOW_NOTICE, SHOW_STATUS
-from tabs.train.tab import TrainTab
+from tabs.train.tab import Recipe, TrainTab
 from tabs.train.watch import WATCH_EXPLAINED, WatchUpdate, run_watch
 from tabs.figure_export import svg_exports
-from widgets.answers import Answer, answered, named_outputs
+from widgets.answers import Answer, Components, answered, named_outputs
 from widgets.controls import Dropdown, Number, Radio, index_control, index_slider
 from widgets.errors import handler
 from widgets.ui import FAST
@@ -232,7 +232,8 @@ def build_train_tab(ckpt, door=None) -> TrainTab:
                    heatmap=heatmap, live_head=live_head, samples=samples, compare_table=compare_table,
                    compare_details=compare_details, start=start, compare=compare, watch=watch, control=control,
                    live=live, hyper=hyper)
-    preset.change(lambda p: {hyper[k]: PRESETS[p][k] for k in HYPER_PARAMETERS}, preset, list(hyper.values()),
+    boxes = Components(**hyper)
+    preset.change(answered(boxes, lambda p: Recipe(**PRESETS[p])), preset, named_outputs(boxes, Recipe),
                   api_visibility="private")
     # the TrainingRequest's fields, each from the control of its name (an API client gives them in this order)
     asked = dict(source=source, task=task, text=text, upload=upload, hub=hub, layers=layers, heads=heads,

@@ -5,6 +5,20 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from widgets.answers import Answer
+
+
+@dataclass(frozen=True)
+class Recipe(Answer):
+    """The hyper-parameters a preset or a demo fills in (tabs.train.request.HYPER_PARAMETERS), each its box."""
+
+    layers: Any
+    heads: Any
+    d_model: Any
+    lr: Any
+    steps: Any
+    batch_size: Any
+
 
 @dataclass(frozen=True)
 class TrainTab:
