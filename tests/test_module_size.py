@@ -19,7 +19,6 @@ EXCEPTIONS = {
     "transformer/checkpoint.py": "save and load with their checks before allocation; not split yet",
     "store/classes.py": "a class session's store (issue 39 is changing it in parallel); not split yet",
     "transformer/train/compare.py": "the comparisons' variants and their table rows; not split yet",
-    "transformer/data.py": "the tasks and the corpora's loaders; not split yet",
 }
 
 

@@ -146,7 +146,7 @@ def test_hub_dataset_is_streamed_and_read_only_up_to_the_limit(monkeypatch):
     1,000 characters, the app reads about 2M characters' worth of rows (not the whole train split)."""
     import datasets
 
-    import transformer.data as data
+    import transformer.corpora as data
 
     read, calls = [], []
 
