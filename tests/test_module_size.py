@@ -18,7 +18,6 @@ EXCEPTIONS = {
     "transformer/train/trainer.py": "the Trainer and its event records; not split yet",
     "transformer/checkpoint.py": "save and load with their checks before allocation; not split yet",
     "store/classes.py": "a class session's store (issue 39 is changing it in parallel); not split yet",
-    "transformer/train/compare.py": "the comparisons' variants and their table rows; not split yet",
 }
 
 
