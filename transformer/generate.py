@@ -20,6 +20,7 @@ from .config import TransformerConfig
 from .encoding import most_target_tokens, source_ids
 from .memory import cache_numbers_per_token
 from .model import HeadMask, Transformer
+from .sampling import distribution, filter_top_k, filter_top_p, most_likely  # noqa: F401  (the filters: importers)
 
 STRATEGIES = ("greedy", "sample", "beam")
 
@@ -29,22 +30,6 @@ class GenerationStep:
     token_id: int
     prob: float  # probability of token_id under the distribution it was chosen from
     top: list[tuple[int, float]]  # the five most likely tokens of that distribution, (id, prob), and token_id
-
-
-def filter_top_k(logits: Tensor, k: int) -> Tensor:
-    """Keep the k largest logits of the last dimension, set the rest to -inf."""
-    kth = torch.topk(logits, min(k, logits.size(-1)), dim=-1).values[..., -1:]  # (..., 1)
-    return logits.masked_fill(logits < kth, float("-inf"))
-
-
-def filter_top_p(logits: Tensor, p: float) -> Tensor:
-    """Nucleus filtering: keep the smallest set of most likely tokens whose probability mass is >= p."""
-    sorted_logits, order = torch.sort(logits, descending=True, dim=-1)
-    probs = sorted_logits.softmax(-1)
-    mass_before = probs.cumsum(-1) - probs  # mass of the tokens ranked above each one
-    drop_sorted = mass_before >= p  # the first token always stays (mass_before = 0)
-    drop = drop_sorted.scatter(-1, order, drop_sorted)
-    return logits.masked_fill(drop, float("-inf"))
 
 
 def never_emitted(config: TransformerConfig) -> list[int]:
@@ -140,22 +125,6 @@ class _Decoder:
                 self._reset_cache()
 
 
-def _distribution(logits: Tensor, strategy: str, temperature: float, top_k: int | None, top_p: float | None) -> Tensor:
-    if strategy == "sample" and temperature > 0:
-        logits = logits / temperature
-        if top_k is not None:
-            logits = filter_top_k(logits, top_k)
-        if top_p is not None:
-            logits = filter_top_p(logits, top_p)
-    return logits.softmax(-1)
-
-
-def _most_likely(probs: Tensor, n: int = 5) -> list[tuple[int, float]]:
-    """The n most likely tokens of a distribution (vocab_size,), (id, prob), best first."""
-    values, ids = probs.topk(min(n, probs.numel()))
-    return list(zip(ids.tolist(), values.tolist()))
-
-
 def _step(probs: Tensor, top: list[tuple[int, float]], chosen: int) -> GenerationStep:
     """The step that emits `chosen`: its probability, and `top` plus the chosen token when it is not among them."""
     prob = next((p for t, p in top if t == chosen), None)
@@ -214,8 +183,8 @@ def generate(model: Transformer, input_ids, max_new_tokens: int, *, strategy: st
     for _ in range(max_new_tokens):
         if decoder.full:
             return
-        probs = _distribution(decoder.next_logits()[0], strategy, temperature, top_k, top_p)  # (vocab_size,)
-        top = _most_likely(probs)
+        probs = distribution(decoder.next_logits()[0], strategy, temperature, top_k, top_p)  # (vocab_size,)
+        top = most_likely(probs)
         if sampling:
             token = int(torch.multinomial(probs, 1, generator=rng))
         else:
@@ -257,7 +226,7 @@ def _beam_search(decoder: _Decoder, max_new_tokens: int, num_beams: int, length_
                     finished.append((score / (step + 1) ** length_penalty, histories[beam]))
                 continue
             probs = logp[beam].exp()
-            item = _step(probs, _most_likely(probs), token)
+            item = _step(probs, most_likely(probs), token)
             parents.append(beam)
             tokens.append(token)
             new_scores.append(score)
