@@ -20,7 +20,7 @@ from pathlib import Path
 import torch
 from safetensors.torch import save_file
 
-from ..checkpoint import CheckpointError, _open_regular
+from ..checkpoint_checks import CheckpointError, open_regular
 from ..safetensors_reader import read_header, read_tensors
 from .features import AttentionLayer
 from .sae import SAEConfig, SparseAutoencoder
@@ -80,7 +80,7 @@ def load_sae(directory: str | Path, info: dict, layer: AttentionLayer, d_in: int
         raise CheckpointError(f"config.json: the SAE of {layer} has no valid config ({e})") from None
     if config.d_in != d_in:
         raise CheckpointError(f"{file.name}: the SAE reads {config.d_in} numbers per position; {layer} writes {d_in}")
-    with _open_regular(file) as f:
+    with open_regular(file) as f:
         size = os.fstat(f.fileno()).st_size
         if size > MAX_SAE_BYTES:
             raise CheckpointError(f"{file.name} is {size:,} bytes, over the {MAX_SAE_BYTES:,} an SAE may have")
