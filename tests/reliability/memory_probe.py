@@ -27,7 +27,9 @@ def main() -> int:
     from tests.conftest import page_call
 
     request = page_call("0123456789abcdef0123456789abcdef")  # the key comes from the page's cookie (issue 30)
-    for _ in run_train("task", "reverse", "", None, "", 4, 4, 256, 1e-3, 10, 256, request=request):
+    asked = dict(source="task", task="reverse", text="", upload=None, hub="", layers=4, heads=4, d_model=256, lr=1e-3,
+                 steps=10, batch_size=256)  # the TrainingRequest's fields, as the Train tab's controls give them
+    for _ in run_train(request=request, **asked):
         pass
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print("MEMORY=" + json.dumps({"start": start, "peak": peak, "end": rss_mb()}))
