@@ -33,7 +33,7 @@ from tabs.attention.inside import selected_pattern
 from tabs.figure_export import figure
 from widgets.controls import Dropdown, index_control, index_slider
 from widgets.errors import handler
-from widgets.ui import FAST, open_states, separately
+from widgets.ui import FAST, open_states, separately, when_open
 
 EXPLAINED = ("A sparse autoencoder (SAE) shipped with the model rewrites what the layer's heads write at each "
              "position (their outputs side by side, before W^O) as a few active features out of hundreds. For the "
@@ -205,14 +205,13 @@ def build_features(demo, record, made_by, kind, layer, page_width):
                           elem_id="features-open")
         strip = figure("Where the feature fires", "features-strip")
     [shown] = open_states(demo, section)
-    separately(section.expand, record.change, kind.change, layer.change, position.change,
-               only_open="att-features-section")(
+    when_open(section, record.change, kind.change, layer.change, position.change)(
         draw_features, [made_by, record, kind, layer, position, opened, shown, page_width],
         [note, table, heads, opened, strip],
         api_name="what_heads_write", **FAST)
     separately(opened.input)(draw_strip, [made_by, record, kind, layer, position, opened, shown, page_width], strip,
                              api_name="feature_strip", **FAST)
-    separately(section.expand, record.change, kind.change, only_open="att-features-section")(
+    when_open(section, record.change, kind.change)(
         lambda r, k, t: gr.update() if r is None else index_slider(section_positions(r, k), t), [record, kind, position],
         position,
         queue=False, api_visibility="private")

@@ -23,14 +23,14 @@ from transformer.interpretability.patching_metric import logit_difference
 from transformer.interpretability.patching_runs import attention_kind, minimal_pair, run_pair, stack_layers
 from transformer.interpretability.path_patching import path_patching, path_patching_into, receivers
 
-from checks import UserError, check_index
+from checks import UserError
 from limits import ABLATION_CONCURRENCY, MAX_PROMPT_CHARS, PATCHING, PATCHINGS_KEPT
 from store.catalogue import ModelRef, model_ref
 from store.gpu import gpu
 from store.record_cache import RecordCache
 from store.sessions import browser_key
-from visualize.sizes import box_width
 from visualize.text import markdown_text
+from tabs.attention.patching_figures import boxes, grid_figure, heads_figure, paths_figure
 from tabs.figure_export import figure
 from widgets.answers import Answer, answered, named_outputs
 from widgets.controls import Number
@@ -148,54 +148,11 @@ def pair_inputs(record, record_b, answer, other, position):
     return tuple(record.input_ids), tuple(record_b.input_ids), target, answer, other, position
 
 
-def _paths_figure(grids: dict, title: str, box: float | None):
-    """{kind: Grid (input, layer, head)} as one figure: a row per (kind, layer, input) with any path, heads across."""
-    rows, values, hover = [], [], []
-    for kind, grid in grids.items():
-        for i in range(grid.values.shape[1]):
-            for c, name in enumerate(grid.axes[0].labels):
-                row = grid.values[c, i]
-                if not row.isnan().all():
-                    rows.append(f"{kind} {i} {name}")
-                    values.append(row.tolist())
-                    hover.append([f"{kind}, {grid.cell(c, i, h)}" for h in range(len(row))])
-    heads = [str(h) for h in range(len(values[0]))]
-    return viz.patching_grid(values, rows, heads, hover, title, "recovered (1 = clean)", row_title="kind layer input",
-                             column_title="head", container_px=box)
-
-
-def _grid_figure(grid, title: str, scale: str, box: float | None, chosen=None):
-    """A two-axis Grid as a figure: its values, its axis labels and each cell's own words in the hover."""
-    R, C = grid.values.shape
-    hover = [[grid.cell(r, c) for c in range(C)] for r in range(R)]
-    return viz.patching_grid(grid.values.tolist(), grid.axes[0].labels, grid.axes[1].labels, hover, title, scale,
-                             row_title=grid.axes[0].name, column_title=grid.axes[1].name, chosen=chosen,
-                             container_px=box)
-
-
 def pair_grids(source: ModelRef, record, args: tuple, kind) -> tuple[str, dict]:
     """(the kind patched: `kind`, or the record's first when it has no such kind; its grids as grids_on_gpu gives
     them) for the pair's checked `args` (_inputs), computed once per record and inputs (PATCHINGS)."""
     kind = str(AttentionKind.parse(kind)) if kind in record.patterns else record.kinds[0]
     return kind, PATCHINGS.get(record, ("grids", kind) + args[1:], lambda: grids_on_gpu(source, *args, kind))
-
-
-def boxes(width) -> tuple[float | None, float | None]:
-    """(the residual grid's box, the other figures'), in px, on a page `width` px wide (None: plotly's own): the
-    section's width, and half of it (all of it on a phone)."""
-    if not width:
-        return None, None
-    return (box_width(width, in_section=True),
-            box_width(width, in_section=True, columns=1 if viz.narrow_page(width) else 2))
-
-
-def heads_figure(grids: dict, kind: str, layer, head, box) -> tuple:
-    """(the heads grid of `grids` with head (layer, head) outlined, drawn for a box `box` px wide, the layer, the
-    head): the figure a patching demo is about (tabs.demos: "patch-heads")."""
-    L, H = grids["heads"].values.shape
-    layer, head = check_index(layer, "layer", L), check_index(head, "head", H)
-    return (_grid_figure(grids["heads"], f"{kind} heads patched (all positions)", "recovered (1 = clean)", box,
-                         chosen=(layer, head)), layer, head)
 
 
 @dataclass(frozen=True)
@@ -248,7 +205,7 @@ def draw_patching(made_by, record, record_b, kind, layer, head, answer="", other
     note = (f"Metric: **{markdown_text(grids['metric'])}**. Heads by {how}; the selected head is outlined. "
             f"Patching tells which parts carry the difference; not how they compute it.")
     full, half = boxes(width)
-    residual = _grid_figure(grids["residual"], "Residual stream patched at one position", "recovered (1 = clean)",
+    residual = grid_figure(grids["residual"], "Residual stream patched at one position", "recovered (1 = clean)",
                             full)
     heads, layer, head = heads_figure(grids, kind, layer, head, half)
     L, H = grids["heads"].values.shape
@@ -275,7 +232,7 @@ def draw_patching(made_by, record, record_b, kind, layer, head, answer="", other
             words.append(f"Path patching ({'into' if name == 'senders' else 'from'} the head): "
                          f"{markdown_text(one[name])}")
         else:
-            figures.append(_paths_figure(one[name], title, half))
+            figures.append(paths_figure(one[name], title, half))
     return Patched(note, residual, heads, dla, *figures, " ".join(words))
 
 

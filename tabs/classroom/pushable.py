@@ -25,7 +25,8 @@ from store.sessions import browser_key
 from store.view_link import View, to_query
 from tabs.attention.link import link_query
 from tabs.attention.figure_cache import draw_cached
-from tabs.attention.patching import boxes, heads_figure, pair_grids, pair_inputs
+from tabs.attention.patching import pair_grids, pair_inputs
+from tabs.attention.patching_figures import boxes, heads_figure
 from tabs.demos import DEMOS, Demo, demo_on_screen
 from tabs.positional import PE_MATRIX, sinusoids
 from visualize.reading import heatmap_cells

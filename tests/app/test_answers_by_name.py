@@ -9,6 +9,7 @@ import pytest
 # only shrinks (test_every_exception_still_answers_by_position)
 BY_POSITION = {
     ("tabs.attention.beside", "fill"): "Marian's map beside ours (6 outputs)",
+    ("tabs.attention.features", "draw_features"): "What the heads write (issue 42's section, new on main)",
     ("tabs.attention.link", "opened_by_link"): "a link's opening (24 outputs, the Generate tab's among them)",
     ("tabs.classroom.page", "<lambda>"): "the Class tab (issue 39 changes it in parallel)",
     ("tabs.classroom.page", "ended"): "the Class tab",

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import torch
 
-from ..checkpoint import CheckpointError, _open_regular
+from ..checkpoint_checks import CheckpointError, open_regular
 from .feature_page import Context, top_contexts
 from .features import Activations, AttentionLayer
 from .sae import SparseAutoencoder
@@ -56,7 +56,7 @@ def contexts_file_name(layer: AttentionLayer) -> str:
 
 
 def file_sha256(path: Path) -> str:
-    with _open_regular(path) as f:
+    with open_regular(path) as f:
         return hashlib.sha256(f.read()).hexdigest()
 
 
@@ -94,7 +94,7 @@ def load_contexts(directory: str | Path, layer: AttentionLayer, n_features: int,
     directory = Path(directory)
     name = contexts_file_name(layer)
     try:
-        with _open_regular(directory / name) as f:
+        with open_regular(directory / name) as f:
             size = os.fstat(f.fileno()).st_size
             if size > MAX_CONTEXTS_BYTES:
                 raise CheckpointError(f"{name} is {size:,} bytes, over the {MAX_CONTEXTS_BYTES:,} it may have")
