@@ -57,14 +57,15 @@ def test_a_push_whose_figure_needs_the_model_again_is_refused_in_words_and_runs_
     caches drop them), would need a forward pass to draw the pushed figure: the push says so in words and runs no
     model. Failed before: the push ran the model (reverse: its encoder and decoder) outside the queue."""
     from store.record_cache import RecordCache
-    from tabs.attention import page, views
+    from tabs.attention import figure_cache, views
 
     teacher = api_client(app_url)
     code = teacher.predict("", api_name="/class_start")[0]
     teacher.predict("reverse", "attention", "", api_name="/attention")
     teacher.predict("cross", 1, 2, "anti-diagonal", "value-weighted norms", False, api_name="/draw_attention")
     monkeypatch.setattr(views, "VIEWS", RecordCache(views.VIEWS.size))
-    monkeypatch.setattr(page, "FIGURES", type(page.FIGURES)(page.FIGURES.size, page.FIGURES.max_bytes))
+    monkeypatch.setattr(figure_cache, "FIGURES", type(figure_cache.FIGURES)(figure_cache.FIGURES.size,
+                                                                          figure_cache.FIGURES.max_bytes))
     passes.clear()
     with pytest.raises(AppError, match="needs a model to run"):
         teacher.predict(code, "cross", 1, 2, "value-weighted norms", False, "anti-diagonal", *PUSH[6:],
