@@ -13,21 +13,10 @@ from __future__ import annotations
 import pytest
 
 from tests.browser import tour
+from tests.browser.tour import PLACE, TOKEN_HEATMAPS
 from tests.browser.conftest import MEASURED
 
-# JS: where the figure `#id` lies on the screen, the bottom of the notes a projector pins at the top (0 when they
-# are not pinned), and for a heatmap of tokens its cells' least side as drawn (plotly's axis lengths over its cells)
-PLACE = """(id) => {
-    const f = document.getElementById(id), plot = f && f.querySelector('.js-plotly-plot');
-    const box = (plot || f).getBoundingClientRect(), notes = document.getElementById('demo-notes');
-    const pinned = notes && getComputedStyle(notes).position === 'sticky';
-    const out = {top: box.top, bottom: box.bottom, screen: innerHeight,
-                 under: pinned ? Math.max(0, notes.getBoundingClientRect().bottom) : 0, cell: null};
-    const layout = plot && plot._fullLayout, z = plot && plot._fullData && plot._fullData[0] && plot._fullData[0].z;
-    if (layout && z && z.length && layout.xaxis && layout.yaxis)
-        out.cell = Math.min(layout.xaxis._length / z[0].length, layout.yaxis._length / z.length);
-    return out;
-}"""
+
 # JS: the figure `#id` drawn anew (its data a new array since MARK) and its height held for 3 frames
 MARK = "id => { const g = document.querySelector(`#${id} .js-plotly-plot`); window.__drawn = g && g.data; }"
 SETTLED = """async (id) => {
@@ -40,12 +29,11 @@ SETTLED = """async (id) => {
         last = h;
     }
 }"""
-TOKEN_HEATMAPS = {"att-one", "patch-heads"}  # a cell a token (or a head): at least MIN_CELL_PX
 
 
 def _demos():
     """The demos whose figure is not a head's: the others (a heatmap of a head, a patching grid) are checked on
-    test_layout.py's pass over every attention demo (in view, cells, screenshot); the trainings in
+    test_layout.py's pass over every attention demo (in view, cells); the trainings in
     test_readable_texts.py."""
     from tabs.demos import available_demos, runs
 

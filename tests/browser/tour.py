@@ -48,6 +48,22 @@ _LOSS_POINTS = """() => {
 }"""
 
 
+# JS: where the figure `#id` lies on the screen, the bottom of the notes a projector pins at the top (0 when they
+# are not pinned), and for a heatmap of tokens its cells' least side as drawn (plotly's axis lengths over its cells)
+PLACE = """(id) => {
+    const f = document.getElementById(id), plot = f && f.querySelector('.js-plotly-plot');
+    const box = (plot || f).getBoundingClientRect(), notes = document.getElementById('demo-notes');
+    const pinned = notes && getComputedStyle(notes).position === 'sticky';
+    const out = {top: box.top, bottom: box.bottom, screen: innerHeight,
+                 under: pinned ? Math.max(0, notes.getBoundingClientRect().bottom) : 0, cell: null};
+    const layout = plot && plot._fullLayout, z = plot && plot._fullData && plot._fullData[0] && plot._fullData[0].z;
+    if (layout && z && z.length && layout.xaxis && layout.yaxis)
+        out.cell = Math.min(layout.xaxis._length / z[0].length, layout.yaxis._length / z.length);
+    return out;
+}"""
+TOKEN_HEATMAPS = {"att-one", "patch-heads"}  # a cell a token (or a head): at least MIN_CELL_PX
+
+
 # --- browser, page, offline guard ------------------------------------------------------------------------------
 
 
