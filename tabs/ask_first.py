@@ -194,14 +194,18 @@ REVEAL_JS = """() => {
 # to the page's body, where tests/browser/test_keyboard.py found it). Below a 3-line explanation at 1280x800 the
 # heatmaps of "The causal mask" (41 positions) and the patching demos ended up to 500 px under the fold; on a phone
 # they started at y 650-760 of 844. What a run streams to (the watch's status line, STREAMING) is in view as soon as
-# it is laid out, and followed while it and what comes with it grow (the status taking more lines, the chart its legend) until the visitor scrolls, another demo is clicked
-# (window.inViewStop, also called by ASK_JS) or the 60 s have passed.
+# it is laid out, and followed while it and what comes with it grow (the status taking more lines, the chart its
+# legend) until the visitor scrolls, another demo is clicked (window.inViewStop, also called by ASK_JS) or the 60 s
+# have passed. A drawn figure is followed too, while the page around it settles (until nothing has moved for
+# REDRAW_MS): what is drawn after it may move or stretch it (the heads grid shares a row with the DLA figure drawn
+# beside it; the patching section's residual figure sits above it): in CI the grid of "Who carries a word?" had its
+# drawing brought to the fold, then its box grew 66 px under the fold at 1280x800.
 SCROLL_KEYS = ["ArrowUp", "ArrowDown", "PageUp", "PageDown", "Home", "End", " "]  # keys that scroll the page
 IN_VIEW_WHEN_DRAWN_JS = """() => {
     if (window.inViewStop) window.inViewStop();  // the last demo's wait or follow ends here
     const started = performance.now(), moves = ['wheel', 'touchmove', 'keydown'];
     const before = document.getElementById(FIGURE);
-    let last = -1, held = 0, moved = false, follow = null, changed = !before;
+    let last = -1, held = 0, moved = false, follow = null, quiet = null, changed = !before;
     const redrawn = new MutationObserver(() => { changed = true; });
     if (before) redrawn.observe(before, {childList: true, subtree: true, attributes: true, characterData: true});
     const move = (e) => {  // a key moves the page only when it scrolls it: not Enter on Reveal, not a control's key
@@ -211,6 +215,7 @@ IN_VIEW_WHEN_DRAWN_JS = """() => {
     };
     const stop = window.inViewStop = () => {
         moved = true;
+        clearTimeout(quiet);
         redrawn.disconnect();
         if (follow) follow.disconnect();
         moves.forEach(e => window.removeEventListener(e, move));
@@ -227,9 +232,15 @@ IN_VIEW_WHEN_DRAWN_JS = """() => {
         if (moved || held < 3 || document.body.classList.contains('asking')) return stop();
         (IN_VIEW)(FIGURE);
         (FOCUS)(FIGURE);
-        if (!STREAMING) return stop();
-        follow = new ResizeObserver(() => moved ? stop() : (IN_VIEW)(FIGURE));
-        [figure, document.getElementById(CAPTIONS[FIGURE] || '')].forEach(e => e && follow.observe(e));
+        const settled = () => { clearTimeout(quiet); quiet = setTimeout(stop, REDRAW_MS); };
+        follow = new ResizeObserver(() => {
+            if (moved) return stop();
+            (IN_VIEW)(FIGURE);
+            if (!STREAMING) settled();  // a stream is followed while it grows; a figure until the page is still
+        });
+        [figure, document.getElementById(CAPTIONS[FIGURE] || ''), figure.closest('.tabitem')]
+            .forEach(e => e && follow.observe(e));
+        if (!STREAMING) settled();
         setTimeout(stop, Math.max(0, 60000 - (performance.now() - started)));
     };
     requestAnimationFrame(wait);

@@ -180,7 +180,7 @@ def _cells(page, sel: str) -> dict:
     page.locator(f"{sel} .heatmaplayer").first.wait_for()
     page.locator(sel).scroll_into_view_if_needed()
     tour.plots_drawn(page)
-    page.wait_for_timeout(300)  # plotly's automargin may redraw once more
+    tour.figure_at_rest(page, sel)  # plotly's automargin may redraw once more
     cells = page.evaluate(_CELLS, sel)
     for _ in range(50):  # caught between a figure's removal and its redraw (seen once in CI): read it again
         if cells is not None:
@@ -246,6 +246,7 @@ def test_heatmaps_keep_readable_cells_and_scroll_sideways(open_at, width):
     tour.click_demo(page, "The causal mask")
     page.locator("#demo-explain", has_text="The causal mask").wait_for()
     _wait_title(page, "decoder self attention, layer \\d, head \\d")
+    page.wait_for_function("() => document.querySelectorAll('#att-one .xtick text').length === 41")  # the demo's
     mask = _cells(page, "#att-one")
     _readable(mask, f"causal mask at {width}")
     assert mask["xticks"] == 41 and mask["yticks"] == 41, "every token labelled"

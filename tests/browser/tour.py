@@ -483,6 +483,28 @@ def plots_drawn(page, count: int | None = None) -> None:
     page.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
 
 
+# Whether the figure under `sel` has had no change in its DOM (plotly's redraws: automargin, a react) for `ms`
+_FIGURE_STILL = """([sel, ms]) => {
+    const f = document.querySelector(sel);
+    if (!f) return false;
+    if (f.__still === undefined || f.__stillWatch !== true) {
+        f.__still = performance.now();
+        f.__stillWatch = true;
+        new MutationObserver(() => { f.__still = performance.now(); })
+            .observe(f, {childList: true, subtree: true, attributes: true, characterData: true});
+        return false;
+    }
+    return performance.now() - f.__still >= ms;
+}"""
+
+
+def figure_at_rest(page, sel: str, ms: int = 600) -> None:
+    """Wait until the figure under `sel` has not been redrawn for `ms`: plotly redraws a figure once or twice after
+    its first frame (automargin), later on a busy machine, and a measure taken between two draws saw the causal
+    mask's colour bar over its plot (CI, 2026-11-28; 300 ms of waiting had been enough on a quieter machine)."""
+    page.wait_for_function(_FIGURE_STILL, arg=[sel, ms], polling=100, timeout=TIMEOUT_MS)
+
+
 def small_screenshot(page, path, colours: int = 256, full_page: bool = True) -> Path:
     """A full-page (or screen: `full_page` False) screenshot saved as a palette PNG (a quarter of the size of a
     full-colour one, same look)."""
