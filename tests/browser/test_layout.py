@@ -223,14 +223,12 @@ _STILL = """([id, ms]) => {
 }"""
 
 
-def _at_rest(page, figure: str) -> None:
-    """Wait until the figure's box and the page's scroll have held still for longer than the page follows a drawn
-    figure (limits.PAGE_WAITS["redraw_ms"], tabs.ask_first): what is drawn after it (the DLA figure beside the heads
-    grid) may still move it, and the page brings it back into view."""
-    from limits import PAGE_WAITS
-
+def _at_rest(page, figure: str, ms: int = 1000) -> None:
+    """Wait until the figure's box and the page's scroll have held still for `ms`: what is drawn after it (the DLA
+    figure beside the heads grid) may still move it, and the page brings it back into view (it follows a drawn
+    figure until nothing moved for limits.PAGE_WAITS["redraw_ms"], tabs.ask_first)."""
     page.evaluate("() => { window.__atRest = null; }")
-    page.wait_for_function(_STILL, arg=[figure, PAGE_WAITS["redraw_ms"] + 500], polling=100, timeout=30_000)
+    page.wait_for_function(_STILL, arg=[figure, ms], polling=100, timeout=30_000)
 
 
 def _scrolled_into_view(page, demo, figure: str, width: int) -> None:
