@@ -9,6 +9,7 @@ import asyncio
 import pytest
 
 from server.backoff import RefusalBackoff
+from server.compat_probe import run  # a loop of its own, also after a browser module (Playwright)
 
 RULE = dict(first=0.25, most=4.0, forget=30, clients=8, waiting=2, body_bytes=1024)
 
@@ -51,7 +52,7 @@ def test_a_refusal_waits_only_for_a_small_request_of_known_size(size, waits):
     async def twice():
         return [await backoff.refused("", "b", size) for _ in range(2)]
 
-    assert asyncio.run(twice()) == [0.0, 0.01 if waits else 0.0]
+    assert run(twice()) == [0.0, 0.01 if waits else 0.0]
 
 
 def test_at_most_waiting_refusals_wait_at_once_and_others_are_answered_meanwhile():
@@ -71,7 +72,7 @@ def test_at_most_waiting_refusals_wait_at_once_and_others_are_answered_meanwhile
     async def main():
         await asyncio.gather(*(refused(i) for i in range(5)), other())
 
-    asyncio.run(main())
+    run(main())
     waited = [d for d in done if d[0] == "refused" and d[2] > 0]
     assert len(waited) == RULE["waiting"] and backoff.waiting == 0
     assert done.index(("other",)) < done.index(waited[0])
