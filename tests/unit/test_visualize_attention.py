@@ -93,6 +93,22 @@ def test_cells_that_fit_their_box_share_it():
     assert fig.data[0].colorbar.orientation is None
 
 
+def test_a_map_past_its_box_by_no_more_than_its_padding_fits_the_box():
+    """Regression (issue 38, item 3): the causal mask's 41 characters on a projector (narrow=False) were 732 px in
+    the Attention tab's 720 px box: its cells at MIN_CELL_PX ended at the box's edge and only the right margin's
+    12 px of padding lay past it, behind a sideways scroll. Now the padding gives way: the figure is its box's width,
+    no cell under MIN_CELL_PX, the colour bar flat above the plot (nothing at its right)."""
+    tokens = list("To be, or not to be, that is the question")
+    fig = head_heatmap(softmax_rows(41, 41), tokens, tokens, narrow=False, mask=np.tril(np.ones((41, 41), bool)))
+    margin = fig.layout.margin
+    assert fig.layout.width == HEATMAP_BOX_PX[False] and margin.r >= 0
+    assert (fig.layout.width - margin.l - margin.r) / 41 >= MIN_CELL_PX and fig.layout.meta["cell_px"] >= MIN_CELL_PX
+    assert fig.data[0].colorbar.orientation == "h"
+    wider = head_heatmap(softmax_rows(48, 48), tokens[:48] + list("abcdefg"), tokens[:48] + list("abcdefg"),
+                         narrow=False)  # 7 columns more: past the box by more than the padding, it scrolls
+    assert wider.layout.width > HEATMAP_BOX_PX[False] and wider.layout.margin.r >= 12
+
+
 def test_past_the_box_every_token_keeps_its_label_and_of_unknown_width_plotly_thins_them():
     """64 tokens on the Attention tab (narrow=False): each keeps its label on a column of MIN_CELL_PX, the figure
     wider than its 720 px box. On a figure whose width is not known (narrow=None: the Train tab's live map) and
