@@ -3,8 +3,8 @@ figures (tabs.attention.page), the views they draw (tabs.attention.views: value-
 words, a verse's gold links), logit lenses (tabs.attention.lens) and patchings (tabs.attention.patching).
 
 A count alone does not bound such a cache: an entry keeps its record alive, and a record's size is its model's
-(layers x heads x 64 x 64 weights per kind of attention: 0.8 MiB for translate-en-es, 7 MiB for GPT-2 small), so 512
-figures of 512 distinct records could hold gigabytes. Each cache also has a byte budget (limits.RECORD_CACHE_BYTES):
+(layers x heads x 64 x 64 weights per kind of attention, and each layer's q, k and v: 2.7 MiB for translate-en-es,
+9 MiB for GPT-2 small), so 512 figures of 512 distinct records could hold gigabytes. Each cache also has a byte budget (limits.RECORD_CACHE_BYTES):
 what its values and the records they keep alive hold in arrays and text (`held_bytes`), each record counted once.
 
 A class asks for the same thing at once: thirty students press one demo, and every request misses the cache

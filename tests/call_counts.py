@@ -4,6 +4,9 @@ too, so calls from inside it count) with a counting wrapper, and puts them back 
 
 `calls.total[name]` counts every call; `calls.repeats[name]` the calls whose first argument has the content of an
 earlier call's (a tensor's values, a pattern's kind and weights, a WordCross's weights): the same work done again.
+
+`with forwards() as calls: ...` lists every Transformer forward in the block: "unpatched" (no point written) or
+"patched".
 """
 from __future__ import annotations
 
@@ -16,6 +19,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 import torch
+
+from transformer import points
+from transformer.model import Transformer
 
 
 def fingerprint(value) -> str:
@@ -64,3 +70,20 @@ def counting(*functions):
     finally:
         for module, attr, value in replaced:
             setattr(module, attr, value)
+
+
+@contextlib.contextmanager
+def forwards():
+    """Every Transformer forward in the block, in order: "unpatched" (no point written) or "patched"."""
+    calls, original = [], Transformer.forward
+
+    def counted(self, *args, **kwargs):
+        scope = points._ACTIVE.get()
+        calls.append("patched" if scope is not None and scope.write else "unpatched")
+        return original(self, *args, **kwargs)
+
+    Transformer.forward = counted
+    try:
+        yield calls
+    finally:
+        Transformer.forward = original

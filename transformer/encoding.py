@@ -44,6 +44,20 @@ def decoder_ids(target: list[int], config: TransformerConfig) -> tuple[list[int]
     return [config.decoder_start] + list(target), list(target) + [config.eos_id]
 
 
+def run_ids(config: TransformerConfig, input_ids: list[int], target_ids: list[int] | None = None
+            ) -> tuple[tuple[list[int], ...], list[int]]:
+    """What one forward pass of a model of `config` reads, and what labels its last stack's positions: (the model's
+    arguments, the token each position of the decoder, or of the encoder-only model, produces or reads).
+
+    An encoder-decoder model reads the source `input_ids` (with its </s>) and <s> + `target_ids`, each position
+    labelled by the token it produces (target + </s>); any other model reads `input_ids` alone, labelled by
+    themselves. The one way a run's inputs are built: the record, its views and the logit lens call it."""
+    if not config.is_encoder_decoder:
+        return (list(input_ids),), list(input_ids)
+    dec_in, produced = decoder_ids(list(target_ids or []), config)
+    return (list(input_ids), dec_in), produced
+
+
 def most_source_tokens(config: TransformerConfig) -> int:
     """The most text tokens the encoder of `config` takes: max_len - 1, leaving room for </s>; max_len - 2 for an
     encoder-only model, leaving room for [CLS] and [SEP]; a decoder-only model's input takes max_len."""

@@ -58,7 +58,7 @@ def draw_qk(made_by, record, kind, layer, head, query, shown=None, request: gr.R
 @gpu(duration=10)
 @handler
 def qk_on_gpu(source: ModelRef, record, kind: str, layer: int, head: int, query: int):
-    """transformer.interpretability.probe.qk_step: the record's forward pass again, keeping the q, k and v of one head."""
+    """transformer.interpretability.probe.qk_step: one head's equation 1 from the q, k and v the record's pass kept."""
     model, _, _ = source.load()
     return qk_step(model, record, kind, layer, head, query)
 

@@ -26,7 +26,7 @@ def record_on_gpu(source: ModelRef, text: str, target: str):
 
 SHARED_RECORDS = SharedValues(SHIPPED_RECORDS)  # the shipped checkpoints' records, kept for everyone
 PRETRAINED_FLIGHTS = SingleFlight()  # a pretrained model's records: one computation for the requests meanwhile (a
-#                                      GPT-2 record is 7 MiB: not kept, store.record_cache's caches keep what it draws)
+#                                      GPT-2 record is 9 MiB: not kept, store.record_cache's caches keep what it draws)
 
 
 def _shipped_record(ckpt: str, text: str, target: str):

@@ -30,7 +30,7 @@ NORMS_EXPLAINED = ("**Weights or what moves.** A weight α says where a head loo
 @gpu(duration=10)
 @handler
 def norms_on_gpu(source: ModelRef, record, kind: str) -> ValueNorms:
-    """transformer.interpretability.value_norms of one kind of the record: its forward pass again, keeping v."""
+    """transformer.interpretability.value_norms of one kind of the record: its weights and kept values, W^O."""
     model, _, _ = source.load()
     return value_weighted_norms(model, record, kind)
 

@@ -5,37 +5,18 @@ corrupted input once, unpatched, plus only the patched forwards their methods ne
 and the translation model (encoder-decoder: its position is where the runs' top tokens first differ)."""
 from __future__ import annotations
 
-import contextlib
 import math
 
 import pytest
 
 from tabs.attention.patching import grids_on_gpu, head_on_gpu
 from store.catalogue import ModelRef
+from tests.call_counts import forwards
 from transformer.heads import AttentionKind
 from transformer.interpretability.activation_patching import rows_per_batch
 from transformer.interpretability.patching_demos import induction_texts
 from transformer.interpretability.patching_runs import minimal_pair
 from transformer.interpretability.path_patching import receivers
-from transformer.model import Transformer
-from transformer import points
-
-
-@contextlib.contextmanager
-def forwards():
-    """Every Transformer forward in the block: "unpatched" (no point written) or "patched"."""
-    calls, original = [], Transformer.forward
-
-    def counted(self, *args, **kwargs):
-        scope = points._ACTIVE.get()
-        calls.append("patched" if scope is not None and scope.write else "unpatched")
-        return original(self, *args, **kwargs)
-
-    Transformer.forward = counted
-    try:
-        yield calls
-    finally:
-        Transformer.forward = original
 
 
 def _inputs(name: str, clean: str, corrupted: str, target: str | None = None):

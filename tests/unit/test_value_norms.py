@@ -131,3 +131,32 @@ def test_unknown_kind_is_refused():
     model = tiny()
     with pytest.raises(ValueError, match="decoder self"):
         value_weighted_norms(model, _record(model), "cross")
+
+
+@pytest.mark.parametrize("arch,n_kv,pos,attention,kind", CASES + [("decoder-only", None, "rope", "mla",
+                                                                   "decoder self")])
+def test_the_views_read_the_records_one_pass(arch, n_kv, pos, attention, kind):
+    """Invariant (issue 41, item 2): a record is one forward pass, and its value-weighted norms and the Q.K step of
+    every head and query read what that pass kept (counted with tests.call_counts.forwards: 1, then 0), with the
+    numbers a second pass of the record's kind (every pattern read) gives at those points."""
+    from tests.call_counts import forwards
+    from transformer.interpretability.probe import qk_step
+
+    model = tiny(arch, n_kv, pos, attention)
+    with forwards() as made:
+        record = _record(model)
+    kind_ = AttentionKind(kind)
+    names = [kind_.point(i, n) for i in range(len(kind_.modules(model))) for n in ("q", "k", "v")]
+    heads = [(layer, head, query) for layer, head in [(0, 0), (1, 3)]
+             for query in range(len(record.patterns[kind].query_tokens))]
+    with forwards() as viewed:
+        norms = value_weighted_norms(model, record, kind)
+        steps = [qk_step(model, record, kind, *where) for where in heads]
+    assert (made, viewed) == (["unpatched"], [])
+    with torch.no_grad(), points(read=names) as seen:  # the oracle: a second pass, reading the patterns too
+        run_record(model, record.input_ids, record.target_ids, return_attention=True)
+    for name in names:
+        assert torch.equal(record.inside[name], seen[name][0])
+    assert torch.equal(norms.weights, record.patterns[kind].weights)
+    for step, (layer, head, query) in zip(steps, heads):  # equation 1 on one head: the heatmap's row to 1e-6
+        assert torch.allclose(step.weights, record.patterns[kind].weights[layer, head, query], atol=1e-6)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
-from ..encoding import decoder_ids
+from ..encoding import run_ids
 from ..model import Transformer
 from ..points import points, stream_point
 from .probe import run_record
@@ -50,8 +50,7 @@ def decoder_residuals(model: Transformer, input_ids: list[int], target_ids: list
                                                           for i in range(cfg.n_decoder_layers)]
     with torch.no_grad(), points(read=names) as seen:
         run_record(model, input_ids, target_ids)  # the record's one pass; the decoder reads <s> + target, or the input
-    dec_in = decoder_ids(list(target_ids or []), cfg)[0] if cfg.is_encoder_decoder else list(input_ids)
-    return dec_in, [seen[n][0] for n in names]
+    return run_ids(cfg, input_ids, target_ids)[0][-1], [seen[n][0] for n in names]
 
 
 def lens_logits(model: Transformer, residual: Tensor) -> Tensor:

@@ -18,7 +18,7 @@ import torch
 from torch import Tensor
 
 from ..attention import relative_bias
-from ..encoding import EncodedInput, decoder_ids, encode_input, most_target_tokens  # noqa: F401  (re-exported)
+from ..encoding import EncodedInput, decoder_ids, encode_input, most_target_tokens, run_ids  # noqa: F401  (re-exported)
 from ..generate import context_start, generate
 from ..heads import AttentionKind
 from ..model import ModelOutput, Transformer
@@ -97,16 +97,24 @@ class AttentionPattern:
         return self.top_head("entropy", layer)
 
 
+INSIDE = ("q", "k", "v")  # the points of every attention layer a record keeps (its views read them, not a new pass)
+
+
 @dataclass(eq=False)
 class AttentionRecord:
     """Every attention pattern of one example, by kind, the ids the model read, and what the encoding cut or did
-    not know. Records are shared between users (a cache): nothing may modify one after it is made."""
+    not know. Records are shared between users (a cache): nothing may modify one after it is made.
+
+    `inside` holds the INSIDE points (q, k, v) of every attention layer from the same forward pass, by point name,
+    on the CPU without the batch dimension: q (H, T, d), k (G, S, d), v (G, S, d_v). The value-weighted norms and
+    the Q.K step read them there instead of running the model again."""
 
     patterns: dict[str, AttentionPattern]
     input_ids: list[int] = field(default_factory=list)  # the encoder's source (+ </s>) or the decoder-only input
     target_ids: list[int] | None = None  # encoder-decoder: the target the decoder read after <s>
     notices: list[str] = field(default_factory=list)  # sentences about cuts, in the order of the inputs
     unknown_chars: str = ""
+    inside: dict[str, Tensor] = field(default_factory=dict)
 
     @property
     def truncated(self) -> bool:
@@ -123,31 +131,31 @@ def _is_text(cfg, ids: list[int]) -> list[int]:
 
 def run_record(model: Transformer, input_ids: list[int], target_ids: list[int] | None,
                return_attention: bool = False) -> ModelOutput:
-    """The one forward pass a record is made of, on this input (and target): run it inside a `points` block to
-    read more of it."""
-    dev = model.device
-    if not model.config.is_encoder_decoder:
-        return model(torch.tensor([input_ids], device=dev), return_attention=return_attention)
-    dec_in, _ = decoder_ids(target_ids or [], model.config)
-    return model(torch.tensor([input_ids], device=dev), torch.tensor([dec_in], device=dev),
-                 return_attention=return_attention)
+    """The one forward pass a record is made of, on this input (and target; `run_ids` builds what the model reads):
+    run it inside a `points` block to read more of it."""
+    args, _ = run_ids(model.config, input_ids, target_ids)
+    return model(*(torch.tensor([ids], device=model.device) for ids in args), return_attention=return_attention)
 
 
 @torch.no_grad()
 def record_ids(model: Transformer, tokenizer, input_ids: list[int], target_ids: list[int] | None = None
                ) -> AttentionRecord:
     """Attention of `model` reading `input_ids` (a source with its `</s>`, or a decoder-only input) and, for an
-    encoder-decoder model, the target `target_ids` (without `<s>`/`</s>`): one forward pass, every pattern.
+    encoder-decoder model, the target `target_ids` (without `<s>`/`</s>`): one forward pass, every pattern, and
+    the q, k and v of every attention layer (`AttentionRecord.inside`).
 
     Self-attention rows and columns are labelled by the token at that position. Cross-attention rows are labelled
     by the token each decoder position *produces* (target + `</s>`), so in `reverse` output "c" looking at source
     "c" lies on the anti-diagonal.
     """
     cfg, name = model.config, tokenizer.id_to_token
-    maps = run_record(model, input_ids, target_ids, return_attention=True).attention
+    inside = [kind.point(i, n) for kind in AttentionKind.of(cfg) for i in range(kind.n_layers(cfg)) for n in INSIDE]
+    with points(read=inside) as seen:
+        maps = run_record(model, input_ids, target_ids, return_attention=True).attention
     target_ids = list(target_ids or []) if cfg.is_encoder_decoder else None
-    source = list(input_ids)  # the encoder's ids, or the decoder-only model's
-    dec_in, produced = decoder_ids(target_ids, cfg) if cfg.is_encoder_decoder else (source, source)
+    source = list(input_ids)  # the encoder's ids, or the decoder-only (encoder-only) model's
+    args, produced = run_ids(cfg, source, target_ids)
+    dec_in = args[-1]  # what the decoder reads: <s> + target, or the decoder-only model's input
     axes = {  # kind: (the ids that label the queries, the keys' ids)
         AttentionKind.ENCODER_SELF: (source, source),
         AttentionKind.DECODER_SELF: (dec_in, dec_in),
@@ -160,7 +168,7 @@ def record_ids(model: Transformer, tokenizer, input_ids: list[int], target_ids: 
         patterns[kind] = AttentionPattern(kind, weights, [name(i) for i in queries], [name(i) for i in keys],
                                           kind.mask(len(queries), len(keys)), _is_text(cfg, queries),
                                           _is_text(cfg, keys), list(keys))
-    return AttentionRecord(patterns, list(input_ids), target_ids)
+    return AttentionRecord(patterns, list(input_ids), target_ids, inside={n: seen[n][0].cpu().clone() for n in inside})
 
 
 def example_attention(model: Transformer, tokenizer, input_ids: list[int], target_ids: list[int] | None = None
@@ -227,7 +235,7 @@ class QKStep:
 @torch.no_grad()
 def qk_step(model: Transformer, record: AttentionRecord, kind: str, layer: int, head: int, query: int) -> QKStep:
     """Softmax(q K^T / sqrt(d_k)) V for query `query` of one head, from the q, k, v that head computed in the
-    record's forward pass (so `weights` equals the record's heatmap row)."""
+    record's forward pass (kept in `record.inside`: no new pass, and `weights` equals the record's heatmap row)."""
     kind = AttentionKind.parse(kind)
     pattern = record.patterns[kind]
     L, H = pattern.shape
@@ -235,10 +243,7 @@ def qk_step(model: Transformer, record: AttentionRecord, kind: str, layer: int, 
     if not (0 <= layer < L and 0 <= head < H and 0 <= query < T):
         raise ValueError(f"layer {layer}, head {head}, query {query}: this pattern has {L} layers, {H} heads and "
                          f"{T} queries")
-    names = [kind.point(layer, n) for n in ("q", "k", "v")]
-    with points(read=names) as seen:
-        run_record(model, record.input_ids, record.target_ids)
-    q, k, v = (seen[n][0].float().cpu() for n in names)  # q (H, T, d), k (G, S, d), v (G, S, d_v)
+    q, k, v = (record.inside[kind.point(layer, n)].float() for n in INSIDE)  # q (H, T, d), k (G, S, d), v (G, S, d_v)
     g = head // (H // k.size(0))  # the key/value head query head `head` reads (GQA/MQA share them)
     q, k, v = q[head, query], k[g], v[g]  # (d,), (S, d), (S, d_v)
     S, d_k = k.shape  # d_k: the size the scores are scaled by (MLA with RoPE: d_k + d_R)

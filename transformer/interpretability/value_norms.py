@@ -15,8 +15,7 @@ from torch import Tensor
 
 from ..heads import AttentionKind
 from ..model import Transformer
-from ..points import points
-from .probe import AttentionRecord, run_record
+from .probe import AttentionRecord
 
 
 @dataclass
@@ -40,18 +39,16 @@ def transformed_values(module, v: Tensor) -> Tensor:
 
 @torch.no_grad()
 def value_weighted_norms(model: Transformer, record: AttentionRecord, kind: str) -> ValueNorms:
-    """||alpha_ij f_h(x_j)|| for every layer, head, query and key of `kind`, from one forward pass of the record's
-    input (the same pass that gave its weights)."""
+    """||alpha_ij f_h(x_j)|| for every layer, head, query and key of `kind`, from the record's one forward pass:
+    its weights and the values it kept (`record.inside`); the model gives only W^O."""
     if kind not in record.patterns:
         raise ValueError(f"this record has no {kind!r} attention (it has {', '.join(record.kinds)})")
     kind = AttentionKind.parse(kind)
-    modules = kind.modules(model)
-    with points(read=[kind.point(i, n) for i in range(len(modules)) for n in ("v", "pattern")]) as seen:
-        run_record(model, record.input_ids, record.target_ids)
     weights, norms = [], []
-    for i, module in enumerate(modules):
-        alpha = seen[kind.point(i, "pattern")][0].float()  # (H, T, S)
-        v = seen[kind.point(i, "v")][0].float()  # (G, S, d_v): each key/value head's values
+    for i, module in enumerate(kind.modules(model)):
+        device = module.out_proj.weight.device
+        alpha = record.patterns[kind].weights[i].to(device)  # (H, T, S)
+        v = record.inside[kind.point(i, "v")].to(device).float()  # (G, S, d_v): each key/value head's values
         v = v.repeat_interleave(alpha.size(0) // v.size(0), dim=0)  # (H, S, d_v)
         f_norm = transformed_values(module, v).norm(dim=-1)  # (H, S)
         norms.append(alpha * f_norm[:, None, :])  # (H, T, S): ||alpha_ij f(x_j)|| = alpha_ij ||f(x_j)||
