@@ -23,6 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import torch  # noqa: E402
 
 from transformer import load_checkpoint  # noqa: E402
+from transformer.heads import AttentionKind  # noqa: E402
 from transformer.interpretability.feature_cli import RECIPES  # noqa: E402
 from transformer.interpretability.feature_data import feature_batches  # noqa: E402
 from transformer.interpretability.feature_page import head_share  # noqa: E402
@@ -60,7 +61,7 @@ def feature_table(model, tokenizer, info, top: int) -> list[tuple]:
         share = head_share(sae, model.config.n_heads)  # (F, H)
         fs, produced, attended = [], [], []
         for (src, tgt_in), tgt_out in batches:
-            pattern = f"decoder.{L}.cross_attn.pattern"
+            pattern = AttentionKind.CROSS.point(L, "pattern")
             with points(read=[layer.point, pattern]) as seen:
                 model(src, tgt_in)
             real = tgt_in != model.config.pad_id  # (B, T)

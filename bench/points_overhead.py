@@ -78,7 +78,7 @@ def main() -> None:
     torch.set_num_threads(1)
     print(machine_header("named points: cached decoding against the tree before them"))
     import transformer
-    from transformer.points import points
+    from transformer.points import point_name, points
 
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -94,7 +94,7 @@ def main() -> None:
                 return lambda: sum(1 for _ in gen(model, prompt, args.new))
 
             def in_block():
-                with points(read=["decoder.0.resid_post"]):
+                with points(read=[point_name("decoder", 0, "resid_post")]):
                     return run(generate, new)()
 
             print(f"-- {n_layers} layers, d_model {d_model}")

@@ -488,3 +488,56 @@ def test_a_sections_listeners_are_wired_by_one_owner():
     patching.py, inside.py, two_inputs.py and positional.py each wrote `separately(section.expand, ...,
     only_open="<its elem_id>")`, the elem_id written a second time beside the accordion's own."""
     assert found_outside(SECTION_OWNER, functools.partial(code_lines_matching, SECTION_GATE)) == {}
+
+
+POINT_OWNER = "transformer/points.py"  # point_name: the one place a named point's name is written
+POINT_LEAF = r"(?:(?:resid_(?:pre|mid|cross|post)|ffn\.out|(?:self_attn|cross_attn|\{\})\.(?:[qkv]_input|[qkvz]|pattern|out)))(?!\w)"
+POINT_TEXT = re.compile(rf"(?:encoder|decoder|\{{\}})\.(?:\d+|\{{\}})\.{POINT_LEAF}")
+
+
+def _string_texts(source: str) -> list[str]:
+    """Every string literal and f-string of the code (an f-string's replacement fields as "{}"), docstrings left
+    out (they document the names)."""
+    tree = ast.parse(source)
+    docstrings = {id(node.body[0].value) for node in ast.walk(tree)
+                  if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+                  and node.body and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)}
+    inner = {id(v) for node in ast.walk(tree) if isinstance(node, ast.JoinedStr) for v in node.values}
+    texts = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.JoinedStr):
+            texts.append("".join(v.value if isinstance(v, ast.Constant) else "{}" for v in node.values))
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings | inner:
+            texts.append(node.value)
+    return texts
+
+
+def hand_point_names(source: str) -> list[str]:
+    """The strings of the code that write a named point's name by hand ("decoder.1.resid_post",
+    f"{stack}.{i}.self_attn.z") instead of calling transformer.points.point_name or AttentionKind.point."""
+    return [text for text in _string_texts(source) if POINT_TEXT.search(text)]
+
+
+@pytest.mark.parametrize("source, caught", [
+    ('names = [f"{stack}.{i}.resid_pre" for i in layers]', True),
+    ('pattern = f"decoder.{L}.cross_attn.pattern"', True),
+    ('read = ["decoder.0.resid_post", "final"]', True),
+    ('z = f"{kind.stack}.{layer}.{kind.module}.z"', True),
+    ('ffn = f"encoder.{i}.ffn.out"', True),
+    ('ffn = point_name(stack, i, "ffn.out")', False),
+    ('z = AttentionKind.CROSS.point(L, "pattern")', False),
+    ('w = state[f"decoder.{i}.self_attn.out_proj.weight"]', False),  # a parameter's name, not a point's
+    ('def f():\n    """Reads {stack}.{i}.resid_pre."""\n    return 1', False),  # a docstring documents a name
+])
+def test_the_point_name_scanner_sees_each_form(source, caught):
+    """Oracle: hand-written code, each known to write a point's name by hand or to call its owner."""
+    assert bool(hand_point_names(source)) == caught
+
+
+def test_every_point_name_is_written_by_one_owner():
+    """Invariant (issue 41, item 2): a named point's name is written in transformer/points.py (point_name) alone;
+    the library, visualize, the app and bench call it (or AttentionKind.point, which calls it). Failed before:
+    bench/feature_demo_search.py wrote a cross-attention pattern's name, bench/points_overhead.py a residual's."""
+    found = found_outside(POINT_OWNER, hand_point_names, packages=("transformer", "visualize", "bench") + APP_ROOMS)
+    assert found == {}
+    assert "{}.{}.{}" in _string_texts((ROOT / POINT_OWNER).read_text(encoding="utf-8"))  # the owner's is seen

@@ -14,6 +14,7 @@ import torch
 from torch import Tensor
 
 from .attention import causal_mask
+from .points import point_name
 
 
 class AttentionKind(str, Enum):
@@ -50,7 +51,7 @@ class AttentionKind(str, Enum):
 
     def point(self, layer: int, name: str) -> str:
         """The named point `name` (q, k, v, pattern, z, ...) of this kind's attention in `layer`."""
-        return f"{self.stack}.{layer}.{self.module}.{name}"
+        return point_name(self.stack, layer, f"{self.module}.{name}")
 
     def n_layers(self, config) -> int:
         """How many layers of this kind a model of `config` has (0 when it has none)."""

@@ -101,9 +101,11 @@ def points(read: Read = (), write: Write | None = None) -> Iterator[dict[str, Te
         _ACTIVE.reset(token)
 
 
-def stream_point(stack: str, layer: int, name: str) -> str:
-    """The named point `name` (resid_pre, resid_mid, resid_cross, resid_post, ffn.out) of layer `layer` of
-    `stack` ("encoder" or "decoder"); attention points are `transformer.heads.AttentionKind.point`."""
+def point_name(stack: str, layer: int, name: str) -> str:
+    """The name of the point `name` of layer `layer` of `stack` ("encoder" or "decoder"): a residual or FFN point
+    (resid_pre, resid_mid, resid_cross, resid_post, ffn.out) or, through `transformer.heads.AttentionKind.point`,
+    an attention module's (self_attn.z, cross_attn.pattern, ...). The one place a point's name is written
+    (tests/test_one_owner.py checks it)."""
     return f"{stack}.{layer}.{name}"
 
 

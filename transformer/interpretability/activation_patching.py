@@ -26,7 +26,7 @@ from ..model import Transformer
 from .patching_metric import Baseline, Metric
 from ..heads import AttentionKind
 from .patching_runs import Axis, Grid, MinimalPair, PairRun, attention_kind, run, run_pair, stack_layers
-from ..points import stream_point
+from ..points import point_name
 
 BATCH_ELEMENTS = 2 ** 23  # floats of logits and activations one patched batch may hold (~32 MB each)
 
@@ -108,7 +108,7 @@ def residual_patching(model: Transformer, pair: MinimalPair | PairRun, metric: M
     if stack not in ("decoder", "encoder") or (stack == "encoder" and pair.encoder is None):
         raise ValueError(f"stack: {'decoder or encoder' if pair.encoder is not None else 'decoder'}, got {stack!r}")
     L, T = stack_layers(model, stack), pair.length(stack)
-    cells = [Cell(stream_point(stack, i, "resid_pre"), (t,)) for i in range(L) for t in range(T)]
+    cells = [Cell(point_name(stack, i, "resid_pre"), (t,)) for i in range(L) for t in range(T)]
     return _grid(model, runs, metric, cells, (L, T), [_layers(L), Axis("position", pair.labels[stack])],
                  f"the {stack}'s residual stream entering each layer, one position at a time")
 

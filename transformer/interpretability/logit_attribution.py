@@ -39,7 +39,7 @@ from ..norms import RMSNorm
 from .patching_metric import LogitDifference
 from ..heads import AttentionKind
 from .patching_runs import MinimalPair, PairRun, run_pair
-from ..points import stream_point
+from ..points import point_name
 
 
 @dataclass(frozen=True)
@@ -156,7 +156,7 @@ def direct_logit_attribution(model: Transformer, pair: MinimalPair | PairRun, me
     has_ffn = model.decoder[0].ffn is not None
     runs = run_pair(model, pair)
     logits, seen = runs.logits["clean"], runs.seen["clean"]
-    point = lambda i, name: seen[stream_point("decoder", i, name)][0, p]  # noqa: E731  (d_model,) at position p
+    point = lambda i, name: seen[point_name("decoder", i, name)][0, p]  # noqa: E731  (d_model,) at position p
     norm = FrozenNorm.at(model.decoder_norm, point(L - 1, "resid_post"))  # what the final norm reads
     u = model.lm_head.weight.double()
     direction = u[metric.answer] - u[metric.other]  # (d_model,)

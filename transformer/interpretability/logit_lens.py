@@ -15,7 +15,7 @@ from torch import Tensor
 
 from ..encoding import run_ids
 from ..model import Transformer
-from ..points import points, stream_point
+from ..points import point_name, points
 from .probe import run_record
 
 
@@ -46,7 +46,7 @@ def decoder_residuals(model: Transformer, input_ids: list[int], target_ids: list
     if cfg.is_encoder_only:
         raise ValueError("the logit lens reads a decoder's next-token predictions, and an encoder-only model (BERT) "
                          "has no decoder")
-    names = [stream_point("decoder", 0, "resid_pre")] + [stream_point("decoder", i, "resid_post")
+    names = [point_name("decoder", 0, "resid_pre")] + [point_name("decoder", i, "resid_post")
                                                           for i in range(cfg.n_decoder_layers)]
     with torch.no_grad(), points(read=names) as seen:
         run_record(model, input_ids, target_ids)  # the record's one pass; the decoder reads <s> + target, or the input

@@ -23,7 +23,7 @@ from torch import Tensor
 from ..encoding import decoder_ids
 from ..heads import AttentionKind
 from ..model import Transformer
-from ..points import Read, Write, points, stream_point
+from ..points import Read, Write, point_name, points
 
 
 def attention_kind(model: Transformer, kind: AttentionKind | str) -> AttentionKind:
@@ -138,11 +138,11 @@ def patching_points(model: Transformer, patterns: bool = False) -> list[str]:
     cfg, names = model.config, []
     for stack in ("encoder", "decoder"):
         layers = range(stack_layers(model, stack))
-        names += [stream_point(stack, i, "resid_pre") for i in layers]
-        names += [stream_point(stack, i, "ffn.out") for i in layers if getattr(model, stack)[i].ffn is not None]
+        names += [point_name(stack, i, "resid_pre") for i in layers]
+        names += [point_name(stack, i, "ffn.out") for i in layers if getattr(model, stack)[i].ffn is not None]
     names += [k.point(i, name) for k in AttentionKind.of(cfg) for i in range(k.n_layers(cfg))
               for name in (("z", "pattern") if patterns else ("z",))]
-    return names + [stream_point("decoder", cfg.n_decoder_layers - 1, "resid_post")]
+    return names + [point_name("decoder", cfg.n_decoder_layers - 1, "resid_post")]
 
 
 @dataclass(frozen=True)

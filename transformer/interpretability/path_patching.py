@@ -34,7 +34,7 @@ from .activation_patching import rows_per_batch
 from .patching_metric import Baseline, Metric
 from ..heads import AttentionKind, HeadId
 from .patching_runs import Axis, Grid, MinimalPair, PairRun, attention_kind, run, run_pair, stack_layers
-from ..points import stream_point
+from ..points import point_name
 
 INPUTS = {"q": "query", "k": "key", "v": "value"}
 
@@ -87,7 +87,7 @@ class _PathRuns:
         runs = run_pair(model, pair)
         self.model, self.pair, self.metric = model, runs.pair, metric
         zs = [k.point(i, "z") for k in AttentionKind.of(cfg) for i in range(k.n_layers(cfg))]
-        ffns = [stream_point(s, i, "ffn.out") for s in ("encoder", "decoder") for i in range(stack_layers(model, s))
+        ffns = [point_name(s, i, "ffn.out") for s in ("encoder", "decoder") for i in range(stack_layers(model, s))
                 ] if model.decoder[0].ffn is not None else []
         self.clean, self.corrupted = runs.seen["clean"], runs.seen["corrupted"]
         self.base = Baseline.of(metric, runs.logits["clean"], runs.logits["corrupted"])
