@@ -30,8 +30,7 @@ def rebuilt(self, q, q_rope, kept, mask, is_causal, bias):
     if self.d_rope:
         q = torch.cat([q, q_rope], dim=-1)
         k = torch.cat([k, kept[1].expand(q.size(0), H, S, self.d_rope)], dim=-1)
-    out, _ = la.attend(self, q, k, v, mask, is_causal=is_causal, need_weights=False, dropout_p=0.0, bias=bias)
-    return out
+    return la.attend(self, q, k, v, mask, is_causal=is_causal, dropout_p=0.0, bias=bias)
 
 
 def main():

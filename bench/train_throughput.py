@@ -95,19 +95,17 @@ class FusedResidualSublayer(SublayerConnection):
 LIBRARY_ATTEND = attention.attend
 
 
-def torch_attend(module, q, k, v, mask, *, is_causal, need_weights, dropout_p, bias=None, scale=None):
+def torch_attend(module, q, k, v, mask, *, is_causal, dropout_p, bias=None, scale=None):
     """The attention of the library before transformer/dropout.py: in training, F.scaled_dot_product_attention with
     dropout_p, which on CPU falls back to its math path and draws the weights' mask with bernoulli_."""
-    if need_weights or dropout_p == 0.0 or bias is not None:
-        return LIBRARY_ATTEND(module, q, k, v, mask, is_causal=is_causal, need_weights=need_weights,
-                              dropout_p=dropout_p, bias=bias, scale=scale)
+    if module.pattern.wanted() or dropout_p == 0.0 or bias is not None:
+        return LIBRARY_ATTEND(module, q, k, v, mask, is_causal=is_causal, dropout_p=dropout_p, bias=bias, scale=scale)
     T, S = q.size(2), k.size(2)
     if is_causal and (mask is not None or S != T):
         causal = attention.causal_mask(T, S, device=q.device)  # (1, 1, T, S)
         mask, is_causal = (causal if mask is None else mask & causal), False
-    out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p, is_causal=is_causal,
-                                         scale=scale, enable_gqa=k.size(1) != q.size(1))  # (B, H, T, d_v)
-    return out, None
+    return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p, is_causal=is_causal,
+                                          scale=scale, enable_gqa=k.size(1) != q.size(1))  # (B, H, T, d_v)
 
 
 def swap(model: nn.Module, old: type, new: type) -> nn.Module:

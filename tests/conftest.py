@@ -93,6 +93,18 @@ def seeded_model(config: TransformerConfig, seed: int = 0) -> Transformer:
     return Transformer(config).eval()
 
 
+def with_weights(attention, *args, **kwargs):
+    """(output, weights (B, H, T, S)) of one call of an attention module: its `pattern` point read in a `points`
+    block (a module outside a Transformer has its points named first), the one way to see the weights."""
+    from transformer.points import name_points, points
+
+    if not attention.pattern.name:
+        name_points(attention)
+    with points(read=[attention.pattern.name]) as seen:
+        out = attention(*args, **kwargs)
+    return out, seen[attention.pattern.name]
+
+
 def copy_mha_from_torch(ours, ref: nn.MultiheadAttention) -> None:
     """Copy torch's packed in_proj (rows: q, k, v) and out_proj into ours: the same layout, [W^Q; W^K; W^V] as rows
     of in_proj. Both have biases or neither has."""

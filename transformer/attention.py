@@ -64,17 +64,16 @@ def padding_mask(ids: Tensor, pad_id: int) -> Tensor:
 
 
 def attend(module: nn.Module, q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, *, is_causal: bool,
-           need_weights: bool, dropout_p: float, bias: Tensor | None = None, scale: float | None = None
-           ) -> tuple[Tensor, Tensor | None]:
-    """Equation 1 for every head, through our own scaled_dot_product_attention when the weights are wanted (by
-    `need_weights`, or by a `points` block reading or writing the module's `pattern` point), else through PyTorch's
-    fused kernel. q (B, H, T, d); k (B, G, S, d), v (B, G, S, d_v) with G dividing H (GQA/MQA
-    share each key/value head between H/G query heads). Returns (B, H, T, d_v) and the weights or None.
+           dropout_p: float, bias: Tensor | None = None, scale: float | None = None) -> Tensor:
+    """Equation 1 for every head, through our own scaled_dot_product_attention when the weights are wanted (by a
+    `points` block reading or writing the module's `pattern` point), else through PyTorch's fused kernel.
+    q (B, H, T, d); k (B, G, S, d), v (B, G, S, d_v) with G dividing H (GQA/MQA share each key/value head between
+    H/G query heads). Returns (B, H, T, d_v).
 
     Training with dropout on a CPU also takes our path: there PyTorch's kernel falls back to the same math, but
     draws its dropout mask with the slow generator transformer/dropout.py avoids."""
     T, S = q.size(2), k.size(2)
-    explicit = need_weights or (dropout_p > 0.0 and q.device.type == "cpu") or module.pattern.wanted()
+    explicit = (dropout_p > 0.0 and q.device.type == "cpu") or module.pattern.wanted()
     if is_causal and T == 1:
         is_causal = False  # one new query may see every cached position
     if is_causal and (explicit or bias is not None or mask is not None or S != T):
@@ -85,14 +84,12 @@ def attend(module: nn.Module, q: Tensor, k: Tensor, v: Tensor, mask: Tensor | No
         if group > 1:
             k = k.repeat_interleave(group, dim=1)  # (B, H, S, d)
             v = v.repeat_interleave(group, dim=1)  # (B, H, S, d_v)
-        out, weights = scaled_dot_product_attention(q, k, v, mask, dropout_p, bias, scale, module.pattern)
-        return out, weights if need_weights else None
+        return scaled_dot_product_attention(q, k, v, mask, dropout_p, bias, scale, module.pattern)[0]
     if bias is not None:  # the fused kernel takes one float mask: the bias, with -inf where attention is forbidden
         bias = bias.to(q.dtype)
         mask = bias if mask is None else bias.masked_fill(~mask, float("-inf"))
-    out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p, is_causal=is_causal,
-                                         scale=scale, enable_gqa=k.size(1) != q.size(1))  # (B, H, T, d_v)
-    return out, None
+    return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p, is_causal=is_causal,
+                                          scale=scale, enable_gqa=k.size(1) != q.size(1))  # (B, H, T, d_v)
 
 
 def split_heads(x: Tensor, heads: int) -> Tensor:
@@ -189,14 +186,13 @@ class MultiHeadAttention(nn.Module):
             k, v = F.linear(key, *rows(n_q, n_k)), F.linear(value, *rows(n_k))
         return q, k, v
 
-    def forward(self, query: Tensor, key: Tensor, value: Tensor, mask: Tensor | None = None,
-                need_weights: bool = False, *, is_causal: bool = False, cache: KVCache | None = None
-                ) -> tuple[Tensor, Tensor | None]:
+    def forward(self, query: Tensor, key: Tensor, value: Tensor, mask: Tensor | None = None, *,
+                is_causal: bool = False, cache: KVCache | None = None) -> Tensor:
         """query: (B, T, d_model); key, value: (B, S, d_model); mask: bool, True = may attend.
 
         `is_causal` adds the causal mask (built only on the explicit path; the fused kernel skips it).
-        Returns the output (B, T, d_model) and, if `need_weights`, the weights (B, H, T, S), else None.
-        Passes its named points (transformer/points.py): q_input, k_input, v_input, q, k, v, pattern, z, out.
+        Returns the output (B, T, d_model). Passes its named points (transformer/points.py): q_input, k_input,
+        v_input, q, k, v, pattern (the weights (B, H, T, S): read it to see them), z, out.
         """
         B, T, _ = query.shape
         start = len(cache) if cache is not None and not cache.static else 0  # position of the first new query
@@ -216,11 +212,10 @@ class MultiHeadAttention(nn.Module):
             k, v = self.k(k), self.v(v)
             if cache is not None:
                 k, v = cache.append(k, v)  # (B, G, L + S, d_k) each
-        out, weights = attend(self, self.q(q), k, v, mask, is_causal=is_causal, need_weights=need_weights,
-                              dropout_p=self.dropout if self.training else 0.0,
-                              bias=relative_bias(self.position, T, k.size(2)))  # (B, H, T, d_k)
+        out = attend(self, self.q(q), k, v, mask, is_causal=is_causal, dropout_p=self.dropout if self.training else 0.0,
+                     bias=relative_bias(self.position, T, k.size(2)))  # (B, H, T, d_k)
         z = self.z(out.transpose(1, 2))  # (B, T, H, d_k): each head's output
-        return self.out(self.out_proj(z.reshape(B, T, self.n_heads * self.d_k))), weights  # (B, T, d_model)
+        return self.out(self.out_proj(z.reshape(B, T, self.n_heads * self.d_k)))  # (B, T, d_model)
 
 
 LEGACY_PROJECTIONS = ("q_proj", "k_proj", "v_proj")  # the separate W^Q, W^K, W^V of checkpoints before in_proj

@@ -72,7 +72,8 @@ class _Decoder:
         if cfg.is_encoder_decoder:
             if not ids:
                 raise ValueError("the input is empty: an encoder-decoder model needs at least one source token")
-            memory, mask, _ = model.encode(torch.tensor([ids], device=dev), head_mask=head_mask)
+            with model.switched_off(head_mask):
+                memory, mask = model.encode(torch.tensor([ids], device=dev))
             self.memory = memory.expand(batch, -1, -1)  # (batch, S, d_model)
             self.memory_mask = None if mask is None else mask.expand(batch, -1, -1, -1)
             self.tokens = torch.full((batch, 1), cfg.decoder_start, device=dev)  # (batch, 1)
@@ -96,14 +97,15 @@ class _Decoder:
 
     def next_logits(self) -> Tensor:
         """Logits for the next token of every sequence, (batch, vocab_size)."""
-        if self.use_cache:
-            new = self.tokens[:, self.context_start + self.n_cached:]  # (batch, new)
-            logits, _, _ = self.model.decode(new, self.memory, self.memory_mask, cache=self.cache, start=self.n_cached,
-                                             head_mask=self.head_mask, last_only=True)
-            self.n_cached += new.size(1)
-        else:
-            logits, _, _ = self.model.decode(self.tokens[:, self.context_start:], self.memory, self.memory_mask,
-                                             head_mask=self.head_mask, last_only=True)
+        with self.model.switched_off(self.head_mask):  # one block per step: none stays open across a yield
+            if self.use_cache:
+                new = self.tokens[:, self.context_start + self.n_cached:]  # (batch, new)
+                logits = self.model.decode(new, self.memory, self.memory_mask, cache=self.cache, start=self.n_cached,
+                                           last_only=True)
+                self.n_cached += new.size(1)
+            else:
+                logits = self.model.decode(self.tokens[:, self.context_start:], self.memory, self.memory_mask,
+                                           last_only=True)
         logits = logits[:, -1].float()  # (batch, vocab_size)
         if self.banned is not None:
             logits.index_fill_(-1, self.banned, float("-inf"))
@@ -266,14 +268,15 @@ def greedy_batch(model: Transformer, src: Tensor, max_new_tokens: int, head_mask
     Returns each output's tokens up to, not including, its EOS. Used to score exact match quickly.
     """
     cfg = model.config
-    memory, src_mask, _ = model.encode(src, head_mask=head_mask)
+    with model.switched_off(head_mask):
+        memory, src_mask = model.encode(src)
     cache, B = model.new_cache(), src.size(0)
     token = torch.full((B, 1), cfg.decoder_start, device=src.device)  # (B, 1)
     outputs, done = [], torch.zeros(B, dtype=torch.bool, device=src.device)
     banned = never_emitted(cfg)
     for step in range(min(max_new_tokens, most_target_tokens(cfg))):
-        logits, _, _ = model.decode(token, memory, src_mask, cache=cache, start=step, head_mask=head_mask,
-                                    last_only=True)
+        with model.switched_off(head_mask):
+            logits = model.decode(token, memory, src_mask, cache=cache, start=step, last_only=True)
         logits = logits[:, -1]  # (B, vocab_size)
         logits[:, banned] = float("-inf")  # as in generate()
         token = logits.argmax(-1, keepdim=True)  # (B, 1)

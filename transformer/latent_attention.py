@@ -53,11 +53,10 @@ class MultiHeadLatentAttention(nn.Module):
         self.q_input, self.k_input = Point(), Point()
         self.q, self.k, self.v, self.pattern, self.z, self.out = Point(), Point(), Point(), Point(), Point(), Point()
 
-    def forward(self, query: Tensor, key: Tensor, value: Tensor, mask: Tensor | None = None,
-                need_weights: bool = False, *, is_causal: bool = False, cache: KVCache | None = None
-                ) -> tuple[Tensor, Tensor | None]:
+    def forward(self, query: Tensor, key: Tensor, value: Tensor, mask: Tensor | None = None, *,
+                is_causal: bool = False, cache: KVCache | None = None) -> Tensor:
         """query: (B, T, d_model); key: (B, S, d_model) (`value` is the same sequence and is not read).
-        Returns the output (B, T, d_model) and, if `need_weights`, every head's weights (B, H, T, S).
+        Returns the output (B, T, d_model); every head's weights (B, H, T, S) are its `pattern` point.
         Decoding with a cache attends in latent space unless a `points` block reads or writes q, k, v or pattern."""
         B, T, _ = query.shape
         H = self.n_heads
@@ -76,10 +75,9 @@ class MultiHeadLatentAttention(nn.Module):
         S = kept[0].size(2)
         bias = relative_bias(self.position, T, S)
         q_rope = self.position(split_heads(self.q_rope(query), H), start) if self.d_rope else None  # (B, H, T, d_R)
-        explicit = need_weights or self.training or any(p.wanted() for p in (self.q, self.k, self.v, self.pattern))
+        explicit = self.training or any(p.wanted() for p in (self.q, self.k, self.v, self.pattern))
         if cache is not None and not explicit:
             out = self._attend_in_latent_space(q, q_rope, kept, mask, is_causal, bias)  # (B, H, T, d_k)
-            weights = None
         else:
             latent = kept[0][:, 0]  # (B, S, d_c)
             k = split_heads(self.k_up(latent), H)  # (B, H, S, d_k): k^C
@@ -87,11 +85,10 @@ class MultiHeadLatentAttention(nn.Module):
             if self.d_rope:
                 q = torch.cat([q, q_rope], dim=-1)  # (B, H, T, d_k + d_R)
                 k = torch.cat([k, kept[1].expand(B, H, S, self.d_rope)], dim=-1)  # (B, H, S, d_k + d_R)
-            out, weights = attend(self, self.q(q), self.k(k), self.v(v), mask, is_causal=is_causal,
-                                  need_weights=need_weights, dropout_p=self.dropout if self.training else 0.0,
-                                  bias=bias)  # (B, H, T, d_k)
+            out = attend(self, self.q(q), self.k(k), self.v(v), mask, is_causal=is_causal,
+                         dropout_p=self.dropout if self.training else 0.0, bias=bias)  # (B, H, T, d_k)
         z = self.z(out.transpose(1, 2))  # (B, T, H, d_k): each head's output
-        return self.out(self.out_proj(z.reshape(B, T, H * self.d_k))), weights  # (B, T, d_model)
+        return self.out(self.out_proj(z.reshape(B, T, H * self.d_k)))  # (B, T, d_model)
 
     def _attend_in_latent_space(self, q: Tensor, q_rope: Tensor | None, kept: list[Tensor], mask: Tensor | None,
                                 is_causal: bool, bias: Tensor | None) -> Tensor:
@@ -112,7 +109,7 @@ class MultiHeadLatentAttention(nn.Module):
         if self.d_rope:
             q_latent = torch.cat([q_latent, q_rope], dim=-1)  # (B, H, T, d_c + d_R)
             k = torch.cat([kept[0], kept[1]], dim=-1)  # (B, 1, S, d_c + d_R)
-        out_latent, _ = attend(self, q_latent, k, v, mask, is_causal=is_causal, need_weights=False, dropout_p=0.0,
-                               bias=bias, scale=(d_k + self.d_rope) ** -0.5)  # (B, H, T, d_c)
+        out_latent = attend(self, q_latent, k, v, mask, is_causal=is_causal, dropout_p=0.0, bias=bias,
+                            scale=(d_k + self.d_rope) ** -0.5)  # (B, H, T, d_c)
         out = torch.einsum("bhtc,hdc->bhtd", out_latent, self.v_up.weight.view(H, d_k, d_c))  # (B, H, T, d_k)
         return out if self.v_up.bias is None else out + self.v_up.bias.view(1, H, 1, d_k)

@@ -100,7 +100,7 @@ class EncoderLayer(nn.Module):
 
     def forward(self, x: Tensor, mask: Tensor | None) -> Tensor:
         x = self.resid_pre(x)  # (B, S, d_model)
-        x = self.resid_mid(self.sublayers[0](x, lambda h: self.self_attn(h, h, h, mask)[0]))
+        x = self.resid_mid(self.sublayers[0](x, lambda h: self.self_attn(h, h, h, mask)))
         if self.ffn is not None:
             x = self.sublayers[1](x, self.ffn)
         return self.resid_post(x)  # (B, S, d_model)
@@ -132,10 +132,10 @@ class DecoderLayer(nn.Module):
         self_cache, cross_cache = cache if cache is not None else (None, None)
         x = self.resid_pre(x)
         x = self.resid_mid(self.sublayers[0](x, lambda h: self.self_attn(h, h, h, tgt_mask, is_causal=True,
-                                                                         cache=self_cache)[0]))
+                                                                         cache=self_cache)))
         if self.cross_attn is not None:
             x = self.resid_cross(self.sublayers[1](x, lambda h: self.cross_attn(h, memory, memory, memory_mask,
-                                                                                cache=cross_cache)[0]))
+                                                                                cache=cross_cache)))
         if self.ffn is not None:
             x = self.sublayers[-1](x, self.ffn)
         return self.resid_post(x)  # (B, T, d_model)

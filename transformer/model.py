@@ -160,48 +160,45 @@ class Transformer(nn.Module):
 
     def _points(self, head_mask: HeadMask | None, kinds: list[AttentionKind]):
         """The block one call runs in: `head_mask`'s writes and a read of the patterns of `kinds`, if any (else no
-        block, and no cost). First the active blocks' names are checked against this model's."""
-        check(self._point_set)
+        block, and no cost)."""
         read = [kind.point(i, "pattern") for kind in kinds for i in range(kind.n_layers(self.config))]
         if head_mask is None and not read:
             return _NO_BLOCK
         return points(read=read, write=head_mask.writes() if head_mask is not None else None)
 
+    def switched_off(self, head_mask: HeadMask | None):
+        """A block in which `encode` and `decode` run with the heads `head_mask` switches off (no block for None).
+        A generation opens one around each call: a block left open across a `yield` would reach its caller's own
+        model calls."""
+        return self._points(head_mask, [])
+
     def _maps(self, seen: dict[str, Tensor], kind: AttentionKind) -> list[Tensor]:
         """The weights (B, H, T, S) of every layer of `kind` that a block read."""
         return [seen[kind.point(i, "pattern")] for i in range(kind.n_layers(self.config))]
 
-    def encode(self, src: Tensor, need_weights: bool = False, head_mask: HeadMask | None = None
-               ) -> tuple[Tensor, Tensor | None, list[Tensor]]:
-        """src (B, S) -> memory (B, S, d_model), source padding mask (B, 1, 1, S) or None, weights per layer."""
-        kinds = [AttentionKind.ENCODER_SELF] if need_weights else []
-        with self._points(head_mask, kinds) as seen:
-            src_mask, x = self.key_mask(src), self._embed(src)
-            for layer in self.encoder:
-                x = layer(x, src_mask)
-            memory = self.encoder_norm(x)
-        return memory, src_mask, self._maps(seen, AttentionKind.ENCODER_SELF) if need_weights else []
+    def encode(self, src: Tensor) -> tuple[Tensor, Tensor | None]:
+        """src (B, S) -> memory (B, S, d_model), source padding mask (B, 1, 1, S) or None."""
+        check(self._point_set)  # the active blocks' names against this model's
+        src_mask, x = self.key_mask(src), self._embed(src)
+        for layer in self.encoder:
+            x = layer(x, src_mask)
+        return self.encoder_norm(x), src_mask
 
     def decode(self, tgt: Tensor, memory: Tensor | None = None, memory_mask: Tensor | None = None, *,
-               need_weights: bool = False, cache: list[LayerCache] | None = None, start: int = 0,
-               head_mask: HeadMask | None = None, last_only: bool = False):
-        """tgt (B, T) -> logits (B, T, vocab_size), self weights per layer, cross weights per layer.
+               cache: list[LayerCache] | None = None, start: int = 0, last_only: bool = False) -> Tensor:
+        """tgt (B, T) -> logits (B, T, vocab_size).
 
         With a `cache` the decoder sees only the new tokens; `start` is their position in the sequence.
         `last_only` projects only the last position onto the vocabulary, (B, 1, vocab_size): all a decoding step
         needs (for GPT-2 and a 128-token prompt that skips 127 x 768 x 50257 multiply-adds).
         """
-        kinds = [k for k in (AttentionKind.DECODER_SELF, AttentionKind.CROSS) if need_weights and k.n_layers(self.config)]
-        with self._points(head_mask, kinds) as seen:
-            tgt_mask, x = (self.key_mask(tgt, decoder=True) if cache is None else None), self._embed(tgt, start)
-            for i, layer in enumerate(self.decoder):
-                x = layer(x, tgt_mask, memory, memory_mask, cache=None if cache is None else cache[i])
-            if last_only:
-                x = x[:, -1:]  # (B, 1, d_model)
-            logits = self.lm_head(self.final(self.decoder_norm(x)))  # (B, T or 1, vocab_size)
-        if not need_weights:
-            return logits, [], []
-        return logits, self._maps(seen, AttentionKind.DECODER_SELF), self._maps(seen, AttentionKind.CROSS)
+        check(self._point_set)
+        tgt_mask, x = (self.key_mask(tgt, decoder=True) if cache is None else None), self._embed(tgt, start)
+        for i, layer in enumerate(self.decoder):
+            x = layer(x, tgt_mask, memory, memory_mask, cache=None if cache is None else cache[i])
+        if last_only:
+            x = x[:, -1:]  # (B, 1, d_model)
+        return self.lm_head(self.final(self.decoder_norm(x)))  # (B, T or 1, vocab_size)
 
     def forward(self, src_or_tokens: Tensor, tgt: Tensor | None = None, return_attention: bool = False,
                 head_mask: HeadMask | None = None) -> ModelOutput:
@@ -212,14 +209,13 @@ class Transformer(nn.Module):
         cfg = self.config
         if (tgt is not None) != cfg.is_encoder_decoder:
             raise ValueError(INPUTS[cfg.arch])
-        memory, src_mask, enc_maps = (self.encode(src_or_tokens, return_attention, head_mask) if cfg.n_encoder_layers
-                                      else (None, None, []))
-        if cfg.is_encoder_only:  # the masked-LM head reads the encoder's output: (B, S, vocab_size)
-            logits, self_maps, cross_maps = self.lm_head(self.mlm_head(memory)), [], []
-        else:  # the decoder reads the target (encoder-decoder) or the tokens (decoder-only)
-            logits, self_maps, cross_maps = self.decode(src_or_tokens if tgt is None else tgt, memory, src_mask,
-                                                        need_weights=return_attention, head_mask=head_mask)
-        attention = AttentionMaps(enc_maps, self_maps, cross_maps) if return_attention else None
+        with self._points(head_mask, AttentionKind.of(cfg) if return_attention else []) as seen:
+            memory, src_mask = self.encode(src_or_tokens) if cfg.n_encoder_layers else (None, None)
+            if cfg.is_encoder_only:  # the masked-LM head reads the encoder's output: (B, S, vocab_size)
+                logits = self.lm_head(self.mlm_head(memory))
+            else:  # the decoder reads the target (encoder-decoder) or the tokens (decoder-only)
+                logits = self.decode(src_or_tokens if tgt is None else tgt, memory, src_mask)
+        attention = AttentionMaps(*(self._maps(seen, kind) for kind in AttentionKind)) if return_attention else None
         return ModelOutput(logits, attention)
 
     def new_cache(self) -> list[LayerCache]:

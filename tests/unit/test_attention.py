@@ -7,7 +7,7 @@ import pytest
 import torch
 from torch import nn
 
-from tests.conftest import copy_mha_from_torch as copy_from_torch
+from tests.conftest import copy_mha_from_torch as copy_from_torch, with_weights
 from transformer.attention import KVCache, MultiHeadAttention, causal_mask, padding_mask, scaled_dot_product_attention
 
 D, H = 32, 4
@@ -32,8 +32,8 @@ def pair(request):
 def test_matches_torch_multihead_attention(pair, masks, cross):
     """Oracle: torch.nn.MultiheadAttention with the same weights; outputs and per-head weights agree to 1e-5.
 
-    Torch's masks are True = masked; ours True = may attend. The explicit path (need_weights=True) and the fused
-    path (need_weights=False) must both agree with torch.
+    Torch's masks are True = masked; ours True = may attend. The explicit path (the `pattern` point read) and the
+    fused path (no point read) must both agree with torch.
     """
     ours, ref = pair
     g = torch.Generator().manual_seed(1)
@@ -56,12 +56,11 @@ def test_matches_torch_multihead_attention(pair, masks, cross):
         our_mask = keep_causal[None, None] if our_mask is None else our_mask & keep_causal[None, None]
     ref_out, ref_w = ref(query, key, value, need_weights=True, average_attn_weights=False, **torch_kw)
     with torch.no_grad():
-        out, weights = ours(query, key, value, our_mask, need_weights=True)
-        fused, none = ours(query, key, value, our_mask, need_weights=False)
+        out, weights = with_weights(ours, query, key, value, our_mask)
+        fused = ours(query, key, value, our_mask)
     torch.testing.assert_close(out, ref_out, atol=1e-5, rtol=0)
     torch.testing.assert_close(weights, ref_w, atol=1e-5, rtol=0)
     torch.testing.assert_close(fused, ref_out, atol=1e-5, rtol=0)
-    assert none is None
 
 
 def test_is_causal_flag_equals_an_explicit_causal_mask(pair):
@@ -70,12 +69,10 @@ def test_is_causal_flag_equals_an_explicit_causal_mask(pair):
     x = torch.randn(2, 7, D, generator=torch.Generator().manual_seed(2))
     tril = torch.ones(7, 7, dtype=torch.bool).tril()[None, None]
     with torch.no_grad():
-        for need in (True, False):
-            a, wa = ours(x, x, x, None, need, is_causal=True)
-            b, wb = ours(x, x, x, tril, need)
-            torch.testing.assert_close(a, b, atol=1e-6, rtol=0)
-            if need:
-                torch.testing.assert_close(wa, wb, atol=0, rtol=0)
+        (a, wa), (b, wb) = with_weights(ours, x, x, x, None, is_causal=True), with_weights(ours, x, x, x, tril)
+        torch.testing.assert_close(a, b, atol=1e-6, rtol=0)
+        torch.testing.assert_close(wa, wb, atol=0, rtol=0)
+        torch.testing.assert_close(ours(x, x, x, None, is_causal=True), ours(x, x, x, tril), atol=1e-6, rtol=0)
 
 
 def test_scaled_dot_product_attention_is_equation_1():
@@ -113,8 +110,8 @@ def test_mha_fully_masked_rows_give_no_nan_on_either_path(pair):
     x = torch.randn(2, 5, D, generator=torch.Generator().manual_seed(5))
     mask = torch.tensor([[True] * 5, [False] * 5])[:, None, None, :]
     with torch.no_grad():
-        explicit, _ = ours(x, x, x, mask, need_weights=True)
-        fused, _ = ours(x, x, x, mask, need_weights=False)
+        explicit, _ = with_weights(ours, x, x, x, mask)
+        fused = ours(x, x, x, mask)
     assert torch.isfinite(explicit).all() and torch.isfinite(fused).all()
     torch.testing.assert_close(fused, explicit, atol=1e-5, rtol=0)
     bias = ours.out_proj.bias.detach() if ours.out_proj.bias is not None else torch.zeros(D)
@@ -143,12 +140,13 @@ def test_grouped_query_attention_equals_mha_with_shared_kv_heads(n_kv_heads, nee
     x, mem = torch.randn(2, 5, D, generator=g), torch.randn(2, 8, D, generator=g)
     mask = (torch.arange(8)[None, :] < torch.tensor([[8], [4]]))[:, None, None, :]
     with torch.no_grad():
-        for args, kw in (((x, x, x, None, need_weights), {"is_causal": True}), ((x, mem, mem, mask, need_weights), {})):
-            a, wa = gqa(*args, **kw)
-            b, wb = mha(*args, **kw)
-            torch.testing.assert_close(a, b, atol=1e-5, rtol=0)
+        for args, kw in (((x, x, x, None), {"is_causal": True}), ((x, mem, mem, mask), {})):
             if need_weights:
+                (a, wa), (b, wb) = with_weights(gqa, *args, **kw), with_weights(mha, *args, **kw)
                 torch.testing.assert_close(wa, wb, atol=1e-6, rtol=0)
+            else:
+                a, b = gqa(*args, **kw), mha(*args, **kw)
+            torch.testing.assert_close(a, b, atol=1e-5, rtol=0)
 
 
 def test_causal_mask_with_cached_prefix_by_hand():
@@ -174,9 +172,9 @@ def test_incremental_decoding_with_kv_cache_equals_full_causal_attention(n_kv_he
     x = torch.randn(2, 6, D, generator=torch.Generator().manual_seed(9))
     cache = KVCache()
     with torch.no_grad():
-        full, _ = mha(x, x, x, is_causal=True)
-        prefix, _ = mha(x[:, :2], x[:, :2], x[:, :2], is_causal=True, cache=cache)  # a 2-token prompt first
-        steps = [prefix] + [mha(x[:, t:t + 1], x[:, t:t + 1], x[:, t:t + 1], is_causal=True, cache=cache)[0]
+        full = mha(x, x, x, is_causal=True)
+        prefix = mha(x[:, :2], x[:, :2], x[:, :2], is_causal=True, cache=cache)  # a 2-token prompt first
+        steps = [prefix] + [mha(x[:, t:t + 1], x[:, t:t + 1], x[:, t:t + 1], is_causal=True, cache=cache)
                             for t in range(2, 6)]
     torch.testing.assert_close(torch.cat(steps, 1), full, atol=1e-5, rtol=0)
     assert len(cache) == 6 and cache.k.size(1) == n_kv_heads
@@ -212,3 +210,29 @@ def test_kv_cache_grows_by_doubling_and_writes_only_new_positions():
     assert allocations == 4 and cache._storage[0].size(2) == 512
     assert torch.equal(keys, torch.cat(seen, dim=2)) and torch.equal(values, -torch.cat(seen, dim=2))
     assert len(cache) == 300 and cache.nbytes() == 2 * 300 * 2 * 4 * 4  # the filled part, not the reserve
+
+
+def test_attention_returns_its_output_and_its_weights_are_a_point():
+    """Invariant (issue 41, item 2): one way to see the weights, the `pattern` point. MultiHeadAttention and MLA
+    return their output alone (there is no need_weights return path), `Transformer.encode` gives (memory, source
+    mask) and `decode` the logits; the weights read at the point are rows that sum to 1 and equal what
+    `return_attention` collects."""
+    from tests.conftest import seeded_model, tiny_config
+    from transformer.latent_attention import MultiHeadLatentAttention
+
+    x = torch.randn(2, 5, D, generator=torch.Generator().manual_seed(10))
+    for module in (MultiHeadAttention(D, H).eval(), MultiHeadLatentAttention(D, H, 8).eval()):
+        out = module(x, x, x, is_causal=True)
+        assert isinstance(out, torch.Tensor) and out.shape == (2, 5, D)
+        same, weights = with_weights(module, x, x, x, is_causal=True)
+        torch.testing.assert_close(same, out, atol=1e-5, rtol=0)
+        torch.testing.assert_close(weights.sum(-1), torch.ones(2, H, 5))
+    model = seeded_model(tiny_config("encoder-decoder"))
+    src, tgt = torch.tensor([[3, 4, 5, 2]]), torch.tensor([[1, 6, 7]])
+    with torch.no_grad():
+        memory, mask = model.encode(src)
+        logits = model.decode(tgt, memory, mask)
+        out = model(src, tgt, return_attention=True)
+    torch.testing.assert_close(logits, out.logits, atol=1e-5, rtol=0)
+    assert [len(maps) for maps in (out.attention.encoder_self, out.attention.decoder_self, out.attention.cross)] \
+        == [model.config.n_encoder_layers, model.config.n_decoder_layers, model.config.n_decoder_layers]

@@ -143,9 +143,9 @@ def test_kv_cache_stores_only_kv_heads_and_matches_the_formula(make_model, arch,
     src = torch.tensor([SRC])
     cache = model.new_cache()
     with torch.no_grad():
-        memory, mask, _ = model.encode(src) if arch == "encoder-decoder" else (None, None, None)
+        memory, mask = model.encode(src) if arch == "encoder-decoder" else (None, None)
         for step, token in enumerate(seq):
-            logits, _, _ = model.decode(torch.tensor([[token]]), memory, mask, cache=cache, start=step)
+            logits = model.decode(torch.tensor([[token]]), memory, mask, cache=cache, start=step)
             reference = model(src, torch.tensor([seq[: step + 1]])) if arch == "encoder-decoder" else model(
                 torch.tensor([seq[: step + 1]]))
             torch.testing.assert_close(logits[0, -1], reference.logits[0, -1], atol=1e-5, rtol=0)
@@ -275,10 +275,9 @@ def favour(model, *token_ids, by=50.0):
     decode = model.decode
 
     def biased(*args, **kwargs):
-        logits, s, c = decode(*args, **kwargs)
-        logits = logits.clone()
+        logits = decode(*args, **kwargs).clone()
         logits[..., list(token_ids)] += by
-        return logits, s, c
+        return logits
 
     model.decode = biased
     return model
@@ -292,10 +291,10 @@ def test_generation_never_emits_pad_or_bos(make_model, arch, strategy, use_cache
     model = favour(make_model(arch), PAD, BOS)
     with torch.no_grad():
         if arch == "encoder-decoder":
-            memory, mask, _ = model.encode(torch.tensor([SRC]))
-            raw = model.decode(torch.tensor([[BOS]]), memory, mask)[0][0, -1]
+            memory, mask = model.encode(torch.tensor([SRC]))
+            raw = model.decode(torch.tensor([[BOS]]), memory, mask)[0, -1]
         else:
-            raw = model.decode(torch.tensor([PROMPT]))[0][0, -1]
+            raw = model.decode(torch.tensor([PROMPT]))[0, -1]
     assert set(raw.topk(2).indices.tolist()) == {PAD, BOS}, "precondition: the model prefers pad and bos"
     steps = run(model, input_for(arch), 10, strategy=strategy, use_cache=use_cache, seed=0, num_beams=3)
     assert len(steps) > 0 and not {PAD, BOS} & set(ids_of(steps))

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from tests.conftest import seeded_model, tiny_config
+from tests.conftest import seeded_model, tiny_config, with_weights
 from transformer.attention import KVCache, MultiHeadAttention
 from transformer.generate import cache_bytes_per_token
 from transformer.latent_attention import MultiHeadLatentAttention
@@ -31,11 +31,11 @@ def test_full_rank_latent_with_identity_down_projection_equals_mha():
     memory = torch.randn(2, 5, D, generator=torch.Generator().manual_seed(2))
     with torch.no_grad():
         for q, kv, causal in ((x, x, True), (x, memory, False)):
-            expected, expected_w = mha(q, kv, kv, need_weights=True, is_causal=causal)
-            out, weights = mla(q, kv, kv, need_weights=True, is_causal=causal)
+            expected, expected_w = with_weights(mha, q, kv, kv, is_causal=causal)
+            out, weights = with_weights(mla, q, kv, kv, is_causal=causal)
             torch.testing.assert_close(out, expected, atol=1e-5, rtol=0)
             torch.testing.assert_close(weights, expected_w, atol=1e-6, rtol=0)
-            fused, _ = mla(q, kv, kv, is_causal=causal)
+            fused = mla(q, kv, kv, is_causal=causal)
             torch.testing.assert_close(fused, expected, atol=1e-5, rtol=0)
 
 
@@ -49,9 +49,9 @@ def test_cache_keeps_only_the_latent_and_incremental_equals_full(rope):
     x = torch.randn(2, 6, D, generator=torch.Generator().manual_seed(4))
     cache = KVCache()
     with torch.no_grad():
-        full, full_w = mla(x, x, x, need_weights=True, is_causal=True)
-        steps = [mla(x[:, :2], x[:, :2], x[:, :2], is_causal=True, cache=cache)[0]]
-        steps += [mla(x[:, t:t + 1], x[:, t:t + 1], x[:, t:t + 1], is_causal=True, cache=cache)[0]
+        full, full_w = with_weights(mla, x, x, x, is_causal=True)
+        steps = [mla(x[:, :2], x[:, :2], x[:, :2], is_causal=True, cache=cache)]
+        steps += [mla(x[:, t:t + 1], x[:, t:t + 1], x[:, t:t + 1], is_causal=True, cache=cache)
                   for t in range(2, 6)]
     torch.testing.assert_close(torch.cat(steps, 1), full, atol=1e-5, rtol=0)
     torch.testing.assert_close(full_w.sum(-1), torch.ones(2, H, 6))

@@ -279,9 +279,9 @@ def test_attention_only_model_equals_a_forward_pass_without_the_ffn_written_by_h
             norm, attn = layer.sublayers[0].norm, layer.self_attn
             if norm_first:
                 h = norm(x)
-                x = x + attn(h, h, h, None, is_causal=True)[0]
+                x = x + attn(h, h, h, None, is_causal=True)
             else:
-                x = norm(x + attn(x, x, x, None, is_causal=True)[0])
+                x = norm(x + attn(x, x, x, None, is_causal=True))
         by_hand = full.lm_head(full.decoder_norm(x))
         for explicit in (False, True):
             torch.testing.assert_close(ours(ids, return_attention=explicit).logits, by_hand)

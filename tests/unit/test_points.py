@@ -150,7 +150,7 @@ def test_the_key_and_value_inputs_are_written_apart_from_the_query_input():
     with points(read=[f"{attn}.q_input", f"{attn}.out"], write=replace) as seen:
         model(TOKENS)
     key = theirs[f"{attn}.k_input"]
-    expected, _ = model.decoder[1].self_attn(seen[f"{attn}.q_input"], key, key, is_causal=True)
+    expected = model.decoder[1].self_attn(seen[f"{attn}.q_input"], key, key, is_causal=True)
     torch.testing.assert_close(seen[f"{attn}.out"], expected, atol=1e-6, rtol=0)
 
 

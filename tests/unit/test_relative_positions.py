@@ -6,7 +6,7 @@ import math
 import pytest
 import torch
 
-from tests.conftest import seeded_model, tiny_config
+from tests.conftest import seeded_model, tiny_config, with_weights
 from transformer.positions.alibi import ALiBi, alibi_bias, alibi_slopes
 from transformer.attention import KVCache, MultiHeadAttention
 from transformer.positions.rotary import RotaryEmbedding, rope_angles, rope_frequencies, rotate, rotated_dot_products
@@ -51,13 +51,13 @@ def test_rope_attention_weights_are_unchanged_when_every_position_shifts():
     mha = MultiHeadAttention(D, H, position=rope).eval()
     x = torch.randn(1, 5, D, generator=torch.Generator().manual_seed(3))
     with torch.no_grad():
-        out, weights = mha(x, x, x, need_weights=True, is_causal=True)
+        out, weights = with_weights(mha, x, x, x, is_causal=True)
         for shift in (3, 40):  # 40: past the precomputed table
             cache = KVCache()
             junk = torch.randn(1, shift, D)
             mha(junk, junk, junk, is_causal=True, cache=cache)
             hide = torch.arange(shift + 5) >= shift  # (S,): the junk keys are masked
-            out_s, weights_s = mha(x, x, x, hide[None, None, None, :], need_weights=True, is_causal=True, cache=cache)
+            out_s, weights_s = with_weights(mha, x, x, x, hide[None, None, None, :], is_causal=True, cache=cache)
             torch.testing.assert_close(weights_s[..., shift:], weights, atol=1e-5, rtol=0)
             torch.testing.assert_close(out_s, out, atol=1e-5, rtol=0)
 
@@ -109,8 +109,8 @@ def test_alibi_attention_equals_softmax_of_scores_plus_bias():
     mha = MultiHeadAttention(D, H, position=ALiBi(H)).eval()
     x = torch.randn(2, 6, D, generator=torch.Generator().manual_seed(5))
     with torch.no_grad():
-        out, weights = mha(x, x, x, need_weights=True, is_causal=True)
-        fused, _ = mha(x, x, x, is_causal=True)
+        out, weights = with_weights(mha, x, x, x, is_causal=True)
+        fused = mha(x, x, x, is_causal=True)
         q = (x @ mha.W_Q).view(2, 6, H, D // H).transpose(1, 2)  # no biases: the paper's projections
         k = (x @ mha.W_K).view(2, 6, H, D // H).transpose(1, 2)
     scores = q @ k.transpose(-2, -1) / math.sqrt(D // H) + alibi_bias(alibi_slopes(H), torch.arange(6), torch.arange(6))

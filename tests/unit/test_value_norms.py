@@ -43,7 +43,7 @@ def _inputs_and_outputs(model, record, kind):
 
     def keep(i):
         def hook(module, args, out):  # returns None: the output is left as it is
-            seen.setdefault(i, (args[0], args[1], out[0]))
+            seen.setdefault(i, (args[0], args[1], out))
         return hook
 
     hooks = [m.register_forward_hook(keep(i)) for i, m in enumerate(AttentionKind(kind).modules(model))]
