@@ -9,8 +9,9 @@ __post_init__; TransformerConfig checks what ties two groups together. The field
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, fields
+from typing import ClassVar
 
-from .config_checks import flag, non_negative_int, one_of, positive_int
+from .config_checks import check_fields, flag, non_negative_int, one_of, optional, positive_int, probability
 from .family_options import FamilyOptions
 from .special_tokens import SpecialTokens
 
@@ -19,6 +20,8 @@ POS_ENCODINGS = ("sinusoidal", "learned", "rope", "alibi")  # rope, alibi: relat
 ATTENTIONS = ("mha", "mla")  # mha: n_kv_heads key/value heads (MHA, GQA, MQA); mla: multi-head latent attention
 NORMS = ("layer", "rms")  # LayerNorm (the paper), RMSNorm (Llama): transformer/norms.py
 FFNS = ("standard", "swiglu")  # equation 2; SwiGLU's gated feed-forward (Llama): transformer/gated_feedforward.py
+
+STACKS = {"encoder-decoder": ("encoder", "decoder"), "decoder-only": ("decoder",), "encoder-only": ("encoder",)}  # with layers
 
 
 @dataclass
@@ -39,27 +42,21 @@ class PaperModel:
     dropout: float = 0.1  # P_drop
     max_len: int = 512
     pos_encoding: str = "sinusoidal"  # section 3.5; "learned" is Table 3's row (E); "rope", "alibi" came later
+    CHECKS: ClassVar[dict] = {"arch": one_of(ARCHS), "vocab_size": positive_int, "d_model": positive_int,
+                              "n_heads": positive_int, "d_ff": positive_int,
+                              "n_encoder_layers": optional(non_negative_int), "n_decoder_layers": non_negative_int,
+                              "dropout": probability, "max_len": positive_int, "pos_encoding": one_of(POS_ENCODINGS)}
 
     def __post_init__(self):
-        one_of(self, "arch", ARCHS)
+        check_fields(self, PaperModel.CHECKS)
         if self.n_encoder_layers is None:
             self.n_encoder_layers = 0 if self.arch == "decoder-only" else 6
-        positive_int(self, "vocab_size", "d_model", "n_heads", "d_ff", "max_len")
-        non_negative_int(self, "n_encoder_layers")
-        if self.arch == "encoder-only":
-            if self.n_decoder_layers != 0:
-                raise ValueError(f"n_decoder_layers: must be 0 for an encoder-only model, got {self.n_decoder_layers!r}")
-        else:
-            positive_int(self, "n_decoder_layers")
-        if self.arch == "decoder-only" and self.n_encoder_layers != 0:
-            raise ValueError(f"n_encoder_layers: must be 0 for a decoder-only model, got {self.n_encoder_layers}")
-        if self.arch != "decoder-only" and self.n_encoder_layers == 0:
-            raise ValueError(f"n_encoder_layers: an {self.arch} model needs at least one encoder layer")
+        for stack, n in (("encoder", self.n_encoder_layers), ("decoder", self.n_decoder_layers)):
+            if (n > 0) != (stack in STACKS[self.arch]):
+                raise ValueError(f"n_{stack}_layers: an arch={self.arch!r} model has "
+                                 f"{'at least one' if stack in STACKS[self.arch] else 'no'} {stack} layer, got {n}")
         if self.d_model % self.n_heads:
             raise ValueError(f"d_model: {self.d_model} is not divisible by n_heads={self.n_heads}")
-        if not isinstance(self.dropout, (int, float)) or isinstance(self.dropout, bool) or not 0 <= self.dropout < 1:
-            raise ValueError(f"dropout: must be in [0, 1), got {self.dropout!r}")
-        one_of(self, "pos_encoding", POS_ENCODINGS)
 
 
 @dataclass
@@ -74,18 +71,14 @@ class Variants:
     norm: str = "layer"  # "rms": RMSNorm (Llama) instead of LayerNorm, in every sub-layer and the final norm
     ffn: str = "standard"  # "swiglu": SiLU(x W_gate) * (x W_up) W_down, Llama's gated feed-forward
     attention_only: bool = False  # True: layers without the feed-forward sub-layer (Olsson et al. 2022)
+    CHECKS: ClassVar[dict] = {"n_kv_heads": optional(positive_int), "attention": one_of(ATTENTIONS),
+                              "kv_latent_dim": optional(positive_int), "norm_first": flag, "norm": one_of(NORMS),
+                              "ffn": one_of(FFNS), "attention_only": flag}
 
     def __post_init__(self):
-        if self.n_kv_heads is not None:
-            positive_int(self, "n_kv_heads")
-        one_of(self, "attention", ATTENTIONS)
-        if self.kv_latent_dim is not None:
-            if self.attention != "mla":
-                raise ValueError("kv_latent_dim: only MLA has a latent; set attention='mla' or leave it unset")
-            positive_int(self, "kv_latent_dim")
-        one_of(self, "norm", NORMS)
-        one_of(self, "ffn", FFNS)
-        flag(self, "norm_first", "attention_only")
+        check_fields(self, Variants.CHECKS)
+        if self.kv_latent_dim is not None and self.attention != "mla":
+            raise ValueError("kv_latent_dim: only MLA has a latent; set attention='mla' or leave it unset")
 
 
 @dataclass

@@ -4,8 +4,9 @@ each group checks its own fields. TransformerConfig (config.py) is made of these
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
-from .config_checks import finite_above, flag, non_negative_int, one_of
+from .config_checks import check_fields, finite_above, flag, non_negative_int, one_of
 
 ACTIVATIONS = ("relu", "gelu", "gelu_tanh", "silu")  # gelu_tanh: GPT-2's GELU; silu: x sigmoid(x), Marian's swish
 SINUSOIDAL_LAYOUTS = ("interleaved", "halves")  # the paper's sin, cos, sin, ...; Marian's sines | cosines
@@ -24,10 +25,11 @@ class EmbeddingOptions:
     type_vocab_size: int = 0  # BERT's token-type (segment) embeddings; 0 = none
     embedding_norm: bool = False  # a norm on the embedding sum before dropout (BERT)
     final_logits_bias: bool = False  # logits = x W^T + b: a bias per vocabulary entry (Marian's); none in the paper
+    CHECKS: ClassVar[dict] = {"scale_embeddings": flag, "tie_embeddings": flag, "type_vocab_size": non_negative_int,
+                              "embedding_norm": flag, "final_logits_bias": flag}
 
     def __post_init__(self):
-        flag(self, "scale_embeddings", "tie_embeddings", "embedding_norm", "final_logits_bias")
-        non_negative_int(self, "type_vocab_size")
+        check_fields(self, EmbeddingOptions.CHECKS)
 
 
 @dataclass
@@ -41,12 +43,11 @@ class SublayerOptions:
     attention_bias: bool = False  # biases on W^Q, W^K, W^V, W^O
     ffn_bias: bool = True  # biases b_1, b_2 of the feed-forward (equation 2)
     init: str = "xavier"
+    CHECKS: ClassVar[dict] = {"activation": one_of(ACTIVATIONS), "layer_norm_eps": finite_above(0),
+                              "attention_bias": flag, "ffn_bias": flag, "init": one_of(INITS)}
 
     def __post_init__(self):
-        one_of(self, "activation", ACTIVATIONS)
-        finite_above(self, "layer_norm_eps", 0)
-        flag(self, "attention_bias", "ffn_bias")
-        one_of(self, "init", INITS)
+        check_fields(self, SublayerOptions.CHECKS)
 
 
 @dataclass
@@ -57,11 +58,11 @@ class PositionOptions:
     sinusoidal_layout: str = "interleaved"  # "halves": Marian's order of the same waves (positions/sinusoidal.py)
     rope_theta: float = 10000.0  # RoPE's base: theta_i = rope_theta^(-2i/d_k) (RoFormer's 10000; SmolLM2 100000)
     rope_layout: str = "interleaved"  # which dimensions RoPE pairs: RoFormer's (2i, 2i+1) or "halves" (i, i+d_k/2)
+    CHECKS: ClassVar[dict] = {"sinusoidal_layout": one_of(SINUSOIDAL_LAYOUTS), "rope_theta": finite_above(1),
+                              "rope_layout": one_of(ROPE_LAYOUTS)}
 
     def __post_init__(self):
-        one_of(self, "sinusoidal_layout", SINUSOIDAL_LAYOUTS)
-        one_of(self, "rope_layout", ROPE_LAYOUTS)
-        finite_above(self, "rope_theta", 1)
+        check_fields(self, PositionOptions.CHECKS)
 
 
 @dataclass

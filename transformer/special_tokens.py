@@ -4,6 +4,9 @@ starts from its pad)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
+
+from .config_checks import check_fields, optional, token_id
 
 
 @dataclass
@@ -17,13 +20,11 @@ class SpecialTokens:
     eos_id: int = 2
     decoder_start_id: int | None = None  # the token the decoder input starts with; None = bos_id (Marian: its pad)
 
+    CHECKS: ClassVar[dict] = {"pad_id": token_id, "bos_id": token_id, "eos_id": token_id,
+                              "decoder_start_id": optional(token_id)}
+
     def __post_init__(self):
-        for name in ("pad_id", "bos_id", "eos_id", "decoder_start_id"):
-            value = getattr(self, name)
-            if name == "decoder_start_id" and value is None:
-                continue
-            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-                raise ValueError(f"{name}: must be a token id (an integer >= 0), got {value!r}")
+        check_fields(self, SpecialTokens.CHECKS)
 
     @property
     def decoder_start(self) -> int:

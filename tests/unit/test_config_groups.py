@@ -147,3 +147,16 @@ def test_the_clis_model_flags_come_in_the_configs_groups(capsys):
         assert all(re.search(rf"--{name.replace('_', '-')}[ ,\n]", section) for name in names(group)
                    if name != "vocab_size")
     assert {f.name for f in MODEL_FLAGS} == set(names(TransformerConfig)) - {"vocab_size", *names(SpecialTokens)}
+
+
+GROUPS = [PaperModel, Variants, SpecialTokens, EmbeddingOptions, SublayerOptions, PositionOptions]
+
+
+@pytest.mark.parametrize("group", GROUPS, ids=lambda g: g.__name__)
+def test_each_group_checks_every_field_from_one_table(group):
+    """Invariant: each group's CHECKS table names each of its fields once, in the order they are declared (a new
+    field without a check fails here), and a value of the wrong type for every field is refused naming it."""
+    assert list(group.CHECKS) == names(group)
+    for name in names(group):
+        with pytest.raises(ValueError, match=rf"^{name}\b"):
+            TransformerConfig(**{name: object()})
