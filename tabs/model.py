@@ -20,15 +20,18 @@ from widgets.errors import handler
 from widgets.ui import separately
 
 
+LAYERS = {"encoder-decoder": "{e} encoder + {d} decoder layers",  # each arch's stacks, as the summary says them
+          "encoder-only": "{e} encoder layers (bidirectional; no decoder)",
+          "decoder-only": "{d} decoder layers (no cross-attention)"}
+
+
 @handler
 def describe_model(ckpt, request: gr.Request = None):
     model, tok, info = resolve(ckpt, browser_key(request))
     cfg = model.config
     counts = parameter_counts(model)
     total = sum(counts.values())
-    layers = (f"{cfg.n_encoder_layers} encoder + {cfg.n_decoder_layers} decoder layers" if cfg.is_encoder_decoder
-              else f"{cfg.n_encoder_layers} encoder layers (bidirectional; no decoder)" if cfg.is_encoder_only
-              else f"{cfg.n_decoder_layers} decoder layers (no cross-attention)")
+    layers = LAYERS[cfg.arch].format(e=cfg.n_encoder_layers, d=cfg.n_decoder_layers)
     metrics = metrics_tables(info.get("metrics") or {})
     kv_heads = (f"latent attention, latent {cfg.kv_latent_dim}" if cfg.attention == "mla"
                 else f"{cfg.n_kv_heads} key/value heads")

@@ -541,3 +541,26 @@ def test_every_point_name_is_written_by_one_owner():
     found = found_outside(POINT_OWNER, hand_point_names, packages=("transformer", "visualize", "bench") + APP_ROOMS)
     assert found == {}
     assert "{}.{}.{}" in _string_texts((ROOT / POINT_OWNER).read_text(encoding="utf-8"))  # the owner's is seen
+
+
+ARCH_QUESTION = re.compile(r"\bis_encoder_decoder\b")
+# Who asks whether a model is encoder-decoder: the owners of a run's inputs (encoding), of the kinds a model has
+# (heads) and of what forward reads (model); and the few decisions that are about the arch itself, each counted.
+ARCH_OWNERS = {"transformer/config.py", "transformer/encoding.py", "transformer/heads.py", "transformer/model.py"}
+ARCH_DECISIONS = {"transformer/interpretability/probe.py": 3,  # a step's decoder input; a record's target, or none
+                  "transformer/interpretability/patching_runs.py": 2,  # a pair's targets: needed or refused
+                  "transformer/interpretability/ablation.py": 1,  # the loss's examples: a task's pairs or the text
+                  "transformer/train/run.py": 1,  # a language model trains a decoder-only model
+                  "tabs/attention/inside.py": 1,  # how long a continuation with heads off runs
+                  "transformer/pretrained/marian.py": 1}  # config.json's own field, not ours
+
+
+def test_few_places_ask_whether_a_model_is_encoder_decoder():
+    """Invariant (issue 41, item 4): `is_encoder_decoder` is asked by its owners (a run's inputs: encoding.run_ids,
+    decoder_batch; the kinds: AttentionKind.of; forward's arguments) and by the counted decisions above; everything
+    else asks those owners. Failed on main 8c8caba (24 sites in 14 files): probe.py 6, generate.py 3, analysis.py,
+    logit_lens.py, aer.py, tabs/model.py and tabs/attention/patching.py 1 each over their count."""
+    found = {name: len(lines) for name, lines in found_outside(
+        "", lambda source: code_lines_matching(ARCH_QUESTION, source),
+        packages=("transformer", "visualize") + APP_ROOMS).items() if name not in ARCH_OWNERS}
+    assert {name: n for name, n in found.items() if n > ARCH_DECISIONS.get(name, 0)} == {}

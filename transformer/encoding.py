@@ -58,6 +58,14 @@ def run_ids(config: TransformerConfig, input_ids: list[int], target_ids: list[in
     return (list(input_ids), dec_in), produced
 
 
+def decoder_batch(config: TransformerConfig, tokens: Tensor) -> tuple[Tensor, ...]:
+    """The model's arguments for a batch of decoder inputs `tokens` (B, T) read as they are: (tokens,), or for an
+    encoder-decoder model an empty source (</s> alone, (B, 1)) and the tokens as its decoder input."""
+    if not config.is_encoder_decoder:
+        return (tokens,)
+    return torch.tensor([with_eos([], config)] * tokens.size(0), device=tokens.device), tokens
+
+
 def most_source_tokens(config: TransformerConfig) -> int:
     """The most text tokens the encoder of `config` takes: max_len - 1, leaving room for </s>; max_len - 2 for an
     encoder-only model, leaving room for [CLS] and [SEP]; a decoder-only model's input takes max_len."""

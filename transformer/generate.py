@@ -17,7 +17,7 @@ import torch
 from torch import Tensor
 
 from .config import TransformerConfig
-from .encoding import most_target_tokens, source_ids
+from .encoding import most_target_tokens, run_ids, source_ids
 from .memory import cache_numbers_per_token
 from .model import HeadMask, Transformer
 from .sampling import distribution, filter_top_k, filter_top_p, most_likely  # noqa: F401  (the filters: importers)
@@ -69,18 +69,16 @@ class _Decoder:
         if len(ids) > cfg.max_len:
             raise ValueError(f"input is {len(ids)} tokens long; this model reads at most max_len={cfg.max_len}")
         self.memory = self.memory_mask = None
-        if cfg.is_encoder_decoder:
-            if not ids:
-                raise ValueError("the input is empty: an encoder-decoder model needs at least one source token")
+        *source, first = run_ids(cfg, ids)[0]  # ([the source], <s>) or ([], the prompt): what the decoder reads first
+        if not ids:
+            raise ValueError("the input is empty: an encoder-decoder model needs at least one source token" if source
+                             else "the prompt is empty: a decoder-only model needs at least one token to continue")
+        if source:
             with model.switched_off(head_mask):
-                memory, mask = model.encode(torch.tensor([ids], device=dev))
+                memory, mask = model.encode(torch.tensor(source, device=dev))
             self.memory = memory.expand(batch, -1, -1)  # (batch, S, d_model)
             self.memory_mask = None if mask is None else mask.expand(batch, -1, -1, -1)
-            self.tokens = torch.full((batch, 1), cfg.decoder_start, device=dev)  # (batch, 1)
-        else:
-            if not ids:
-                raise ValueError("the prompt is empty: a decoder-only model needs at least one token to continue")
-            self.tokens = torch.tensor([ids] * batch, device=dev)  # (batch, T)
+        self.tokens = torch.tensor([first] * batch, device=dev)  # (batch, 1): <s>; or (batch, T): the prompt
         self.context_start = 0
         banned = never_emitted(cfg)
         self.banned = torch.tensor(banned, device=dev) if banned else None  # ids masked out of every step's logits
@@ -93,7 +91,7 @@ class _Decoder:
     @property
     def full(self) -> bool:
         """An encoder-decoder target cannot grow past max_len."""
-        return self.cfg.is_encoder_decoder and self.tokens.size(1) >= self.cfg.max_len
+        return self.memory is not None and self.tokens.size(1) >= self.cfg.max_len
 
     def next_logits(self) -> Tensor:
         """Logits for the next token of every sequence, (batch, vocab_size)."""
@@ -120,7 +118,7 @@ class _Decoder:
                     if c is not None:
                         c.reorder(parents)
         self.tokens = torch.cat([self.tokens, next_tokens[:, None]], dim=1)  # (batch, T + 1)
-        if not self.cfg.is_encoder_decoder:
+        if self.memory is None:  # decoder-only: the context drops its oldest tokens
             start = context_start(self.tokens.size(1), self.cfg.max_len)
             if start != self.context_start:
                 self.context_start = start

@@ -89,7 +89,7 @@ class Transformer(nn.Module):
         self.embed_norm = make_norm(cfg) if cfg.embedding_norm else nn.Identity()
         self.embed_dropout = Dropout(cfg.dropout)  # "dropout to the sums of the embeddings and the positional encodings"
         self.encoder = nn.ModuleList(EncoderLayer(cfg, position) for _ in range(cfg.n_encoder_layers))
-        self.decoder = nn.ModuleList(DecoderLayer(cfg, cross_attention=cfg.is_encoder_decoder, position=position)
+        self.decoder = nn.ModuleList(DecoderLayer(cfg, cross_attention=bool(AttentionKind.CROSS.n_layers(cfg)), position=position)
                                      for _ in range(cfg.n_decoder_layers))
         # Pre-norm stacks end with a norm (LayerNorm, or RMSNorm); post-norm layers already end with one.
         use_final_norm = cfg.norm_first

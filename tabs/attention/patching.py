@@ -65,7 +65,7 @@ def _pair_and_metric(model, tok, clean, corrupted, target, answer, other, positi
         ids.append(token[0] if token else None)
     T = pair.pair.length("decoder")
     if position == -1:
-        position = diverging_position(model, pair) if model.config.is_encoder_decoder else T - 1
+        position = diverging_position(model, pair) if pair.pair.encoder is not None else T - 1
     if not 0 <= position < T:
         raise ValueError(f"position: the decoder reads {T} positions (0 to {T - 1}), got {position}")
     return pair, logit_difference(model, pair, *ids, position=position)

@@ -16,7 +16,7 @@ import torch
 from torch import Tensor
 
 from ..data import repeated_random_tokens
-from ..encoding import with_eos
+from ..encoding import decoder_batch
 from ..heads import AttentionKind, HeadId
 from ..tokenization import UNK_ID
 
@@ -174,11 +174,7 @@ def repeated_sequence_scores(model, vocab_size: int | None = None, seq_len: int 
     """
     cfg = model.config
     tokens = repeated_sequences(model, vocab_size, seq_len, n_seqs, seed)
-    if cfg.is_encoder_decoder:
-        src = torch.tensor([with_eos([], cfg)] * n_seqs, device=model.device)  # (n_seqs, 1): an empty source
-        maps = model(src, tokens, return_attention=True).attention.decoder_self
-    else:
-        maps = model(tokens, return_attention=True).attention.decoder_self
+    maps = model(*decoder_batch(cfg, tokens), return_attention=True).attention.decoder_self  # (n_seqs, 1) source
     weights = torch.stack(maps).float().cpu()  # (L, B, H, T, T)
     per_seq = [detector_scores(weights[:, b], tokens[b].cpu()) for b in range(n_seqs)]
     return {name: torch.stack([s[name] for s in per_seq]).mean(0) for name in DETECTORS}

@@ -208,11 +208,12 @@ def record_step(model: Transformer, tokenizer, input_ids: list[int], output_ids:
     (`step_context`), and the query row of that step (the last decoder position). Cross-attention for an
     encoder-decoder model (which source tokens the output came from), self-attention for a decoder-only one."""
     context, _ = step_context(model, input_ids, output_ids, step)
-    if model.config.is_encoder_decoder:
-        pattern = record_ids(model, tokenizer, input_ids, context[1:]).patterns[AttentionKind.CROSS]
+    kind = AttentionKind.of(model.config)[-1]  # cross-attention, or decoder self-attention
+    if kind is AttentionKind.CROSS:
+        pattern = record_ids(model, tokenizer, input_ids, context[1:]).patterns[kind]
         pattern.query_tokens[-1] = tokenizer.id_to_token(output_ids[step])  # cross rows: the token produced
     else:
-        pattern = record_ids(model, tokenizer, context).patterns[AttentionKind.DECODER_SELF]
+        pattern = record_ids(model, tokenizer, context).patterns[kind]
     return pattern, len(context) - 1
 
 

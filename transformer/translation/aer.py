@@ -22,6 +22,7 @@ from pathlib import Path
 from tqdm import tqdm
 
 from ..checkpoint import CheckpointError, load_checkpoint
+from ..heads import AttentionKind
 from .bible import VersePair
 from .corpus import DATA_DIR, held_out
 from .evaluate import alignment_table
@@ -37,7 +38,7 @@ def load_translator(source: str | os.PathLike, device: str | None = None):
         model, tokenizer, info = load_checkpoint(source, device=device or "auto")
     else:
         model, tokenizer, info = load_pretrained(source, device=device)
-    if not model.config.is_encoder_decoder:
+    if not AttentionKind.CROSS.n_layers(model.config):
         raise ValueError(f"{source}: a {model.config.arch} model has no cross-attention to align words with")
     return model, tokenizer, info
 
