@@ -20,7 +20,7 @@ import json
 
 import gradio as gr
 
-from visualize.standalone import standalone_html
+from visualize.standalone import write_standalone_html
 
 from checks import UserError
 from limits import DRAW_CONCURRENCY, EXPORT_CONCURRENCY, EXPORT_FIGURE_GROUP, FIGURE_TABLE_GROUP
@@ -112,7 +112,7 @@ def figure_html(plot, name: str, request=None) -> tuple[str, str]:
 
     def write(folder):
         path = folder / f"{name}.html"
-        path.write_text(standalone_html(text), encoding="utf-8")
+        write_standalone_html(text, path)
         return path
     path = EXPORTS.reuse(tag, write, request)
     return path, f"{name}.html: the figure and plotly.js in one file, opens offline"
