@@ -26,6 +26,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "bench")]
 os.environ["ATTENTION_LAB_TRUST_FORWARDED"] = "1"  # the floods' X-Forwarded-For addresses (loopback only)
 
 import hostile_load as hostile  # noqa: E402
+from memory_probe import mallinfo  # noqa: E402
 from load import INPUTS  # noqa: E402
 
 
@@ -36,21 +37,13 @@ def settled_mb() -> float:
     return hostile.rss_mb(os.getpid())
 
 
-class MallInfo2(ctypes.Structure):
-    _fields_ = [(name, ctypes.c_size_t) for name in ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks",
-                                                     "fsmblks", "uordblks", "fordblks", "keepcost")]
-
-
 def heap() -> str:
     """glibc's heap (mallinfo2): MB in use by live allocations, MB free but kept, mmapped blocks; Python objects."""
-    try:
-        call = ctypes.CDLL("libc.so.6").mallinfo2
-    except (OSError, AttributeError):
+    info = mallinfo()
+    if not info:
         return "n/a"
-    call.restype = MallInfo2
-    info = call()
-    return (f"glibc heap: {info.uordblks / 2**20:.0f} MB in use, {info.fordblks / 2**20:.0f} MB free but kept, "
-            f"{info.hblkhd / 2**20:.0f} MB mmapped; {len(gc.get_objects()):,} Python objects tracked")
+    return (f"glibc heap: {info['in_use']:.0f} MB in use, {info['free_kept']:.0f} MB free but kept, "
+            f"{info['mmapped']:.0f} MB mmapped; {len(gc.get_objects()):,} Python objects tracked")
 
 
 def main():

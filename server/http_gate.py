@@ -158,13 +158,11 @@ class RequestGate:
             if not message.get("more_body", False):
                 break
         body = b"".join(chunks)
-        sent = False
+        held = [body]  # handed on once, then dropped: a finished request's chain of receives outlives its call
 
         async def replay():
-            nonlocal sent
-            if not sent:
-                sent = True
-                return {"type": "http.request", "body": body, "more_body": False}
+            if held:
+                return {"type": "http.request", "body": held.pop(), "more_body": False}
             return await receive()
 
         return replay, (body if with_body else size)
