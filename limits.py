@@ -9,6 +9,10 @@ from __future__ import annotations
 CHAR_VOCAB = 512  # a text model's characters: the 508 most frequent get an id each, the rest become <unk>
 UPLOAD_BYTES = 9 << 20  # a .txt upload: the 2M-character text limit at 4 UTF-8 bytes each, and 1 MiB more
 BODY_BYTES = 16 << 20  # any request body (the JSON of a call): 2M characters escaped, with room to spare
+# Large bodies read and parsed at once (server.body_budget): each is held ~4 times over until gradio's queue takes or
+# refuses its call, so 32 figure exports sent at once peaked at +1,071 MB; 4 bodies of 16 MiB fit, one more waits its
+# turn up to wait_s, then is refused in words. Bodies under `counted` (a call's few KiB) never wait.
+BODIES_READ = {"bytes": 64 << 20, "counted": 1 << 20, "wait_s": 30}
 MAX_PROMPT_CHARS = 2000  # a prompt or any other typed input of the Generate and Attention tabs
 HUB_NAME_CHARS = 200  # the name of a Hugging Face Hub dataset to train on
 LINK_CHARS = 8000  # the query of a link to a view (store.view_link): proxies and chat apps cut longer URLs (nginx

@@ -51,7 +51,7 @@ def start_app(port: int, unbounded: bool, probe: str | None, trace: bool) -> sub
     env = {**os.environ, "GRADIO_SERVER_NAME": "127.0.0.1", "GRADIO_SERVER_PORT": str(port)}
     code = "" if not unbounded else (
         "import limits; limits.QUEUE_WAITING[limits.EXPORT_FIGURE_GROUP] = 64; limits.HELD_INPUTS['bytes'] = 1 << 50; "
-        "limits.BODIES_READ_BYTES = 1 << 50; ")
+        "limits.BODIES_READ['bytes'] = 1 << 50; ")
     code += (f"import sys; sys.path.insert(0, 'bench'); import memory_probe; memory_probe.serve({probe!r}, {trace})"
              if probe else "import app; app.launch()")
     return subprocess.Popen([sys.executable, "-c", code], cwd=ROOT, env=env, stdout=subprocess.DEVNULL,

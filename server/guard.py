@@ -9,9 +9,10 @@ import gradio as gr
 from starlette.middleware import Middleware
 from starlette.requests import Request
 
-from limits import (BODY_BYTES, CONFIG_ROOTS, CONFIGS_KEPT, DISK_BYTES, DISK_SWEEP_SECONDS, LINK_CHARS, QUERY_CHARS,
-                    SESSIONS, UPLOAD_BYTES)
+from limits import (BODIES_READ, BODY_BYTES, CONFIG_ROOTS, CONFIGS_KEPT, DISK_BYTES, DISK_SWEEP_SECONDS, LINK_CHARS,
+                    QUERY_CHARS, SESSIONS, UPLOAD_BYTES)
 from server import admission, analytics, compat, optional_modules, session_state, unqueued
+from server.body_budget import BodyBudget
 from server.config_cache import ConfigAnswers
 from server.http_gate import RequestGate
 from store import sessions
@@ -57,7 +58,8 @@ def protect(demo: gr.Blocks) -> dict:
     budget = disk_budget(demo)
     EXPORTS.parent = budget.root
     gate = Middleware(RequestGate, max_body=BODY_BYTES, on_upload=budget.wrote, functions=demo.fns,
-                      max_query=QUERY_CHARS, made_links=LINK_CHARS, may_read=export_readable)
+                      max_query=QUERY_CHARS, made_links=LINK_CHARS, may_read=export_readable,
+                      bodies=BodyBudget(BODIES_READ["bytes"], BODIES_READ["counted"], BODIES_READ["wait_s"]))
     # behind the gate: what it refuses is never kept
     configs = Middleware(ConfigAnswers, kept=CONFIGS_KEPT, roots=CONFIG_ROOTS)
     return dict(max_file_size=UPLOAD_BYTES, state_session_capacity=SESSIONS,

@@ -15,6 +15,8 @@ is checked for before gradio reads it.
 - A query (what follows "?") over `max_query` characters is refused with 414 in words: a link to a view is opened
   through the page's query, which the page's calls repeat, and past 65,536 characters gradio failed with HTTP 500
   (httpx.InvalidURL) where it reads the request's URL.
+- A large body waits for room in `bodies` (server.body_budget: the bytes of large bodies read and parsed at once)
+  before it is read, and is refused with 503 in words when none comes in time.
 - After an upload (`/upload`), its size is reported to `on_upload` (the disk budget counts it).
 - A file gradio would serve (`.../file=<path>`, `.../file/<path>`) is served only if `may_read(path, scope)` says
   so (store.exports: an export only to the browser that made it); else 404, as for a file that does not exist.
@@ -24,6 +26,8 @@ from __future__ import annotations
 import json
 import re
 from urllib.parse import parse_qs
+
+from server.body_budget import BUSY
 
 TOO_LARGE = "the request is larger than this server accepts ({limit:,} bytes)"
 SESSION_ID = re.compile(r"[0-9a-z]{1,32}|[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12}")  # the page's, gradio_client's
@@ -99,8 +103,9 @@ def fetches_a_url(path: str) -> bool:
 
 class RequestGate:
     def __init__(self, app, max_body: int, on_upload=None, functions=None, max_query: int | None = None,
-                 made_links: int | None = None, may_read=None):
+                 made_links: int | None = None, may_read=None, bodies=None):
         self.app, self.max_body, self.on_upload, self.may_read = app, max_body, on_upload, may_read
+        self.bodies = bodies  # a server.body_budget.BodyBudget, or None: no bound
         self.max_query, self.made_links = max_query, made_links if made_links is not None else max_query
         self.functions = frozenset(functions) if functions is not None else None
 
@@ -127,18 +132,31 @@ class RequestGate:
                 return await _respond(send, 400, "bad Content-Length")
             if declared > self.max_body:
                 return await _respond(send, 413, TOO_LARGE.format(limit=self.max_body))
-        elif scope.get("method") in ("POST", "PUT", "PATCH"):  # no length given: read it here, at most max_body
+        share = 0
+        if self.bodies is not None and (length is not None or scope.get("method") in ("POST", "PUT", "PATCH")):
+            share = self.bodies.share(declared if length is not None else self.max_body)
+            if not await self.bodies.take(share):
+                return await _respond(send, 503, BUSY)
+        try:
+            await self._pass(scope, receive, send, headers, length)
+        finally:
+            if share:
+                self.bodies.give(share)
+
+    async def _pass(self, scope, receive, send, headers, length):
+        """The checks that read the body, then the app (and the upload's size reported)."""
+        declared = int(length) if length is not None else 0
+        if length is None and scope.get("method") in ("POST", "PUT", "PATCH"):  # read here, at most max_body
             receive, declared = await self._buffered(receive)
             if receive is None:
                 return await _respond(send, 413, TOO_LARGE.format(limit=self.max_body))
-        else:
-            declared = 0
         if scope.get("method") == "POST" and b"json" in headers.get(b"content-type", b"").lower():
             receive, body = await self._buffered(receive, with_body=True)
             if receive is None:
                 return await _respond(send, 413, TOO_LARGE.format(limit=self.max_body))
             if (why := body_refusal(body, self.functions)) is not None:
                 return await _respond(send, 400, why)
+            del body  # the replay holds it until the app reads it, then nothing does
         await self.app(scope, receive, send)
         if self.on_upload is not None and scope.get("path", "").endswith("/upload"):
             self.on_upload(declared)
