@@ -11,8 +11,8 @@ The JSON is parsed once and written from that parse. The schema check reads the 
 holds no object (a data array: z, x, text, customdata) cut to its first OUTLINE_ITEMS items, which is all plotly
 checks of one (a data array may hold any values) and more than any fixed-length property has. Built whole,
 `plotly.io.from_json` then `to_html` copied the arrays into the figure object, again into its dict and again into
-JSON: one 10.4 MiB figure (a 755 x 755 heatmap) peaked at 120 MiB above before, 11.5 times its size; from its parse,
-at ~50 MiB (bench/held_memory.py --one, bench/RESULTS.md).
+JSON: writing one 10.4 MiB figure's page (a 755 x 755 heatmap) peaked at 120 MiB traced, 11.5 times its size; from
+its parse, at 47 MiB, of which ~30 are plotly.js's copies in any page (tests/unit/test_standalone.py bounds the rest).
 """
 from __future__ import annotations
 
