@@ -150,6 +150,8 @@ def main():
     finally:
         server.terminate()
         server.wait(30)
+        if probe:
+            Path(probe).unlink(missing_ok=True)
 
 
 if __name__ == "__main__":
