@@ -185,7 +185,7 @@ def wire_demos(buttons, explain, tabs, ckpt, attention, train):
         cells=attention.cells, record=attention.record, one=attention.one, grid=attention.grid,
         overview=attention.overview, table=attention.table, **train.hyper, text_b=attention.text_b,
         patch=attention.patch,  # the patching section's own (tabs.attention.patching.PatchSection)
-        features=Components(**attention.features))  # "What the heads write"'s own (tabs.attention.features)
+        features=attention.features)  # "What the heads write"'s own (tabs.attention.features)
     outputs = named_outputs(targets, DemoSets)
     for button, d in zip(buttons, available_demos()):
         event = button.click(answered(targets, apply_demo), [gr.State(d.label), ckpt], outputs,

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+from dataclasses import dataclass
+from typing import Any
 
 import gradio as gr
 
@@ -25,6 +27,7 @@ from visualize.standalone import write_standalone_html
 from checks import UserError
 from limits import DRAW_CONCURRENCY, EXPORT_CONCURRENCY, EXPORT_FIGURE_GROUP, FIGURE_TABLE_GROUP
 from store.exports import EXPORTS
+from widgets.answers import Answer, Components, answered, named_outputs
 from widgets.errors import handler
 from widgets.figure_table import Plot, table_box, table_of
 
@@ -100,9 +103,17 @@ def _js(template: str, elem_id: str, name: str, **more) -> str:
     return filled
 
 
-def figure_html(plot, name: str, request=None) -> tuple[str, str]:
-    """(path of `name`.html drawing the figure `plot` (gr.Plot's value), what was saved, in words); the file is
-    served only to the browser behind `request`."""
+@dataclass(frozen=True)
+class Saved(Answer):
+    """The file saved (the page downloads it) and what it is, in words (widgets.answers)."""
+
+    file: Any
+    said: Any
+
+
+def figure_html(plot, name: str, request=None) -> Saved:
+    """The path of `name`.html drawing the figure `plot` (gr.Plot's value) and what was saved, in words; the file
+    is served only to the browser behind `request`."""
     if plot is None or not getattr(plot, "plot", None):
         raise UserError(NOTHING_YET)
     if getattr(plot, "type", "plotly") != "plotly":
@@ -115,7 +126,7 @@ def figure_html(plot, name: str, request=None) -> tuple[str, str]:
         write_standalone_html(text, path)
         return path
     path = EXPORTS.reuse(tag, write, request)
-    return path, f"{name}.html: the figure and plotly.js in one file, opens offline"
+    return Saved(path, f"{name}.html: the figure and plotly.js in one file, opens offline")
 
 
 def _buttons(elem_id: str, table: bool = False):
@@ -151,9 +162,10 @@ def export_row(plot: gr.Plot, name: str) -> None:
                    concurrency_id=FIGURE_TABLE_GROUP, show_progress="hidden")
     file = gr.File(visible=False)  # the page downloads it (DOWNLOAD_JS) as soon as it arrives
     png.click(None, None, said, js=_js(PNG_JS, elem_id, name))
-    def html_file(value, request: gr.Request = None):
+    def html_file(value, request: gr.Request = None) -> Saved:
         return figure_html(value, name, request)
-    html.click(handler(html_file), plot, [file, said], api_visibility="private",
+    saved = Components(file=file, said=said)
+    html.click(answered(saved, handler(html_file)), plot, named_outputs(saved, Saved), api_visibility="private",
                concurrency_limit=EXPORT_CONCURRENCY, concurrency_id=EXPORT_FIGURE_GROUP, show_progress="minimal"
                ).success(None, file, None, js=DOWNLOAD_JS)
 

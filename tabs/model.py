@@ -2,6 +2,9 @@
 variants (MHA, GQA, MQA, MLA)."""
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any
+
 import gradio as gr
 import pandas as pd
 
@@ -16,6 +19,7 @@ from limits import DRAW_CONCURRENCY, METRIC_NOTE_CHARS
 from store.catalogue import resolve
 from store.sessions import browser_key
 from tabs.figure_export import figure
+from widgets.answers import Answer, Components, answered, named_outputs
 from widgets.errors import handler
 from widgets.ui import separately
 
@@ -25,8 +29,19 @@ LAYERS = {"encoder-decoder": "{e} encoder + {d} decoder layers",  # each arch's 
           "decoder-only": "{d} decoder layers (no cross-attention)"}
 
 
+@dataclass(frozen=True)
+class Described(Answer):
+    """The checkpoint's summary, its parameters per component (a table and a figure) and the cache sizes of its
+    attention variants (widgets.answers: each field sets the tab's component of its name)."""
+
+    summary: Any
+    table: Any
+    plot: Any
+    kv: Any
+
+
 @handler
-def describe_model(ckpt, request: gr.Request = None):
+def describe_model(ckpt, request: gr.Request = None) -> Described:
     model, tok, info = resolve(ckpt, browser_key(request))
     cfg = model.config
     counts = parameter_counts(model)
@@ -45,7 +60,7 @@ def describe_model(ckpt, request: gr.Request = None):
                f"{metrics or 'Metrics: none recorded.'}")
     table = pd.DataFrame([{"component": k, "parameters": v, "share": f"{100 * v / total:.1f}%"}
                           for k, v in counts.items()])
-    return summary, table, viz.parameter_breakdown(counts, title=f"Parameters of {ckpt}"), cache_table(cfg)
+    return Described(summary, table, viz.parameter_breakdown(counts, title=f"Parameters of {ckpt}"), cache_table(cfg))
 
 
 def _value(v, key: str = "") -> str:
@@ -156,11 +171,12 @@ def build_model_tab(demo, ckpt):
             plot = figure("Where the parameters are", "model-parameters")
         kv = gr.Dataframe(label="Cache size per generated token (fp32): keys and values for MHA / GQA / MQA, the "
                                 "latent (and rotary key) for MLA", elem_id="model-cache")
-    outputs = [summary, table, plot, kv]
+    shown = Components(summary=summary, table=table, plot=plot, kv=kv)
+    outputs, describe = named_outputs(shown, Described), answered(shown, describe_model)
     # drawn only on screen: a new checkpoint (a demo's) redraws nothing in a hidden tab; shown again, it redraws
     # the progress on the summary at the top, not the tables and the figure: gradio's page re-reads every component
     # that ever showed one at each later status update (widgets.ui.progress_only_where_drawn)
     draw = dict(concurrency_limit=DRAW_CONCURRENCY, concurrency_id="draw", show_progress_on=[summary])
-    separately(ckpt.change, only_shown="model-tab")(describe_model, ckpt, outputs, api_name="model", **draw)
-    tab.select(describe_model, ckpt, outputs, api_visibility="private", **draw)
-    demo.load(describe_model, ckpt, outputs, api_visibility="private", show_progress_on=[summary])
+    separately(ckpt.change, only_shown="model-tab")(describe, ckpt, outputs, api_name="model", **draw)
+    tab.select(describe, ckpt, outputs, api_visibility="private", **draw)
+    demo.load(describe, ckpt, outputs, api_visibility="private", show_progress_on=[summary])

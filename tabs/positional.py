@@ -2,6 +2,9 @@
 relative schemes, RoPE (rotation angles, score against distance) and ALiBi (the bias matrix of every head)."""
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any
+
 import gradio as gr
 import torch
 
@@ -15,6 +18,7 @@ from limits import LEARNED_ROWS, POSITIONAL
 from store.catalogue import SHIPPED, resolve, shipped_model
 from store.sessions import browser_key
 from tabs.figure_export import figure
+from widgets.answers import Answer, Components, answered, named_outputs
 from widgets.controls import Slider
 from widgets.errors import handler
 from widgets.ui import FAST, Followers, separately, when_open
@@ -53,8 +57,20 @@ def sinusoids(d_model, length) -> tuple[torch.Tensor, object]:
     return table, viz.pe_matrix(table, title=f"Sinusoidal encoding, {length} positions x {d_model} dimensions")
 
 
+@dataclass(frozen=True)
+class PositionalFigures(Answer):
+    """The sinusoidal table, its waves, the similarity between positions, the learned table beside it and the note
+    (widgets.answers: each field sets the tab's component of its name)."""
+
+    matrix: Any
+    waves: Any
+    similarity: Any
+    compare: Any
+    compare_note: Any
+
+
 @handler
-def draw_positional(d_model, length, dims, ckpt, request: gr.Request = None):
+def draw_positional(d_model, length, dims, ckpt, request: gr.Request = None) -> PositionalFigures:
     table, matrix = sinusoids(d_model, length)
     length, d_model = table.shape
     chosen, note = parse_dims(dims, d_model)
@@ -64,22 +80,32 @@ def draw_positional(d_model, length, dims, ckpt, request: gr.Request = None):
     if model.config.pos_encoding != "learned":
         learned_ckpts = [n for n in SHIPPED if shipped_model(n)[0].config.pos_encoding == "learned"]
         if not learned_ckpts:
-            return matrix, waves, similarity, viz.empty_curves("No checkpoint with learned positions"), note
+            return PositionalFigures(matrix, waves, similarity,
+                                     viz.empty_curves("No checkpoint with learned positions"), note)
         ckpt, model = learned_ckpts[0], shipped_model(learned_ckpts[0])[0]
     learned = model.pos_encoding.table.detach().cpu()[:LEARNED_ROWS]
     compare = viz.pe_side_by_side(sinusoidal_table(*learned.shape), learned,
                                   title=f"Fixed vs learned ({ckpt}, d_model {learned.shape[1]}, "
                                         f"positions 0-{learned.shape[0] - 1})")
-    return matrix, waves, similarity, compare, note + f"Learned encoding of **{ckpt}** beside the sinusoidal table."
+    return PositionalFigures(matrix, waves, similarity, compare,
+                             note + f"Learned encoding of **{ckpt}** beside the sinusoidal table.")
 
 
-def clear_positional():
+def clear_positional() -> PositionalFigures:
     """Before a redraw: no figure or note of the previous settings stays on screen if these ones fail."""
-    return None, None, None, None, ""
+    return PositionalFigures(None, None, None, None, "")
+
+
+@dataclass(frozen=True)
+class RopeFigures(Answer):
+    """RoPE's rotation angles and its score against distance (widgets.answers)."""
+
+    rope_angles: Any
+    rope_distance: Any
 
 
 @handler
-def draw_rope(d_k, length):
+def draw_rope(d_k, length) -> RopeFigures:
     """RoPE's rotation angles for `length` positions and the rotated score against distance, for a head of d_k."""
     d_k = check_number(d_k, "d_k", *POSITIONAL["d_k"], integer=True)
     if d_k % 2:
@@ -91,8 +117,8 @@ def draw_rope(d_k, length):
     q, k = torch.randn(2, d_k, generator=torch.Generator().manual_seed(0))  # (d_k,) each, the same every time
     curves = {"q = k = (1, …, 1)": rotated_dot_products(ones, ones, distances),
               "random q and k": rotated_dot_products(q, k, distances)}
-    return (viz.rope_angles_figure(angles, title=f"RoPE angles, {length} positions x {d_k // 2} pairs"),
-            viz.rope_distance_figure(distances, curves, title=f"Rotated q·k against distance, d_k {d_k}"))
+    return RopeFigures(viz.rope_angles_figure(angles, title=f"RoPE angles, {length} positions x {d_k // 2} pairs"),
+                       viz.rope_distance_figure(distances, curves, title=f"Rotated q·k against distance, d_k {d_k}"))
 
 
 @handler
@@ -110,8 +136,18 @@ def draw_alibi(n_heads, length, causal):
                                        f"{length} positions")
 
 
+@dataclass(frozen=True)
+class Sizes(Answer):
+    """The RoPE and ALiBi controls' values from a checkpoint (its d_k and number of heads) and their notes."""
+
+    d_k: Any
+    n_heads: Any
+    rope_note: Any
+    alibi_note: Any
+
+
 @handler
-def checkpoint_sizes(ckpt, request: gr.Request = None):
+def checkpoint_sizes(ckpt, request: gr.Request = None) -> Sizes:
     """The selected checkpoint's d_k and number of heads, as the RoPE and ALiBi controls' values, and a note."""
     model, _, _ = resolve(ckpt, browser_key(request))
     cfg = model.config
@@ -122,7 +158,7 @@ def checkpoint_sizes(ckpt, request: gr.Request = None):
                  f"{'' if d_k == cfg.d_k else f'; {d_k} drawn'}); that model uses {uses}.")
     alibi_note = (f"Heads start at **{ckpt}**'s ({cfg.n_heads}"
                   f"{'' if heads == cfg.n_heads else f'; the first {heads} drawn'}); that model uses {uses}.")
-    return d_k, heads, rope_note, alibi_note
+    return Sizes(d_k, heads, rope_note, alibi_note)
 
 
 def captioned_plot(label: str, caption: str, elem_id: str | None = None) -> gr.Plot:
@@ -196,22 +232,25 @@ def build_positional_tab(demo, ckpt, followers: Followers):
         compare_note = gr.Markdown(elem_id="pe-note")
         rope_section, d_k, rope_length, rope_plot, distance_plot, rope_note = build_rope_section()
         alibi_section, n_heads, alibi_length, causal, alibi_plot, alibi_note = build_alibi_section()
+    tab = Components(matrix=matrix, waves=waves, similarity=similarity, compare=compare, compare_note=compare_note,
+                     rope_angles=rope_plot, rope_distance=distance_plot, d_k=d_k, n_heads=n_heads,
+                     rope_note=rope_note, alibi_note=alibi_note)
     inputs = [d_model, length, dims, ckpt]
-    outputs = [matrix, waves, similarity, compare, compare_note]
+    outputs = named_outputs(tab, PositionalFigures)
     # the progress on the note, not the four figures: gradio's page re-reads every component that ever showed one at
     # each later status update (widgets.ui.progress_only_where_drawn)
-    demo.load(draw_positional, inputs, outputs, api_name="positional", show_progress_on=[compare_note])
+    demo.load(answered(tab, draw_positional), inputs, outputs, api_name="positional", show_progress_on=[compare_note])
     for event in (d_model.change, length.change, dims.submit):
-        event(clear_positional, None, outputs, queue=False, api_visibility="private").then(
-            draw_positional, inputs, outputs, api_visibility="private", **FAST)
+        event(answered(tab, clear_positional), None, outputs, queue=False, api_visibility="private").then(
+            answered(tab, draw_positional), inputs, outputs, api_visibility="private", **FAST)
     # The RoPE and ALiBi controls take the checkpoint's sizes; their figures are drawn when a section opens or a
     # control changes, not on page load.
-    sizes = [d_k, n_heads, rope_note, alibi_note]
-    separately(demo.load)(checkpoint_sizes, ckpt, sizes, api_visibility="private", **FAST)
-    followers.add(checkpoint_sizes, sizes)
+    separately(demo.load)(answered(tab, checkpoint_sizes), ckpt, named_outputs(tab, Sizes), api_visibility="private",
+                          **FAST)
+    followers.add(checkpoint_sizes, tab, Sizes)
     # only while their section is open: a new checkpoint's sizes redraw nothing hidden (widgets.ui.when_open)
     when_open(rope_section, d_k.change, rope_length.change)(
-        draw_rope, [d_k, rope_length], [rope_plot, distance_plot], api_name="rope", **FAST)
+        answered(tab, draw_rope), [d_k, rope_length], named_outputs(tab, RopeFigures), api_name="rope", **FAST)
     when_open(alibi_section, n_heads.change, alibi_length.change, causal.change)(
         draw_alibi, [n_heads, alibi_length, causal], alibi_plot, api_name="alibi", **FAST)
     return dict(d_model=d_model, length=length, dims=dims, d_k=d_k, n_heads=n_heads, matrix=matrix)

@@ -75,3 +75,11 @@ def answered(components, fn):
         return by_name(components, fn(*args, **kwargs))
     one.answers_by_name = True  # tests/unit/test_answers.py finds the app's handlers that answer by position
     return one
+
+
+def setting_each(outputs: list, value):
+    """A handler of no inputs that sets each of `outputs` to the one `value` (nothing to match by position)."""
+    def each_set():
+        return dict.fromkeys(outputs, value)
+    each_set.answers_by_name = True
+    return each_set

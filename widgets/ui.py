@@ -9,6 +9,7 @@ import gradio as gr
 from gradio import context as gradio_context  # server.compat checks get_blocks_context at start
 
 from limits import DRAW_CONCURRENCY
+from widgets.answers import by_name, named_outputs, setting_each
 
 FAST = dict(trigger_mode="always_last", show_progress="hidden", concurrency_limit=DRAW_CONCURRENCY,
             concurrency_id="draw")
@@ -29,7 +30,7 @@ def open_states(demo: gr.Blocks, *sections: gr.Accordion) -> list[gr.State]:
     expand, False on collapse; None for an API client (which never opens a section: its calls always draw). The
     sections' handlers take it to draw nothing while closed."""
     shown = [gr.State(None) for _ in sections]
-    demo.load(lambda: [False] * len(shown), None, shown, queue=False, api_visibility="private")
+    demo.load(setting_each(shown, False), None, shown, queue=False, api_visibility="private")
     for section, state in zip(sections, shown):
         section.expand(lambda: True, None, state, queue=False, api_visibility="private")
         section.collapse(lambda: False, None, state, queue=False, api_visibility="private")
@@ -133,23 +134,26 @@ class Followers:
     (bench/RESULTS.md, "Issue 26 item 5, issue 29 item 11")."""
 
     def __init__(self):
-        self.parts = []  # (fn, [its inputs after the checkpoint], [its outputs])
+        self.parts = []  # (fn, [its inputs after the checkpoint], the components its answers set, their type)
 
-    def add(self, fn, outputs, inputs=()) -> None:
-        """`fn(ckpt, *inputs' values, request=)` returns a value for a single output, a tuple for several."""
-        self.parts.append((fn, list(inputs), list(outputs) if isinstance(outputs, (list, tuple)) else [outputs]))
+    def add(self, fn, components, answer: type, inputs=()) -> None:
+        """`fn(ckpt, *inputs' values, request=)` returns an `answer` (a widgets.answers.Answer) whose fields set
+        the components of the same name in `components`."""
+        self.parts.append((fn, list(inputs), components, answer))
 
-    def follow(self, request: gr.Request, ckpt, *values) -> tuple:
-        """Every part's updates for checkpoint `ckpt`, in the order they were added (`values`: their inputs'
-        values, in the same order; the request first, where gradio gives it to a function with `*values`)."""
-        updates, values = [], list(values)
-        for fn, inputs, outputs in self.parts:
-            found = fn(ckpt, *values[:len(inputs)], request=request)
+    def follow(self, request: gr.Request, ckpt, *values) -> dict:
+        """Every part's updates for checkpoint `ckpt`, {component: value} (`values`: the parts' inputs' values, in
+        the order the parts were added; the request first, where gradio gives it to a function with `*values`)."""
+        updates, values = {}, list(values)
+        for fn, inputs, components, _ in self.parts:
+            updates.update(by_name(components, fn(ckpt, *values[:len(inputs)], request=request)))
             del values[:len(inputs)]
-            updates.extend(found if len(outputs) > 1 else [found])
-        return tuple(updates)
+        return updates
+
+    follow.answers_by_name = True  # it answers by name (tests/app/test_answers_by_name.py)
 
     def wire(self, ckpt) -> None:
-        separately(ckpt.change)(self.follow, [ckpt] + [i for _, inputs, _ in self.parts for i in inputs],
-                                [output for _, _, outputs in self.parts for output in outputs],
+        separately(ckpt.change)(self.follow, [ckpt] + [i for _, inputs, _, _ in self.parts for i in inputs],
+                                [output for _, _, components, answer in self.parts
+                                 for output in named_outputs(components, answer)],
                                 api_visibility="private", **FAST)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
+from typing import Any
 
 import gradio as gr
 
@@ -25,7 +26,8 @@ from store.sessions import browser_key
 from tabs.attention.record import attention_record
 from tabs.attention.translation_view import GOLD_SCORE
 from tabs.figure_export import figure
-from tabs.generate import translate_as_generate
+from tabs.generation import translate_as_generate
+from widgets.answers import Answer, Components, answered, named_outputs
 from widgets.errors import handler
 
 GET_MARIAN = ("No Marian English -> Spanish translator is in this machine's Hugging Face cache, so only our model is "
@@ -116,6 +118,19 @@ def section_texts(ckpt: str, shown: Translations, reference: str) -> tuple[str, 
     return read, ours, f"{_named(shown.marian)} (Marian, OPUS) writes: {_quoted(shown.marian_text)}"
 
 
+@dataclass(frozen=True)
+class Beside(Answer):
+    """The section (shown or hidden), the reference line, and each model's line and map (widgets.answers: each field
+    sets the section's component of its name)."""
+
+    section: Any
+    reference: Any
+    ours_text: Any
+    ours_map: Any
+    marian_text: Any
+    marian_map: Any
+
+
 def build_beside(record, made_by, text, target, page_width, draw, focus):
     """The section's components (hidden until a translation model's record is drawn) and `fill_after(trigger)`,
     which chains the section's update after `trigger`. `draw(record, kind, layer, head, score, parts, view, width)`
@@ -130,7 +145,8 @@ def build_beside(record, made_by, text, target, page_width, draw, focus):
             with gr.Column():
                 marian_text = gr.Markdown(elem_id="att-beside-marian-text")
                 marian_map = figure("Marian's cross-attention", "att-beside-marian")
-    outputs = [section, reference, ours_text, ours_map, marian_text, marian_map]
+    own = Components(section=section, reference=reference, ours_text=ours_text, ours_map=ours_map,
+                     marian_text=marian_text, marian_map=marian_map)
 
     def in_words(rec, width):
         """One head of the record's cross-attention in words, as the tab draws it, on the head `focus` picks."""
@@ -145,21 +161,22 @@ def build_beside(record, made_by, text, target, page_width, draw, focus):
         (the previous input's maps never sit under the new one), then filled."""
         key = browser_key(request)
         if rec is None or not ckpt or not translates(ckpt, key):
-            yield (gr.Column(visible=False),) + (gr.update(),) * 5
+            yield Beside(gr.Column(visible=False), *[gr.update()] * 5)
             return
-        yield gr.Column(visible=True), "", f"{_named(ckpt)} (ours) …", None, "…", None
+        yield Beside(gr.Column(visible=True), "", f"{_named(ckpt)} (ours) …", None, "…", None)
         try:
             shown = translations(ckpt, source, reference_text, key)
         except REFUSALS as e:  # our model refused to translate it (too long to decode, ...): say so in the section
-            yield (gr.update(), "", f"{_named(ckpt)} cannot translate this: {markdown_text(_why(e))}",
-                   in_words(rec, width), "", None)
+            yield Beside(gr.update(), "", f"{_named(ckpt)} cannot translate this: {markdown_text(_why(e))}",
+                         in_words(rec, width), "", None)
             return
         read, ours, marian = section_texts(ckpt, shown, reference_text)
-        yield (gr.update(), read, ours, in_words(rec, width), marian,
-               in_words(shown.marian_record, width) if shown.marian_record is not None else None)
+        yield Beside(gr.update(), read, ours, in_words(rec, width), marian,
+                     in_words(shown.marian_record, width) if shown.marian_record is not None else None)
 
     def fill_after(trigger, **kwargs):
-        return trigger(fill, [record, made_by, text, target, page_width], outputs, show_progress="hidden",
-                       concurrency_limit=BESIDE_CONCURRENCY, concurrency_id="beside", **kwargs)
+        return trigger(answered(own, fill), [record, made_by, text, target, page_width], named_outputs(own, Beside),
+                       show_progress="hidden", concurrency_limit=BESIDE_CONCURRENCY, concurrency_id="beside",
+                       **kwargs)
 
-    return dict(section=section, outputs=outputs, fill=fill, fill_after=fill_after)
+    return dict(section=section, outputs=named_outputs(own, Beside), fill=fill, fill_after=fill_after)

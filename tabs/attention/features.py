@@ -8,6 +8,8 @@ made and stored beside it (feature_contexts), never in a request. Figures from v
 from __future__ import annotations
 
 import copy
+from dataclasses import dataclass
+from typing import Any
 
 import gradio as gr
 import pandas as pd
@@ -31,6 +33,7 @@ from store.saes import sae_layers, sae_list, shipped_sae
 from store.sessions import browser_key
 from tabs.attention.inside import selected_pattern
 from tabs.figure_export import figure
+from widgets.answers import Answer, Components, answered, named_outputs
 from widgets.controls import Dropdown, index_control, index_slider
 from widgets.errors import handler
 from widgets.ui import FAST, open_states, separately, when_open
@@ -122,21 +125,33 @@ def feature_choice(feature: int, activation: float) -> str:
     return f"feature {feature} ({activation:.2f})"
 
 
+@dataclass(frozen=True)
+class FeaturesDrawn(Answer):
+    """The section's note, the table of the features active at the position, their heads' bars, the choice of the
+    feature to open and where it fires (widgets.answers: each field sets the section's component of its name)."""
+
+    note: Any
+    table: Any
+    heads: Any
+    opened: Any
+    strip: Any
+
+
 @handler
 def draw_features(made_by, record, kind, layer, position, opened=None, shown=None, width=None,
-                  request: gr.Request = None):
+                  request: gr.Request = None) -> FeaturesDrawn:
     """The section: a note, the table of the features active at `position`, their heads' bars, the choice of the
     feature to open (the one `opened` already, while it is active here; else the most active) and where it fires in
     this input. Nothing while the section is closed."""
     if shown is False or (record is None and shown):  # the page: closed, or a new input on its way (a demo's)
-        return (gr.skip(),) * 5
+        return FeaturesDrawn(*[gr.skip()] * 5)
     if record is None:
         raise UserError("press Show attention first")
     pattern = selected_pattern(record, kind)
     at = sae_of(made_by, pattern.kind, check_index(layer, "layer", pattern.shape[0]))
     if at is None:
-        return (no_sae(made_by, pattern.kind, int(layer)), pd.DataFrame(columns=COLUMNS), None,
-                gr.update(choices=[], value=None), None)
+        return FeaturesDrawn(no_sae(made_by, pattern.kind, int(layer)), pd.DataFrame(columns=COLUMNS), None,
+                             gr.update(choices=[], value=None), None)
     f, tokens, at, source = _reading(made_by, record, kind, layer, request)
     t = check_index(position, "position", len(tokens))
     active = active_on_gpu(source, str(at.kind), at.layer, f[t])
@@ -152,8 +167,8 @@ def draw_features(made_by, record, kind, layer, position, opened=None, shown=Non
     keep = [a.feature for a in active if str(a.feature) == str(opened)]
     chosen = (keep or [a.feature for a in active] or [None])[0]
     strip = _strip(f, tokens, at, chosen, t, width) if active else None
-    return (note, feature_rows(active, tokenizer, at), heads,
-            gr.update(choices=choices, value=None if chosen is None else str(chosen)), strip)
+    return FeaturesDrawn(note, feature_rows(active, tokenizer, at), heads,
+                         gr.update(choices=choices, value=None if chosen is None else str(chosen)), strip)
 
 
 def _strip(f, tokens, at: AttentionLayer, feature: int, position: int, width):
@@ -192,7 +207,7 @@ def section_positions(record, kind) -> int:
 
 
 def build_features(demo, record, made_by, kind, layer, page_width):
-    """The section, under the heatmaps of the Attention tab; returns its controls for the demos."""
+    """The section, under the heatmaps of the Attention tab; returns its components by name (for the demos)."""
     with gr.Accordion("What the heads write: sparse features", open=False,
                       elem_id="att-features-section") as section:
         gr.Markdown(EXPLAINED)
@@ -205,15 +220,15 @@ def build_features(demo, record, made_by, kind, layer, page_width):
                           elem_id="features-open")
         strip = figure("Where the feature fires", "features-strip")
     [shown] = open_states(demo, section)
+    own = Components(section=section, shown=shown, position=position, opened=opened, note=note, table=table,
+                     heads=heads, strip=strip)
     when_open(section, record.change, kind.change, layer.change, position.change)(
-        draw_features, [made_by, record, kind, layer, position, opened, shown, page_width],
-        [note, table, heads, opened, strip],
-        api_name="what_heads_write", **FAST)
+        answered(own, draw_features), [made_by, record, kind, layer, position, opened, shown, page_width],
+        named_outputs(own, FeaturesDrawn), api_name="what_heads_write", **FAST)
     separately(opened.input)(draw_strip, [made_by, record, kind, layer, position, opened, shown, page_width], strip,
                              api_name="feature_strip", **FAST)
     when_open(section, record.change, kind.change)(
         lambda r, k, t: gr.update() if r is None else index_slider(section_positions(r, k), t), [record, kind, position],
         position,
         queue=False, api_visibility="private")
-    return dict(section=section, shown=shown, position=position, opened=opened, table=table, heads=heads,
-                strip=strip)
+    return own

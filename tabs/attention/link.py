@@ -40,7 +40,7 @@ from store.view_link import View, Vocabulary, fit_to_input, fit_to_model, from_q
 from tabs.attention.inside import selected_pattern
 from tabs.attention.lens import lens_positions
 from tabs.attention.two_inputs import Compared, compare_and_keep
-from tabs.generate_link import generate_linked, generate_updates, generation_query
+from tabs.generate_link import LinkedDecoding, LinkedGeneration, generate_linked, generate_updates, generation_query
 from widgets.answers import Answer, Components, answered, named_outputs
 from widgets.controls import index_slider
 from widgets.errors import handler
@@ -79,20 +79,55 @@ def model_shapes(ckpt: str) -> dict[str, tuple[int, int]]:
     return {kind.value: (kind.n_layers(config), config.n_heads) for kind in AttentionKind.of(config)}
 
 
-def open_link(vocab: Vocabulary, ckpt, request=None):
-    """Updates for: tabs, checkpoint, input, target, cells, words, overview colour, focus, the note above the tabs,
-    the sections to open, the second input's box, and what is opened after the input is computed (`linked`: the
-    second input, the query row and the lens's position, or None), the patching section's answer, other token
-    and position, then the Generate tab's prompt, decoding
-    controls and whether to generate (tabs.generate_link.generate_updates), from the link the page was opened with;
-    a page opened without one keeps every control as it is (and says nothing). Never raises: what cannot be opened is
-    said in the note (the load event is not queued, and gradio shows an error of such an event as a bare
-    "Error")."""
+@dataclass(frozen=True)
+class LinkedInput(Answer):
+    """What a link sets in the Attention tab: the input, the target, the switches, the overview colour, the head to
+    focus on and the second input's box (widgets.answers: each field sets the tab's component of its name)."""
+
+    text: Any
+    target: Any
+    cells: Any
+    words: Any
+    score: Any
+    focus: Any
+    text_b: Any
+
+
+@dataclass(frozen=True)
+class LinkedPatching(Answer):
+    """What a link sets in the patching section: its answer, other token and position."""
+
+    answer: Any
+    other: Any
+    position: Any
+
+
+@dataclass(frozen=True)
+class LinkOpened(Answer):
+    """What the page's load sets from its link: the tab, the checkpoint, the note above the tabs, the sections to
+    open, what is opened after the input is computed (`after`: linked), and the Attention tab's, the patching
+    section's and the Generate tab's controls."""
+
+    tabs: Any
+    ckpt: Any
+    note: Any
+    opens: Any
+    after: Any
+    attention: LinkedInput
+    patch: LinkedPatching
+    generate: LinkedDecoding
+
+
+def open_link(vocab: Vocabulary, ckpt, request=None) -> LinkOpened:
+    """What the page's load sets from the link the page was opened with (LinkOpened); a page opened without one
+    keeps every control as it is (and says nothing). Never raises: what cannot be opened is said in the note (the
+    load event is not queued, and gradio shows an error of such an event as a bare "Error")."""
     keep = gr.update()
     params = getattr(request, "query_params", None)
     view, ignored = from_query(dict(params) if params else {}, vocab)
     if view.is_empty:
-        return (keep,) * 8 + (said(ignored), "", keep, None) + (keep,) * 3 + generate_updates(view)
+        return LinkOpened(keep, keep, said(ignored), "", None, LinkedInput(*[keep] * 7),
+                          LinkedPatching(keep, keep, keep), generate_updates(view))
     model = view.ckpt or ckpt
     if view.kind is not None and isinstance(model, str) and model in fixed_choices():
         try:
@@ -102,13 +137,13 @@ def open_link(vocab: Vocabulary, ckpt, request=None):
                 f"The link's head was ignored: the model {model!r} could not be read ({e})."]
         ignored += more
     focus = (model, view.kind, view.score, view.layer, view.head) if view.kind or view.score else keep
-    text = keep if view.text is None else view.text
-    return (gr.Tabs(selected=view.tab) if view.tab else keep, view.ckpt or keep, text,
-            keep if view.text is None else view.target, view.cells or keep,
-            keep if view.words is None else view.words, view.score or keep, focus, said(ignored),
-            ",".join(view.sections), keep if view.text_b is None else view.text_b, linked(view)) + tuple(
-        keep if value is None else value for value in (view.answer, view.other, view.patch_position)) + \
-        generate_updates(view)
+    given = LinkedInput(keep if view.text is None else view.text, keep if view.text is None else view.target,
+                        view.cells or keep, keep if view.words is None else view.words, view.score or keep, focus,
+                        keep if view.text_b is None else view.text_b)
+    patching = LinkedPatching(*(keep if value is None else value
+                                for value in (view.answer, view.other, view.patch_position)))
+    return LinkOpened(gr.Tabs(selected=view.tab) if view.tab else keep, view.ckpt or keep, said(ignored),
+                      ",".join(view.sections), linked(view), given, patching, generate_updates(view))
 
 
 def linked(view: View) -> dict | None:
@@ -191,7 +226,7 @@ def link_row() -> dict:
     return dict(button=button, box=box, sections=gr.Textbox(visible=False), opens=gr.Textbox(visible=False))
 
 
-def wire_link(demo, tabs, ckpt, attention, generate: dict, note) -> None:
+def wire_link(demo, tabs, ckpt, attention, generate: Components, note) -> None:
     """The page's load opens the view of its link (then computes as "Show attention" does, and generates as
     Generate does when it is a link to a generation); the buttons copy the link to the view on screen and to the
     generation on screen. `note` (above the tabs) says what part of a link was ignored."""
@@ -199,7 +234,7 @@ def wire_link(demo, tabs, ckpt, attention, generate: dict, note) -> None:
     tab_ids = [tab.id for tab in tabs.children if isinstance(tab, gr.Tab)]
 
     @handler
-    def opened_by_link(checkpoint, request: gr.Request = None):
+    def opened_by_link(checkpoint, request: gr.Request = None) -> LinkOpened:
         return open_link(vocabulary(tab_ids, attention.scores), checkpoint, request)
 
     @handler
@@ -212,22 +247,20 @@ def wire_link(demo, tabs, ckpt, attention, generate: dict, note) -> None:
 
     after = gr.State(None)  # what the link opens once its input is computed (linked)
     patching = [attention.patch.answer, attention.patch.other, attention.patch.position]
-    opened = demo.load(opened_by_link, ckpt,
-                       [tabs, ckpt, attention.text, attention.target, attention.cells, attention.words,
-                        attention.score, attention.focus, note, link["opens"], attention.text_b, after,
-                        *patching, generate["prompt"], *generate["controls"], generate["linked"]],
+    opening = Components(tabs=tabs, ckpt=ckpt, note=note, opens=link["opens"], after=after, attention=attention,
+                         patch=attention.patch, generate=generate)
+    opened = demo.load(answered(opening, opened_by_link), ckpt, named_outputs(opening, LinkOpened),
                        api_visibility="private", show_progress="hidden", queue=False)
-    linked = generate["linked"]
     # only when the page was opened by a link to a generation (a page load without one calls nothing more)
-    gate(opened.then, "given", linked)(
-        handler(generate_linked), [linked, ckpt, generate["prompt"], *generate["controls"]],
-        generate["outputs"] + [generate["generated"]], concurrency_limit=GENERATE_CONCURRENCY,
+    gate(opened.then, "given", generate.linked)(
+        answered(generate, handler(generate_linked)), [generate.linked, ckpt, generate.prompt, *generate.controls],
+        named_outputs(generate, LinkedGeneration), concurrency_limit=GENERATE_CONCURRENCY,
         concurrency_id="generate", api_visibility="private").then(
-        **generate["inspect"], api_visibility="private").then(
-        lambda: False, None, linked, queue=False, api_visibility="private")  # ckpt changes decode as before
-    generate["link"][0].click(generation_copied, generate["generated"], generate["link"][1],
-                              api_name="generation_link", api_visibility="private", **FAST).success(
-        None, generate["link"][1], generate["link"][1], js=COPY_JS, api_visibility="private")
+        **generate.inspect, api_visibility="private").then(
+        lambda: False, None, generate.linked, queue=False, api_visibility="private")  # ckpt changes decode as before
+    button, box = generate.link
+    button.click(generation_copied, generate.generated, box, api_name="generation_link", api_visibility="private",
+                 **FAST).success(None, box, box, js=COPY_JS, api_visibility="private")
     compare = {k: v for k, v in attention.compare.items() if k not in ("fn", "inputs")}  # its line and outputs
     rows = Components(query=attention.query, lens_position=attention.lens_position, note=note)
     attention.compute_after(opened.then, api_visibility="private").then(

@@ -11,6 +11,8 @@ hidden box), so a page whose class is gone, as after a restart of the app, is to
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass, field
+from typing import Any
 
 import gradio as gr
 
@@ -18,7 +20,8 @@ from limits import CLASS, CLASS_POLL_SECONDS
 from tabs.classroom import student, teacher
 from tabs.classroom.pushable import HEAD, VIEWS, HeadView, PairView, SinusoidView, view_of
 from tabs.demos import available_demos
-from tabs.classroom.student import POLL_FIELDS, STUDENT, TEACHER
+from tabs.classroom.student import STUDENT, TEACHER, Answered, Polled
+from widgets.answers import Answer, Components, answered, named_outputs
 from widgets.controls import Radio
 from widgets.errors import handler
 
@@ -46,7 +49,7 @@ ASKING_JS = "() => { document.body.classList.add('class-asking'); }"
 SHOWN_JS = "(code) => { document.body.classList.remove('class-asking'); return code; }"  # before the call
 
 
-def build_class_tab() -> dict:
+def build_class_tab() -> Components:
     """The tab's components: joining or starting, then the teacher's controls or the student's, and the class view
     (what the teacher shows, the question, the split)."""
     with gr.Tab("Class", id="class", elem_id="class-tab") as panel:
@@ -94,7 +97,7 @@ def build_class_tab() -> dict:
                 view = gr.Plot(label="What your teacher shows", elem_id="class-figure")
                 guesses = gr.Plot(label="The class's guesses", elem_id="class-guesses")
             split = gr.Plot(label="How the class answered", elem_id="class-split")
-    return dict(panel=panel, code=code, role=role, seen=seen, seen_answered=seen_answered, following=following,
+    return Components(panel=panel, code=code, role=role, seen=seen, seen_answered=seen_answered, following=following,
                 base=base, timer=timer, entry=entry, typed=typed, join=join, start=start, status=status,
                 teaching=teaching, shown_code=shown_code, qr=qr, link=link, which=which, push=push, row=row,
                 ask=ask, ask_demo=ask_demo, reveal=reveal, csv=csv, end=end, said=said, answers=answers,
@@ -102,99 +105,179 @@ def build_class_tab() -> dict:
                 choices=choices, line=line, view=view, split=split, guesses=guesses)
 
 
-def wire_class_tab(demo, tabs, c: dict, attention, positional: dict, demos: list, vocab) -> None:
+def _kept():
+    return field(default_factory=gr.skip)
+
+
+@dataclass(frozen=True)
+class Started(Answer):
+    """The teacher's panel after starting a class: its code, the role, the code shown, the link and its QR code,
+    the panels shown and hidden, the poll started from nothing seen, the status line emptied (widgets.answers: each
+    field sets the tab's component of its name)."""
+
+    code: Any
+    role: Any
+    shown_code: Any
+    link: Any
+    qr: Any
+    teaching: Any = field(default_factory=lambda: gr.Column(visible=True))
+    entry: Any = field(default_factory=lambda: gr.Row(visible=False))
+    view_box: Any = field(default_factory=lambda: gr.Column(visible=True))
+    timer: Any = field(default_factory=lambda: gr.Timer(active=True))
+    seen: Any = -1
+    seen_answered: Any = -1
+    status: Any = ""
+
+
+@dataclass(frozen=True)
+class Joined(Answer):
+    """A student's panel after joining (each left as it is unless given): the class's code, the role, the panels
+    shown and hidden, the poll started from nothing seen and following the teacher, the line the student reads,
+    and the page's tab."""
+
+    code: Any = _kept()
+    role: Any = _kept()
+    entry: Any = _kept()
+    learning: Any = _kept()
+    view_box: Any = _kept()
+    timer: Any = _kept()
+    seen: Any = _kept()
+    seen_answered: Any = _kept()
+    following: Any = _kept()
+    status: Any = _kept()
+    tabs: Any = _kept()
+
+
+@dataclass(frozen=True)
+class Shown(Answer):
+    """After a push: the rows a question can ask about, and what the teacher reads."""
+
+    row: Any
+    said: Any
+
+
+@dataclass(frozen=True)
+class Ended(Answer):
+    """After the class's end: the line that says so, no code or role, the entry shown again, the poll stopped."""
+
+    status: Any
+    code: Any = ""
+    role: Any = ""
+    teaching: Any = field(default_factory=lambda: gr.Column(visible=False))
+    entry: Any = field(default_factory=lambda: gr.Row(visible=True))
+    view_box: Any = field(default_factory=lambda: gr.Column(visible=False))
+    timer: Any = field(default_factory=lambda: gr.Timer(active=False))
+
+
+@dataclass(frozen=True)
+class Following(Answer):
+    """Whether a student follows the teacher, the state it saw (-1: redraw whole) and the page's tab (each left
+    as it is unless given)."""
+
+    following: Any
+    seen: Any = _kept()
+    tabs: Any = _kept()
+
+
+def joined(code, said) -> Joined:
+    return Joined(code, STUDENT, gr.Row(visible=False), gr.Column(visible=True), gr.Column(visible=True),
+                  gr.Timer(active=True), -1, -1, True, said, gr.Tabs(selected="class"))
+
+
+def explore_alone() -> Following:
+    """Exploring on its own: the Attention tab, the class's view no longer redrawn."""
+    return Following(False, tabs=gr.Tabs(selected="attention"))
+
+
+def follow_teacher() -> Following:
+    """Following the teacher again: back to the class, its view redrawn whole."""
+    return Following(True, -1, gr.Tabs(selected="class"))
+
+
+def class_shown() -> Following:
+    """The Class tab opened: its view followed and redrawn whole."""
+    return Following(True, -1)
+
+
+def wire_class_tab(demo, tabs, c: Components, attention, positional: dict, demos: list, vocab) -> None:
     """Wire the tab (`tabs`: the page's tabs, which a joining student is taken to): `attention` and `positional`
     are those tabs' handles (their record, pair and sliders are what the teacher pushes), `demos` the demo buttons
     (each sets the view to show to its own), `vocab` what a link may name (store.view_link.Vocabulary: the pushed
     view's link)."""
-    polled = [c[name] for name in POLL_FIELDS]
-    c["timer"].tick(handler(student.poll), [c["code"], c["role"], c["seen"], c["seen_answered"], c["following"]],
-                    polled, api_name="class_poll", api_visibility="undocumented", **QUIET)
+    c = Components(**vars(c), tabs=tabs)  # the tab's components and the page's tabs, for the answers to set
+    c.timer.tick(answered(c, handler(student.poll)), [c.code, c.role, c.seen, c.seen_answered, c.following],
+                 named_outputs(c, Polled), api_name="class_poll", api_visibility="undocumented", **QUIET)
 
-    def started(code, shown, link, qr):
-        return (code, TEACHER, shown, link, qr, gr.Column(visible=True), gr.Row(visible=False),
-                gr.Column(visible=True), gr.Timer(active=True), -1, -1, "")
+    def teacher_started(base, request: gr.Request = None) -> Started:
+        code, shown, link, qr = teacher.start(base, request)
+        return Started(code, TEACHER, shown, link, qr)
 
-    def teacher_started(base, request: gr.Request = None):
-        return started(*teacher.start(base, request))
+    c.start.click(answered(c, handler(teacher_started)), c.base, named_outputs(c, Started), js=PAGE_JS,
+                  api_name="class_start", api_visibility="undocumented", **QUIET)
+    student_in = named_outputs(c, Joined)
 
-    entered = [c["code"], c["role"], c["shown_code"], c["link"], c["qr"], c["teaching"], c["entry"], c["view_box"],
-               c["timer"], c["seen"], c["seen_answered"], c["status"]]
-    c["start"].click(handler(teacher_started), c["base"], entered, js=PAGE_JS, api_name="class_start",
-                     api_visibility="undocumented", **QUIET)
-
-    def joined(code, said):
-        return (code, STUDENT, gr.Row(visible=False), gr.Column(visible=True), gr.Column(visible=True),
-                gr.Timer(active=True), -1, -1, True, said, gr.Tabs(selected="class"))
-
-    student_in = [c["code"], c["role"], c["entry"], c["learning"], c["view_box"], c["timer"], c["seen"],
-                  c["seen_answered"], c["following"], c["status"], tabs]
-
-    def typed_join(typed, request: gr.Request = None):
+    def typed_join(typed, request: gr.Request = None) -> Joined:
         return joined(*student.join(typed, request))
 
-    def link_join(request: gr.Request = None):
+    def link_join(request: gr.Request = None) -> Joined:
         typed = student.code_in_link(request)
         if typed is None:
-            return (gr.skip(),) * len(student_in)
+            return Joined()
         try:
             return joined(*student.join(typed, request))
         except ValueError as e:  # the load is not queued: gradio would show a bare "Error"; said in the panel
-            return (gr.skip(),) * 9 + (str(e), gr.Tabs(selected="class"))
+            return Joined(status=str(e), tabs=gr.Tabs(selected="class"))
 
-    c["join"].click(handler(typed_join), c["typed"], student_in, api_name="class_join",
-                    api_visibility="undocumented", **QUIET)
-    c["typed"].submit(handler(typed_join), c["typed"], student_in, api_visibility="private", **QUIET)
-    demo.load(link_join, None, student_in, api_visibility="private", **QUIET)
+    c.join.click(answered(c, handler(typed_join)), c.typed, student_in, api_name="class_join",
+                 api_visibility="undocumented", **QUIET)
+    c.typed.submit(answered(c, handler(typed_join)), c.typed, student_in, api_visibility="private", **QUIET)
+    demo.load(answered(c, link_join), None, student_in, api_visibility="private", **QUIET)
 
     # every parameter named: gradio puts the request at its parameter's place, which a *view would shift
     def pushed(code, record, made_by, given, kind, layer, head, cells, words, score, which, record_b, given_b,
-               answer, other, position, d_model, length, request: gr.Request = None):
+               answer, other, position, d_model, length, request: gr.Request = None) -> Shown:
         rows, said = teacher.push(code, vocab, which, HeadView(record, made_by, given, kind, layer, head, cells,
                                                                words, score),
                                   PairView(record_b, given_b, answer, other, position), SinusoidView(d_model, length),
                                   request=request)
-        return gr.Dropdown(choices=rows, value=rows[0][1] if rows else None), said
+        return Shown(gr.Dropdown(choices=rows, value=rows[0][1] if rows else None), said)
 
     view_inputs = [getattr(attention, name) for name in ("record", "made_by", "given", "kind", "layer", "head",
-                                                         "cells", "words", "score")] + [c["which"]] + \
+                                                         "cells", "words", "score")] + [c.which] + \
         [attention.record_b, attention.given_b] + \
         [attention.patch.answer, attention.patch.other, attention.patch.position] + \
         [positional["d_model"], positional["length"]]
-    c["push"].click(handler(pushed), [c["code"]] + view_inputs, [c["row"], c["said"]], api_name="class_push",
-                    api_visibility="undocumented", **QUIET).success(None, c["code"], None, js=SHOWN_JS)
+    c.push.click(answered(c, handler(pushed)), [c.code] + view_inputs, named_outputs(c, Shown), api_name="class_push",
+                 api_visibility="undocumented", **QUIET).success(None, c.code, None, js=SHOWN_JS)
     for button, shown in zip(demos, available_demos()):  # in the page: the view the demo leaves on screen
-        button.click(None, None, c["which"], js=f"() => {json.dumps(view_of(shown))}", api_visibility="private")
-    c["ask"].click(handler(teacher.ask_row), [c["code"], c["row"]], c["said"], api_name="class_ask",
-                   api_visibility="undocumented", **QUIET).success(None, js=ASKING_JS)
-    c["ask_demo"].click(handler(teacher.ask_demo), c["code"], c["said"], api_name="class_ask_demo",
-                        api_visibility="undocumented", **QUIET).success(None, js=ASKING_JS)
-    c["reveal"].click(handler(teacher.reveal), c["code"], c["said"], js=SHOWN_JS, api_name="class_reveal",
-                      api_visibility="undocumented", **QUIET)
+        button.click(None, None, c.which, js=f"() => {json.dumps(view_of(shown))}", api_visibility="private")
+    c.ask.click(handler(teacher.ask_row), [c.code, c.row], c.said, api_name="class_ask",
+                api_visibility="undocumented", **QUIET).success(None, js=ASKING_JS)
+    c.ask_demo.click(handler(teacher.ask_demo), c.code, c.said, api_name="class_ask_demo",
+                     api_visibility="undocumented", **QUIET).success(None, js=ASKING_JS)
+    c.reveal.click(handler(teacher.reveal), c.code, c.said, js=SHOWN_JS, api_name="class_reveal",
+                   api_visibility="undocumented", **QUIET)
+
     def downloaded(code, request: gr.Request = None):
         return gr.File(teacher.download(code, request), visible=True)
 
-    c["csv"].click(handler(downloaded), c["code"], c["answers"], api_name="class_csv", api_visibility="undocumented",
-                   **QUIET)
+    c.csv.click(handler(downloaded), c.code, c.answers, api_name="class_csv", api_visibility="undocumented", **QUIET)
 
-    def ended(code, request: gr.Request = None):
-        return (teacher.end(code, request), "", "", gr.Column(visible=False), gr.Row(visible=True),
-                gr.Column(visible=False), gr.Timer(active=False))
+    def ended(code, request: gr.Request = None) -> Ended:
+        return Ended(teacher.end(code, request))
 
-    c["end"].click(handler(ended), c["code"], [c["status"], c["code"], c["role"], c["teaching"], c["entry"],
-                                               c["view_box"], c["timer"]],
-                   js=SHOWN_JS, api_name="class_end", api_visibility="undocumented", **QUIET)
-    mine = [c["line"], c["grid"]]
-    c["choices"].input(handler(student.answer_label), [c["code"], c["choices"]], mine, api_name="class_answer",
-                       api_visibility="undocumented", **QUIET)
+    c.end.click(answered(c, handler(ended)), c.code, named_outputs(c, Ended), js=SHOWN_JS, api_name="class_end",
+                api_visibility="undocumented", **QUIET)
+    mine = named_outputs(c, Answered)
+    c.choices.input(answered(c, handler(student.answer_label)), [c.code, c.choices], mine, api_name="class_answer",
+                    api_visibility="undocumented", **QUIET)
 
-    def tapped(code, event: gr.EventData, request: gr.Request = None):
+    def tapped(code, event: gr.EventData, request: gr.Request = None) -> Answered:
         return student.answer_tap(code, getattr(event, "column", None), request)
 
-    c["grid"].click(handler(tapped), c["code"], mine, api_visibility="private", **QUIET)
+    c.grid.click(answered(c, handler(tapped)), c.code, mine, api_visibility="private", **QUIET)
     # exploring on its own: the Attention tab, the class's view no longer redrawn; following: back, redrawn whole
-    c["explore"].click(lambda: (False, gr.Tabs(selected="attention")), None, [c["following"], tabs],
-                       api_visibility="private", **QUIET)
-    c["follow"].click(lambda: (True, -1, gr.Tabs(selected="class")), None, [c["following"], c["seen"], tabs],
-                      api_visibility="private", **QUIET)
-    c["panel"].select(lambda: (True, -1), None, [c["following"], c["seen"]], api_visibility="private", **QUIET)
+    following = named_outputs(c, Following)
+    for trigger, fn in ((c.explore.click, explore_alone), (c.follow.click, follow_teacher),
+                        (c.panel.select, class_shown)):
+        trigger(answered(c, fn), None, following, api_visibility="private", **QUIET)

@@ -4,6 +4,9 @@ the record, and a device that saw this state already gets nothing).
 """
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+from typing import Any
+
 import gradio as gr
 
 from checks import UserError
@@ -11,6 +14,7 @@ from store.classes import CLASSES, ClassEnded, Seen, normal_code
 from store.clients import client_address
 from store.sessions import browser_key
 from tabs.classroom.view import asked, grid, guesses_figure, result, split_figure, waiting
+from widgets.answers import Answer
 
 STUDENT, TEACHER = "student", "teacher"
 
@@ -29,16 +33,25 @@ def code_in_link(request) -> str | None:
     return code if isinstance(code, str) and code.strip() else None
 
 
-def answer(code, choice, request: gr.Request = None) -> tuple[str, str]:
-    """(this student's line, its grid with the choice marked) after answering the current question with the choice
-    of index `choice` (a tapped cell's column, or a choice picked)."""
+@dataclass(frozen=True)
+class Answered(Answer):
+    """This student's line and its grid with the choice marked (widgets.answers: each field sets the tab's
+    component of its name)."""
+
+    line: Any
+    grid: Any
+
+
+def answer(code, choice, request: gr.Request = None) -> Answered:
+    """This student's line and grid after answering the current question with the choice of index `choice` (a
+    tapped cell's column, or a choice picked)."""
     key = browser_key(request)
     CLASSES.answer(code, key, choice)
     seen = CLASSES.seen(code, key)
-    return waiting(seen), grid(seen)
+    return Answered(waiting(seen), grid(seen))
 
 
-def answer_label(code, label, request: gr.Request = None):
+def answer_label(code, label, request: gr.Request = None) -> Answered:
     """Answer with the choice whose label is `label` (the radio's)."""
     seen = CLASSES.seen(code, browser_key(request))
     if seen.question is None or label not in seen.question.choices:
@@ -46,7 +59,7 @@ def answer_label(code, label, request: gr.Request = None):
     return answer(code, seen.question.choices.index(label), request)
 
 
-def answer_tap(code, column, request: gr.Request = None):
+def answer_tap(code, column, request: gr.Request = None) -> Answered:
     """Answer with the cell tapped (its column, sent by the grid) of the row asked."""
     try:
         column = int(column)
@@ -55,35 +68,55 @@ def answer_tap(code, column, request: gr.Request = None):
     return answer(code, column, request)
 
 
-POLL_FIELDS = ("status", "view", "split", "question", "grid", "choices", "line", "seen", "seen_answered",
-               "timer", "guesses")
+def _kept():
+    return field(default_factory=gr.skip)
 
 
-def poll(code, role, seen_version, seen_answered, following, request: gr.Request = None) -> tuple:
-    """Updates of POLL_FIELDS for a device of the class `code`: nothing (gr.skip) when it has seen this state; the
-    class's end said in words (the timer stopped) when the class is gone, as after a restart of the app."""
-    skip, stop = gr.skip(), gr.Timer(active=False)
+@dataclass(frozen=True)
+class Polled(Answer):
+    """What a poll sets in the tab (widgets.answers), each left as it is (gr.skip) unless given: the line above
+    the class, the view pushed, the split, the question, the grid and the choices to answer by, a student's line,
+    the state seen (its version and count of answers), the timer and the class's guesses."""
+
+    status: Any = _kept()
+    view: Any = _kept()
+    split: Any = _kept()
+    question: Any = _kept()
+    grid: Any = _kept()
+    choices: Any = _kept()
+    line: Any = _kept()
+    seen: Any = _kept()
+    seen_answered: Any = _kept()
+    timer: Any = _kept()
+    guesses: Any = _kept()
+
+
+def poll(code, role, seen_version, seen_answered, following, request: gr.Request = None) -> Polled:
+    """What a device of the class `code` updates: nothing (gr.skip) when it has seen this state; the class's end
+    said in words (the timer stopped) when the class is gone, as after a restart of the app."""
+    stop = gr.Timer(active=False)
     if not code:
-        return (skip,) * 9 + (stop, skip)
+        return Polled(timer=stop)
     try:
         seen = CLASSES.seen(code, browser_key(request))
     except ClassEnded as e:
-        return (str(e), None, None, "", "", gr.update(choices=[], value=None, visible=False), "", -1, -1, stop, None)
+        return Polled(str(e), None, None, "", "", gr.update(choices=[], value=None, visible=False), "", -1, -1, stop,
+                      None)
     except UserError as e:
-        return (str(e),) + (skip,) * 8 + (stop, skip)
+        return Polled(status=str(e), timer=stop)
     teacher = seen.student is None
     changed = seen.version != seen_version
     counted = teacher and seen.answered != seen_answered  # a student joined or answered: the projector's count
     if not changed and not counted:
-        return (skip,) * len(POLL_FIELDS)
+        return Polled()
     if not teacher and not following:  # exploring on its own: told that something changed, nothing redrawn
-        return (f"Your teacher shows something new in class **{seen.code}**: press **Follow the teacher**.",) + \
-            (skip,) * (len(POLL_FIELDS) - 1)
+        return Polled(status=f"Your teacher shows something new in class **{seen.code}**: press **Follow the "
+                             "teacher**.")
     return updates(seen, teacher, changed)
 
 
-def updates(seen: Seen, teacher: bool, changed: bool) -> tuple:
-    """The POLL_FIELDS of a device that has not seen this state: the pushed view (hidden while a question is open),
+def updates(seen: Seen, teacher: bool, changed: bool) -> Polled:
+    """What a device that has not seen this state updates: the pushed view (hidden while a question is open),
     the split and the class's guesses on the heatmap (live for the teacher; for a student after the reveal), the
     question, the grid and the choices to answer by, and a student's line."""
     skip = gr.skip()
@@ -100,10 +133,10 @@ def updates(seen: Seen, teacher: bool, changed: bool) -> tuple:
         guesses = (guesses_figure(seen, True) if seen.revealed else None) if changed else skip
     said = asked(question, seen.students, seen.counts) if question is not None else ""
     if not changed:
-        return (status, skip, split, said) + (skip,) * 4 + (seen.answered, skip, guesses)
+        return Polled(status, split=split, question=said, seen_answered=seen.answered, guesses=guesses)
     labels = list(question.choices) if question is not None else []
     picked = labels[seen.answer] if seen.answer is not None else None
     choices = gr.update(choices=labels, value=picked, visible=open_ and not teacher)
     line = "" if teacher else (result(seen) if seen.revealed else waiting(seen) if open_ else "")
-    return (status, view, split, said, grid(seen) if open_ and not teacher else "", choices, line, seen.version,
-            seen.answered, skip, guesses)
+    return Polled(status, view, split, said, grid(seen) if open_ and not teacher else "", choices, line,
+                  seen.version, seen.answered, skip, guesses)

@@ -44,17 +44,17 @@ class Seen(dict):
     def _draw(self, key: str):
         d = self.demo
         if key.startswith("pe-"):
-            matrix, _, similarity, *_ = draw_positional(*PE_DEFAULTS, "reverse", request=self.request)
-            return {"pe-pe": matrix, "pe-similarity": similarity}[key].to_json()
+            drawn = draw_positional(*PE_DEFAULTS, "reverse", request=self.request)
+            return {"pe-pe": drawn.matrix, "pe-similarity": drawn.similarity}[key].to_json()
         view, record = self._attention()
         if key.startswith("patch-"):
             record_b = compare_inputs(d.ckpt, record, d.text_b, request=self.request)
             drawn = draw_patching(d.ckpt, record, record_b, *view, *d.answers, -1, request=self.request)
             return {"patch-heads": drawn.heads, "patch-into": drawn.into, "patch-from": drawn.out_of}[key].to_json()
         if key.startswith("features-"):  # the features section at the demo's row (d.features: layer, row, feature)
-            _, _, heads, _, strip = draw_features(d.ckpt, record, view[0], d.features[0], d.features[1],
-                                                  str(d.features[2]), request=self.request)
-            return {"features-heads": heads, "features-strip": strip}[key].to_json()
+            drawn = draw_features(d.ckpt, record, view[0], d.features[0], d.features[1], str(d.features[2]),
+                                  request=self.request)
+            return {"features-heads": drawn.heads, "features-strip": drawn.strip}[key].to_json()
         if key == "att-weights":  # the same head as the weights, whatever the demo's cells show
             return draw_attention(record, *view, d.score, SHOW[0], d.words, d.ckpt, None, request=self.request).one.plot
         figures = draw_view(record, view, d.score, d.show, d.words, d.ckpt, None, request=self.request)

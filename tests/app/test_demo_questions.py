@@ -25,7 +25,7 @@ def revealed_figure(demo) -> str:
     """The JSON of the figure the demo's question is about, as the page receives it after the demo's click."""
     request = page_call("questions")
     if demo.question.figure == "pe-matrix":
-        return draw_positional(*PE_DEFAULTS, "reverse", request=request)[0].to_json()
+        return draw_positional(*PE_DEFAULTS, "reverse", request=request).matrix.to_json()
     opened = compute_attention(demo.ckpt, demo.text, demo.target, demo_focus(demo), request=request)
     view, record = opened.view, opened.record
     if demo.question.figure == "patch-heads":  # the second input's record, then the patching section's grids

@@ -24,10 +24,11 @@ def _plot(i: int) -> PlotData:
 def test_the_export_folder_stays_bounded_and_one_figure_is_one_file(small_folder):
     """Invariant: after 8 different figures the folder holds the last 3 (max_exports), no more; the same figure
     asked twice is the same file, not a second copy."""
-    paths = [figure_export.figure_html(_plot(i), "attention-head")[0] for i in range(8)]
+    paths = [figure_export.figure_html(_plot(i), "attention-head").file for i in range(8)]
     folders = [p for p in small_folder.root.iterdir() if p.is_dir()]
     assert len(folders) == 3 and len(set(paths)) == 8
-    again, said = figure_export.figure_html(_plot(7), "attention-head")
+    saved = figure_export.figure_html(_plot(7), "attention-head")
+    again, said = saved.file, saved.said
     assert again == paths[-1] and len([p for p in small_folder.root.iterdir() if p.is_dir()]) == 3
     assert said.startswith("attention-head.html") and small_folder.size_bytes() < 3 * 6_000_000
 

@@ -92,17 +92,20 @@ def test_one_call_sets_all_that_follows_the_checkpoint():
     elem_ids = [output.elem_id for output in follows[0].outputs]
     ckpt = "translate-en-es"
     assert len(follows[0].inputs) == 2  # the checkpoint, and whether a link's generation is being opened
-    found = dict(zip(elem_ids, follows[0].fn(None, ckpt, False)))  # (the request first: widgets.ui.Followers)
+    answer = follows[0].fn(None, ckpt, False)  # {component: value} (the request first: widgets.ui.Followers)
+    assert set(answer) == set(follows[0].outputs)
+    found = {output.elem_id: value for output, value in answer.items()}
     assert len(found) == len(elem_ids) == 8, elem_ids
-    assert found["ckpt-about"] == found["att-about"] == about(ckpt) == decoding_for(ckpt)[1] == found["gen-about"]
+    decoding = decoding_for(ckpt)
+    assert found["ckpt-about"] == found["att-about"] == about(ckpt) == decoding.about == found["gen-about"]
     assert "Bible" in found["ckpt-about"]
     strategy = follows[0].outputs[elem_ids.index("gen-about") - 1]  # the decoding radio, added with its line
-    assert strategy.label == "Decoding" and found[strategy.elem_id]["value"] == "beam"
-    linked = dict(zip(elem_ids, follows[0].fn(None, ckpt, True)))  # a link's generation keeps its own decoding
-    assert "value" not in linked[strategy.elem_id] and decoding_for(ckpt, True)[0] == linked[strategy.elem_id]
-    rope_dk, alibi_heads, rope_note, alibi_note = checkpoint_sizes(ckpt)
+    assert strategy.label == "Decoding" and answer[strategy]["value"] == "beam" == decoding.strategy["value"]
+    linked = follows[0].fn(None, ckpt, True)  # a link's generation keeps its own decoding
+    assert "value" not in linked[strategy] and decoding_for(ckpt, True).strategy == linked[strategy]
+    sizes = checkpoint_sizes(ckpt)
     assert (found["pe-rope-dk"], found["pe-alibi-heads"], found["pe-rope-note"], found["pe-alibi-note"]) == (
-        rope_dk, alibi_heads, rope_note, alibi_note)
+        sizes.d_k, sizes.n_heads, sizes.rope_note, sizes.alibi_note)
 
 
 def test_no_step_run_in_the_page_throws_to_stop_a_listener(config):

@@ -41,10 +41,15 @@ def value(update, default):
     return update
 
 
+def fields_of(answer) -> list:
+    """An answer's fields' values, in its fields' order."""
+    return [getattr(answer, field.name) for field in dataclasses.fields(answer)]
+
+
 def plots(figures) -> list:
     """The first three figures of an answer (the Attention tab's Figures: one head, the layer's grid, the overview;
     the two inputs': A, B and the change per head)."""
-    shown = [getattr(figures, field.name) for field in dataclasses.fields(figures)][:3]
+    shown = fields_of(figures)[:3]
     return [json.loads(f.plot) if hasattr(f, "plot") else f for f in shown]
 
 
@@ -70,22 +75,23 @@ def test_a_link_opens_the_same_record_and_figures_as_computing_directly(ckpt, te
                                                                   "&open=qk,lens,two")
 
     other = opening(query)  # another browser, opening the page with the link
-    tab, ckpt_, text_, target_, cells_, words_, score_, focus, note, opens, _, after, *generation = open_link(
-        VOCAB, "reverse", other)
-    assert all(u == {"__type__": "update"} for u in generation)  # not a link to a generation: its tab is left
-    assert note == {"__type__": "update", "value": "", "visible": False}
-    assert opens == "qk,lens,two" and tab.selected == "attention"
-    opened = compute_attention(value(ckpt_, "reverse"), text_, target_, focus, request=other)
+    linked = open_link(VOCAB, "reverse", other)
+    put, after = linked.attention, linked.after
+    assert all(u == {"__type__": "update"} for u in fields_of(linked.generate))  # not a link to a generation: its
+    #                                                                               tab is left
+    assert linked.note == {"__type__": "update", "value": "", "visible": False}
+    assert linked.opens == "qk,lens,two" and linked.tabs.selected == "attention"
+    opened = compute_attention(value(linked.ckpt, "reverse"), put.text, put.target, put.focus, request=other)
     made_by2, given2, view2, record2 = opened.made_by, opened.given, opened.view, opened.record
     assert (made_by2, given2, view2) == (ckpt, (text, target), (kind, layer, head))
     assert record2.patterns[kind].weights.equal(record.patterns[kind].weights)
-    shown = (value(cells_, None), value(words_, None), made_by2, None)
-    assert plots(draw_view(record2, view2, value(score_, None), *shown, request=other)) == plots(direct)
+    shown = (value(put.cells, None), value(put.words, None), made_by2, None)
+    assert plots(draw_view(record2, view2, value(put.score, None), *shown, request=other)) == plots(direct)
     assert after["text_b"] == text_b
     compared = compare_linked(made_by2, record2, after, request=other)
     record_b2, given_b2 = compared.record_b, compared.given_b
     assert given_b2 == text_b and record_b2.patterns[kind].weights.equal(record_b.patterns[kind].weights)
-    two = draw_two(record2, record_b2, view2[0], layer, head, 1280, value(words_, None), made_by2, request=other)
+    two = draw_two(record2, record_b2, view2[0], layer, head, 1280, value(put.words, None), made_by2, request=other)
     assert plots(two) == plots(direct_two)
     rows = rows_linked(after, record2, view2[0], "")
     query_row, lens_position, note = rows.query, rows.lens_position, rows.note
@@ -109,9 +115,11 @@ def test_a_stale_link_opens_the_model_and_says_what_it_ignored():
     """reverse has 2 layers of 4 heads: head 5.2 is ignored in words, the rest of the link opens (its input, its
     kind), and the tab opens that kind on the head it picks for a new input."""
     query = "?tab=attention&ckpt=reverse&text=stale&kind=decoder%20self&layer=5&head=2&words=maybe&open=qk,vault"
-    tab, ckpt, text, target, cells, words, score, focus, note, opens, *_ = open_link(VOCAB, "sort", opening(query))
-    assert note["visible"] is True
-    note = note["value"]
+    linked = open_link(VOCAB, "sort", opening(query))
+    ckpt, text, target, focus, opens = linked.ckpt, linked.attention.text, linked.attention.target, \
+        linked.attention.focus, linked.opens
+    assert linked.note["visible"] is True
+    note = linked.note["value"]
     assert (ckpt, text, target, opens) == ("reverse", "stale", "", "qk")
     assert markdown_text("The link's head decoder self 5.2 was ignored: this model's decoder self attention has 2 "
                          "layers of 4 heads.") in note
@@ -124,10 +132,12 @@ def test_a_stale_link_opens_the_model_and_says_what_it_ignored():
 
 
 def test_a_page_without_a_link_is_left_as_it_is():
-    updates = open_link(VOCAB, "reverse", opening("?__theme=dark"))
-    assert all(u == {"__type__": "update"} for u in updates[:8])
-    assert updates[8:12] == ({"__type__": "update", "value": "", "visible": False}, "", {"__type__": "update"}, None)
-    assert all(u == {"__type__": "update"} for u in updates[12:])
+    linked = open_link(VOCAB, "reverse", opening("?__theme=dark"))
+    kept = [linked.tabs, linked.ckpt, *fields_of(linked.attention), *fields_of(linked.patch),
+            *fields_of(linked.generate)]
+    assert all(u == {"__type__": "update"} for u in kept)
+    assert (linked.note, linked.opens, linked.after) == ({"__type__": "update", "value": "", "visible": False}, "",
+                                                         None)
 
 
 def test_a_view_of_a_browsers_own_model_has_no_link():
@@ -140,7 +150,7 @@ def test_a_view_of_a_browsers_own_model_has_no_link():
     made_by, given, record = opened.made_by, opened.given, opened.record
     with pytest.raises(Exception, match="trained in this browser: it stays with the browser that trained it"):
         link_query(VOCAB, made_by, given, record, "cross", 0, 0, "weights", False, "entropy", "")
-    note = open_link(VOCAB, "reverse", opening(f"?tab=attention&ckpt={name}&text=abc"))[8]["value"]
+    note = open_link(VOCAB, "reverse", opening(f"?tab=attention&ckpt={name}&text=abc")).note["value"]
     assert markdown_text(f"The link's checkpoint {name!r} was ignored") in note
     assert markdown_text("stays with the browser") in note
 
@@ -163,19 +173,20 @@ def test_a_link_to_a_generation_generates_the_same_output_in_another_browser():
     request = page_call(KEY)
     settings = ("sample", 0.9, 5, 0.95, 4, 12, 7)
     direct = list(run_generate("reverse", "attention", *settings, request=request))[-1]
-    generated = clear_generate("reverse", "attention", *settings)[-1]
+    generated = clear_generate("reverse", "attention", *settings).generated
     query = generation_query(VOCAB, generated)
     assert query == ("?tab=generate&ckpt=reverse&prompt=attention&decoding=sample&temperature=0.9&top_k=5&top_p=0.95"
                      "&num_beams=4&max_new_tokens=12&seed=7")
     updates = open_link(VOCAB, "sort", opening(query))
-    prompt, *controls, linked = updates[15:]
-    assert (updates[0].selected, updates[1], prompt, tuple(controls), linked) == (
+    prompt, *controls, linked = fields_of(updates.generate)
+    assert (updates.tabs.selected, updates.ckpt, prompt, tuple(controls), linked) == (
         "generate", "reverse", "attention", settings, True)
-    *_, last = generate_linked(linked, updates[1], prompt, *controls, request=opening(query))
-    assert last[0] == direct[0] and last[1].equals(direct[1]) and last[-1] == generated
-    assert list(generate_linked(False, "reverse", "attention", *settings)) == [(gr.skip(),) * 6]
-    assert decoding_for("translate-en-es", True, request=request)[0] == gr.update()
-    assert decoding_for("translate-en-es", False, request=request)[0]["value"] == "beam"
+    *_, last = generate_linked(linked, updates.ckpt, prompt, *controls, request=opening(query))
+    assert last.run.output == direct.output and last.run.table.equals(direct.table) and last.generated == generated
+    skipped = list(generate_linked(False, "reverse", "attention", *settings))
+    assert len(skipped) == 1 and all(u == gr.skip() for u in (*fields_of(skipped[0].run), skipped[0].generated))
+    assert decoding_for("translate-en-es", True, request=request).strategy == gr.update()
+    assert decoding_for("translate-en-es", False, request=request).strategy["value"] == "beam"
     with pytest.raises(Exception, match="press Generate first"):
         generation_query(VOCAB, None)
 
@@ -192,6 +203,6 @@ def test_a_link_carries_the_patching_sections_answers_and_position():
             record_b)
     query = link_query(*view, " n", "e", 2)
     assert "&text_b=attentive&" in query and query.endswith("&open=two,patch&answer=%20n&other=e&patch_position=2")
-    assert open_link(VOCAB, "sort", opening(query))[12:15] == (" n", "e", 2)
+    assert fields_of(open_link(VOCAB, "sort", opening(query)).patch) == [" n", "e", 2]
     assert "answer" not in link_query(*view, "", "", -1) and "patch" not in link_query(*view[:10], "two", 0, 0,
                                                                                        given_b, record_b, " n")

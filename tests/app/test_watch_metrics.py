@@ -27,7 +27,7 @@ def test_the_watched_model_carries_its_last_evaluation_to_the_model_tab():
     key = "0123456789abcdef0123456789abcd26"  # a browser's key, in its page's cookie
     name = USER_MODELS.reserve(key, "induction")
     USER_MODELS.put(key, name, last.model, last.tokenizer, last.info)
-    summary = describe_model(name, request=page_call(key))[0]
+    summary = describe_model(name, request=page_call(key)).summary
     assert "none recorded" not in summary, summary
     assert f"| induction score | {metrics['induction_score']:.4g} |" in summary, summary  # tabs.model.metric_label
     layer, head = metrics["induction_head"].split(".")  # a head in words, not the number "1.0"

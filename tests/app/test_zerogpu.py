@@ -90,7 +90,7 @@ def test_spaces_is_installed_pinned_and_a_no_op_here():
     assert set(GPU_FUNCTIONS) == {
         "tabs.attention.record.record_on_gpu", "tabs.attention.inside.qk_on_gpu",
         "tabs.attention.inside.ablation_on_gpu", "tabs.attention.inside.importance_on_gpu",
-        "tabs.generate.generate_on_gpu", "tabs.generate.step_on_gpu", "tabs.generate.fill_mask_on_gpu",
+        "tabs.generation.generate_on_gpu", "tabs.generate.step_on_gpu", "tabs.fill_mask.fill_mask_on_gpu",
         "tabs.train.page.train_on_gpu",
         "tabs.train.page.compare_on_gpu", "tabs.attention.views.norms_on_gpu", "tabs.attention.lens.lens_on_gpu",
         "tabs.train.watch.watch_on_gpu", "tabs.attention.patching.grids_on_gpu",
@@ -144,7 +144,7 @@ def test_the_gpu_functions_give_what_the_library_gives():
     training run equal the library's own results for the same inputs."""
     from tabs.attention.record import record_on_gpu
     from store.catalogue import ModelRef, shipped_model
-    from tabs.generate import generate_on_gpu
+    from tabs.generation import generate_on_gpu
     from tabs.train.page import train_on_gpu
     from tabs.train.stop_signal import StopSignal
     from tabs.train.request import TrainingRequest
@@ -284,7 +284,7 @@ def test_the_app_works_when_gpu_calls_run_in_a_forked_worker(forked_gpu, app_url
         inside.qk_on_gpu(ModelRef("reverse"), record, "cross", 9, 0, 0)
     assert forked_gpu.count["tabs.train.page.train_on_gpu"] == 2
     assert forked_gpu.count["tabs.attention.record.record_on_gpu"] >= 2
-    assert forked_gpu.count["tabs.generate.generate_on_gpu"] == 1
+    assert forked_gpu.count["tabs.generation.generate_on_gpu"] == 1
 
 
 def test_models_load_at_import_on_a_gpu_and_on_first_use_on_a_cpu():
