@@ -34,6 +34,15 @@ new keys and values before they join the cache, so a write to them is kept by th
 those of the explicit path, rebuilt from the cached latent over every position. A point visited more than once in
 one block (decoding steps) keeps its last tensor in `seen`.
 
+A block with `stop_at` (a point's name) ends the forward pass right after that point is visited (its write and
+read done), as TransformerLens's `stop_at_layer` and nnsight's `stop()` do: what comes after it (later layers, the
+unembedding) is never computed. The model's call then returns nothing: the block ends there, quietly, so nothing
+written after that call inside the block runs; read what you need from `seen` after the block.
+
+    with points(read=["decoder.1.self_attn.z"], stop_at="decoder.1.self_attn.z") as seen:
+        model(tokens)                       # stops inside layer 1's self-attention
+    z = seen["decoder.1.self_attn.z"]
+
 Scoped to a call, never stored on modules: `points` sets a ContextVar, so other threads and other requests using
 one shared model never see this block's reads or writes. Blocks nest: the outer block's write and read happen
 first, then the inner's. With no block active a point costs one ContextVar lookup, and attention takes PyTorch's
@@ -53,17 +62,28 @@ Read = Collection[str] | Callable[[str], bool]
 Write = Mapping[str, Callable[[Tensor], Tensor]]
 
 
-class _Scope:
-    """One `points` block: what it reads (names or a predicate), what it writes, what it has seen."""
+class _Stop(Exception):
+    """Raised at a block's `stop_at` point, caught by that block only: it ends the forward pass there."""
 
-    def __init__(self, read: Read, write: Write, outer: _Scope | None):
+    def __init__(self, scope: _Scope):
+        super().__init__(f"the forward pass stopped at {scope.stop_at}")
+        self.scope = scope
+
+
+class _Scope:
+    """One `points` block: what it reads (names or a predicate), what it writes, what it has seen, and the point
+    after which it stops the forward pass (or None)."""
+
+    def __init__(self, read: Read, write: Write, outer: _Scope | None, stop_at: str | None = None):
         self.listed = set(write) | (set() if callable(read) else set(read))  # names to check against the model
+        self.listed |= {stop_at} if stop_at is not None else set()
         self.reads = read if callable(read) else frozenset(read).__contains__
-        self.write, self.outer, self.seen = dict(write), outer, {}
+        self.write, self.outer, self.seen, self.stop_at = dict(write), outer, {}, stop_at
 
     def wants(self, name: str) -> bool:
-        """Whether this block or an outer one reads or writes `name`."""
-        return name in self.write or self.reads(name) or (self.outer is not None and self.outer.wants(name))
+        """Whether this block or an outer one reads, writes or stops at `name`."""
+        return (name in self.write or self.reads(name) or name == self.stop_at
+                or (self.outer is not None and self.outer.wants(name)))
 
     def visit(self, name: str, x: Tensor) -> Tensor:
         if self.outer is not None:
@@ -77,6 +97,8 @@ class _Scope:
             x = new
         if self.reads(name):
             self.seen[name] = x
+        if name == self.stop_at:
+            raise _Stop(self)
         return x
 
     def unknown(self, known: Collection[str]) -> list[str]:
@@ -88,15 +110,19 @@ _ACTIVE: ContextVar[_Scope | None] = ContextVar("points", default=None)
 
 
 @contextmanager
-def points(read: Read = (), write: Write | None = None) -> Iterator[dict[str, Tensor]]:
+def points(read: Read = (), write: Write | None = None, stop_at: str | None = None) -> Iterator[dict[str, Tensor]]:
     """Within this block, in this thread (or task) only, the named points in `read` (a list of names, or a predicate
     `lambda name: ...`) are kept in the dict it yields, and each point in `write` has its tensor replaced by
-    `write[name](tensor)` (same shape). A model run in the block raises ValueError naming any listed name it does
-    not have (predicates are not checked)."""
-    scope = _Scope(read, write or {}, _ACTIVE.get())
+    `write[name](tensor)` (same shape); the forward pass ends right after the point `stop_at`, and with it the
+    block (the module's docstring). A model run in the block raises ValueError naming any listed name it does not
+    have (predicates are not checked)."""
+    scope = _Scope(read, write or {}, _ACTIVE.get(), stop_at)
     token = _ACTIVE.set(scope)
     try:
         yield scope.seen
+    except _Stop as stop:
+        if stop.scope is not scope:  # an outer block's stop: it ends that block
+            raise
     finally:
         _ACTIVE.reset(token)
 

@@ -199,6 +199,59 @@ def test_two_threads_writing_on_one_shared_model_do_not_see_each_others_blocks()
             assert torch.equal(logits, alone[who]) and seen == {name}
 
 
+
+@pytest.mark.parametrize("name", list(CONFIGS))
+@torch.no_grad()
+def test_stopping_at_a_point_reads_it_bitwise_and_visits_nothing_after_it(name):
+    """Oracle: a full run. Stopped at a point of each attention layer and stream, a run reads there the full run's
+    tensor, bitwise, on the fused path (reading that point only, as the features section does) and on the explicit
+    one; an outer block reading everything sees the full run's points in its order up to that one and none after
+    (later layers, the final norm, so no unembedding); the block ends quietly at the model's call (nothing after it
+    in the block runs)."""
+    model = seeded_model(CONFIGS[name])
+    with points(read=lambda n: True) as full:
+        run(model, *inputs(model))
+    order = list(full)  # the points in the order the forward pass visits them
+    stops = [n for n in order if n.endswith((".z", ".resid_post", ".q_input"))]
+    assert len(stops) >= 6 and "final" in order
+    for stop in stops:
+        with points(read=[stop]) as whole:  # reading no pattern: fused attention
+            run(model, *inputs(model))
+        with points(read=[stop], stop_at=stop) as stopped:
+            run(model, *inputs(model))
+        assert torch.equal(stopped[stop], whole[stop]), stop
+        after_call = []
+        with points(read=lambda n: True) as outer:
+            with points(read=[stop], stop_at=stop) as seen:
+                run(model, *inputs(model))
+                after_call.append(1)
+        assert torch.equal(seen[stop], full[stop]) and not after_call, stop
+        assert list(outer) == order[:order.index(stop) + 1], stop
+        assert all(torch.equal(outer[n], full[n]) for n in outer), stop
+
+
+@torch.no_grad()
+def test_an_outer_blocks_stop_ends_the_outer_block_through_the_inner_one():
+    """Invariant: a stop belongs to the block that asked for it: an inner block (the model's own, for
+    return_attention) lets it through, the outer one ends, and a model run after the blocks runs whole."""
+    model = seeded_model(tiny_config("decoder-only"))
+    stop, reached = "decoder.0.self_attn.z", []
+    with points(stop_at=stop):
+        with points(read=["decoder.1.resid_post"]) as inner:
+            model(TOKENS, return_attention=True)
+            reached.append("inner")
+        reached.append("outer")
+    assert reached == [] and inner == {}
+    assert model(TOKENS).logits.shape == (1, TOKENS.size(1), model.config.vocab_size)
+
+
+def test_a_stop_at_an_unknown_point_is_refused_by_name():
+    """Invariant: stop_at is checked against the model's names like reads and writes."""
+    model = seeded_model(tiny_config("decoder-only"))
+    with pytest.raises(ValueError, match=r"decoder\.9\.self_attn\.z"):
+        with points(stop_at="decoder.9.self_attn.z"):
+            model(TOKENS)
+
 def test_unknown_names_raise_naming_them():
     """Invariant: a block listing names the model does not have stops the forward pass with a ValueError naming
     each of them (reads and writes), and a cross-attention name is unknown to a decoder-only model."""

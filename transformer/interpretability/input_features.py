@@ -6,7 +6,7 @@ the source's for encoder self), from the record's own forward pass (probe.run_re
 show), and encodes them with the SAE: f (T, F). At one position its active features, largest first, each with its
 heads' shares (feature_page.head_share), its stored top held-out contexts (feature_contexts: never computed here)
 and, where there is one, its direct logit effect (feature_page.logit_effect). One forward of the model and one SAE
-encode per input and layer; the rest is lookups.
+encode per input and layer, the model run only up to the layer's z (points' `stop_at`); the rest is lookups.
 """
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ def input_activations(model: Transformer, sae: SparseAutoencoder, layer: Attenti
     """f (T, F): the SAE's features at every position of the layer's stream, on the record's forward pass of
     `input_ids` (and, for an encoder-decoder model, `target_ids`)."""
     layer.check(model)
-    with points(read=[layer.point]) as seen:
+    with points(read=[layer.point], stop_at=layer.point) as seen:  # the layers after it are not run
         run_record(model, input_ids, target_ids)
     z = seen[layer.point][0]  # (T, H, d_k)
     return sae.encode(z.flatten(1).float()).cpu()  # (T, F)

@@ -89,7 +89,7 @@ def layer_activations(model: Transformer, layer: AttentionLayer, batches: Iterab
     pad, xs, wheres, rows, offset = model.config.pad_id, [], [], [], 0
     for inputs, _ in batches:
         inputs = tuple(t.to(model.device) for t in inputs)
-        with points(read=[layer.point]) as seen:
+        with points(read=[layer.point], stop_at=layer.point) as seen:  # the layers after it are not run
             model(*inputs)
         z = seen[layer.point]  # (B, T, H, d_k)
         ids = layer.stream(inputs)  # (B, T)
