@@ -133,6 +133,8 @@ LENSES_KEPT = 32  # logit-lens readings (tabs.attention.lens)
 PATCHINGS_KEPT = 32  # patching grids and a head's partners (tabs.attention.patching)
 FEATURE_READINGS_KEPT = 32  # an input's SAE features at a layer (tabs.attention.features): (T, F) floats, 128 KiB
 SAES_KEPT = 16  # shipped SAEs loaded, with their stored contexts (store.saes): ~1 MiB each; 12 are shipped
+UNEMBEDDINGS_KEPT = 3  # shipped models' unembeddings in float64 for features' logit effects (store.saes): 16 MiB for
+#                        translate-en-es (8,000 x 256), a few KiB for the character models; 3 models ship SAEs
 FEATURES_SHOWN = 8  # the features listed at a position, largest first (tabs.attention.features)
 RECORD_CACHE_BYTES = 32 << 20  # what each cache of things computed from a record (store.record_cache: views, lenses,
 #                            patchings) may hold in arrays and text, the records its entries keep alive included: a

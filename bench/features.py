@@ -13,7 +13,9 @@ With --section, instead: the cost of one click of the Attention tab's section "W
 (tabs.attention.features.draw_features, as the page calls it: the record's forward reading the layer's z, the SAE's
 encode, the active features with their logit effects, the stored contexts, the table and both figures) on each
 shipped model's first SAE layer and last, on a held-out input: a click on a new input (its reading not cached) and a
-click at another position of the same input (cached), median wall and CPU seconds of --rounds.
+click at another position of the same input (cached), median wall and CPU seconds of --rounds; and the CPU seconds of
+the click's reading (the record's forward up to the layer and the encode) and of its active features (their logit
+effects) alone.
 
     python bench/features.py [--rounds 20] [--threads 2] [--models induction shakespeare-char] [--retrain]
     python bench/features.py --section [--rounds 10] [--threads 2]
@@ -101,13 +103,17 @@ SECTION_INPUTS = {"induction": "kqwzjxtbhmfakqwzjxtbhmfa", "shakespeare-char": "
 
 
 def section_clicks(models: list[str], rounds: int) -> None:
-    """The section's cost per click (the module's docstring), with the load average."""
+    """The section's cost per click (the module's docstring), with the load average, and CPU seconds of two of its
+    parts: the reading (the model's forward up to the layer's z and the SAE's encode: reading_on_gpu) and the
+    active features at the position with their logit effects (active_on_gpu)."""
     os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
-    from tabs.attention.features import draw_features
+    from store.catalogue import ModelRef
+    from tabs.attention.features import active_on_gpu, draw_features, reading_on_gpu
     from tabs.attention.record import attention_record
 
     print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, load average {os.getloadavg()[0]:.1f}")
-    print("| model | layer | positions | a click on a new input: wall s | CPU s | another position: wall s | CPU s |")
+    print("| model | layer | positions | a click on a new input: wall s | CPU s | another position: wall s | CPU s | "
+          "of a click: the reading, CPU s | the active features, CPU s |")
     for name in models:
         model, _, info = load_checkpoint(ROOT / "checkpoints" / name, device="cpu")
         record = attention_record(name, SECTION_INPUTS[name], "", None)
@@ -117,10 +123,13 @@ def section_clicks(models: list[str], rounds: int) -> None:
             # a copy of the record is a new input to the section's cache (tabs.attention.features.READINGS)
             new_wall, new_cpu = timed(lambda: click(copy.copy(record), T - 1), rounds)
             other_wall, other_cpu = timed(lambda: click(record, T // 2), rounds)
-            print(f"| {name} | {layer} | {T} | {new_wall:.3f} | {new_cpu:.3f} | {other_wall:.3f} | {other_cpu:.3f} |",
-                  flush=True)
+            read = lambda: reading_on_gpu(ModelRef(name), record, str(layer.kind), layer.layer)  # noqa: E731
+            _, read_cpu = timed(read, rounds)
+            f_t = read()[T - 1]
+            _, active_cpu = timed(lambda: active_on_gpu(ModelRef(name), str(layer.kind), layer.layer, f_t), rounds)
+            print(f"| {name} | {layer} | {T} | {new_wall:.3f} | {new_cpu:.3f} | {other_wall:.3f} | {other_cpu:.3f} | "
+                  f"{read_cpu:.3f} | {active_cpu:.3f} |", flush=True)
     print(f"load average after: {os.getloadavg()[0]:.1f}")
-
 
 if __name__ == "__main__":
     main()

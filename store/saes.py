@@ -3,7 +3,7 @@ top contexts (transformer.interpretability.feature_contexts), for the Attention 
 
 A shipped SAE and its contexts file are data: sae_files.load_sae and feature_contexts.load_contexts check them and
 raise CheckpointError saying what is wrong, which the section shows in words. At most SAES_KEPT are kept (a shipped
-one is 1 MiB with its contexts; the repository ships 12)."""
+one is 1 MiB with its contexts; the repository ships 12), and UNEMBEDDINGS_KEPT models' unembeddings in float64."""
 from __future__ import annotations
 
 import functools
@@ -11,12 +11,12 @@ from dataclasses import dataclass
 
 from transformer.checkpoint import read_info
 from transformer.interpretability.feature_contexts import StoredContexts, load_contexts
-from transformer.interpretability.feature_page import head_share
+from transformer.interpretability.feature_page import Unembedding, head_share, unembedding_or_none
 from transformer.interpretability.features import AttentionLayer, width
 from transformer.interpretability.sae import SparseAutoencoder
 from transformer.interpretability.sae_files import layers_with_sae, load_sae
 
-from limits import SAES_KEPT
+from limits import SAES_KEPT, UNEMBEDDINGS_KEPT
 from store.catalogue import CHECKPOINTS, SHIPPED, shipped_model
 
 
@@ -43,6 +43,14 @@ def shipped_sae(name: str, kind: str, layer: int) -> ShippedSAE:
     at = AttentionLayer(kind, layer)
     sae = load_sae(CHECKPOINTS / name, info, at, width(model))
     return ShippedSAE(sae, load_contexts(CHECKPOINTS / name, at, sae.config.n_features, model.config.vocab_size))
+
+
+@functools.lru_cache(maxsize=UNEMBEDDINGS_KEPT)
+def shipped_unembedding(name: str) -> Unembedding | None:
+    """Shipped checkpoint `name`'s final norm and unembedding in float64, on its device, made once: what every
+    feature's logit effect reads (None for a model with no direct path to the logits: each effect says why)."""
+    model, _, _ = shipped_model(name)
+    return unembedding_or_none(model)
 
 
 def main_head(name: str, kind: str, layer: int, feature: int) -> int:

@@ -29,7 +29,7 @@ from limits import ATTENTION_CAP, FEATURE_READINGS_KEPT, FEATURES_SHOWN
 from store.catalogue import SHIPPED, ModelRef, model_ref
 from store.gpu import gpu
 from store.record_cache import RecordCache
-from store.saes import sae_layers, sae_list, shipped_sae
+from store.saes import sae_layers, sae_list, shipped_sae, shipped_unembedding
 from store.sessions import browser_key
 from tabs.attention.inside import selected_pattern
 from tabs.figure_export import figure
@@ -82,11 +82,12 @@ def reading_on_gpu(source: ModelRef, record, kind: str, layer: int):
 @handler
 def active_on_gpu(source: ModelRef, kind: str, layer: int, f_t):
     """transformer.interpretability.input_features.active_features at one position (its logit effects read the
-    model's unembedding)."""
+    model's unembedding, kept in float64 by store.saes)."""
     model, _, _ = source.load()
     shipped = shipped_sae(source.name, kind, layer)
     sae = shipped.sae if model.device.type == "cpu" else copy.deepcopy(shipped.sae).to(model.device)
-    return active_features(model, sae, AttentionLayer(kind, layer), f_t, shipped.contexts, FEATURES_SHOWN)
+    return active_features(model, sae, AttentionLayer(kind, layer), f_t, shipped.contexts, FEATURES_SHOWN,
+                           unembedding=shipped_unembedding(source.name))
 
 
 def _reading(made_by, record, kind, layer, request):

@@ -113,3 +113,24 @@ def test_a_model_without_saes_and_a_cut_input_are_said_in_words(client):
     client.predict("shakespeare-char", "To be, or not to be, that is the question. " * 4, "", api_name="/attention")
     note, table, *_ = client.predict("decoder self", 5, 10, "", api_name="/what_heads_write")
     assert "The input was cut as the heatmaps say" in note and table["data"]
+
+
+def test_clicks_on_new_inputs_convert_the_unembedding_once(client, monkeypatch):
+    """Invariant: store.saes makes a shipped model's float64 unembedding once (bounded by UNEMBEDDINGS_KEPT) and
+    every click's logit effects read it: clicks on three inputs at two layers make it once, and it equals the
+    model's unembedding in float64."""
+    import store.saes as saes
+    from limits import UNEMBEDDINGS_KEPT
+    from store.catalogue import shipped_model
+
+    saes.shipped_unembedding.cache_clear()
+    made, make = [], saes.unembedding_or_none
+    monkeypatch.setattr(saes, "unembedding_or_none", lambda model: made.append(1) or make(model))
+    for verse in (VERSE, "In the beginning God created the heaven and the earth.", "Jesus wept."):
+        client.predict("translate-en-es", verse, "", api_name="/attention")
+        for layer in (2, 3):
+            _, table, *_ = client.predict("cross", layer, 1, "", api_name="/what_heads_write")
+            assert table["data"]
+    assert made == [1] and saes.shipped_unembedding.cache_info().maxsize == UNEMBEDDINGS_KEPT
+    model, _, _ = shipped_model("translate-en-es")
+    assert torch.equal(saes.shipped_unembedding("translate-en-es").W_U, model.lm_head.weight.detach().double())

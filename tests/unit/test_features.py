@@ -9,7 +9,9 @@ import torch
 from tests.conftest import seeded_model, tiny_config
 from transformer.heads import AttentionKind
 from transformer.interpretability.ablation import heads_off
-from transformer.interpretability.feature_page import feature_page, features_at, head_share, logit_effect
+from transformer.interpretability.feature_contexts import StoredContexts
+from transformer.interpretability.feature_page import Unembedding, feature_page, features_at, head_share, logit_effect
+from transformer.interpretability.input_features import active_features
 from transformer.interpretability.features import AttentionLayer, layer_activations, mean_loss, measure, width
 from transformer.interpretability.planted import mean_max_cosine, planted_features
 from transformer.interpretability.sae import SAEConfig, SparseAutoencoder, sae_loss
@@ -134,6 +136,29 @@ def test_logit_effect_by_hand_and_refused_where_there_is_no_direct_path(make_mod
     with pytest.raises(ValueError, match="source"):
         logit_effect(encoder, sae, AttentionLayer("encoder self", 0), 3)
 
+
+
+def test_a_kept_unembedding_reads_the_same_effects_and_no_other_is_made(monkeypatch):
+    """Oracle: logit_effect making its own float64 unembedding. Through one Unembedding made beforehand (what
+    store.saes keeps per shipped model) every feature's top and bottom tokens and effects are the same, bitwise;
+    active_features given it converts nothing more (Unembedding.of is not called), and without one it makes one
+    per call, not one per feature."""
+    model = seeded_model(tiny_config("decoder-only", norm_first=True))
+    sae = random_dictionary(torch.randn(50, width(model)), SAEConfig(width(model), 16))
+    layer, kept = AttentionLayer("decoder self", 1), Unembedding.of(model)
+    for j in range(16):
+        assert logit_effect(model, sae, layer, j, n=4, unembedding=kept) == logit_effect(model, sae, layer, j, n=4)
+    f = sae.encode(torch.randn(1, width(model), generator=torch.Generator().manual_seed(3)))[0]  # (F,)
+    stored = StoredContexts([0.0] * 16, [[] for _ in range(16)], "nothing", 0)
+    made, make = [], Unembedding.of
+    monkeypatch.setattr(Unembedding, "of", classmethod(lambda cls, m: made.append(m) or make(m)))
+    active = active_features(model, sae, layer, f, stored, n=8, unembedding=kept)
+    assert len(active) >= 3 and made == []
+    assert [a.logit_effect for a in active] == [logit_effect(model, sae, layer, a.feature) for a in active]
+    made.clear()
+    assert [a.logit_effect for a in active_features(model, sae, layer, f, stored, n=8)] == \
+        [a.logit_effect for a in active]
+    assert made == [model]
 
 def test_a_layer_the_model_lacks_is_refused_in_words(make_model):
     model = make_model("decoder-only")

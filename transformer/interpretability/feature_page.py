@@ -99,16 +99,42 @@ def feature_direction(model: Transformer, sae: SparseAutoencoder, layer: Attenti
     return sae.W_dec.detach()[feature].double() @ attn.W_O.detach().double()  # (H d_k) @ (H d_k, d_model)
 
 
+@dataclass(frozen=True)
+class Unembedding:
+    """What a feature's logit effect reads its direction through, in float64: the final norm's linear part with its
+    scale left out (`norm`, FrozenNorm.unscaled) and the unembedding `W_U` (V, d_model). Made once per model and
+    kept by its caller (store.saes keeps the shipped models'): converting W_U each time was most of a logit
+    effect's cost."""
+
+    norm: FrozenNorm
+    W_U: Tensor
+
+    @classmethod
+    @torch.no_grad()
+    def of(cls, model: Transformer) -> "Unembedding":
+        """`model`'s; ValueError for a model whose heads have no direct path to the logits (post-norm, MLA)."""
+        check_pre_norm(model, "a feature's logit effect")
+        return cls(FrozenNorm.unscaled(model.decoder_norm), model.lm_head.weight.detach().double())
+
+
+def unembedding_or_none(model: Transformer) -> Unembedding | None:
+    """Unembedding.of(model), or None when it has none (logit_effect then says why, feature by feature)."""
+    try:
+        return Unembedding.of(model)
+    except ValueError:
+        return None
+
+
 @torch.no_grad()
-def logit_effect(model: Transformer, sae: SparseAutoencoder, layer: AttentionLayer, feature: int, n: int = 5
-                 ) -> LogitEffect:
-    """The n tokens feature j pushes up and down most, directly; ValueError for a layer or model with no direct
-    path from its heads to the logits (an encoder, a post-norm model)."""
+def logit_effect(model: Transformer, sae: SparseAutoencoder, layer: AttentionLayer, feature: int, n: int = 5,
+                 unembedding: Unembedding | None = None) -> LogitEffect:
+    """The n tokens feature j pushes up and down most, directly, read through `unembedding` (model's, made here
+    when None); ValueError for a layer or model with no direct path from its heads to the logits (an encoder, a
+    post-norm model)."""
     if layer.kind.stack != "decoder":
         raise ValueError("encoder self-attention writes the source's stream, which no logit reads directly")
-    check_pre_norm(model, "a feature's logit effect")
-    effect = FrozenNorm.unscaled(model.decoder_norm).read_tokens(
-        feature_direction(model, sae, layer, feature), model.lm_head.weight.detach().double())  # (V,)
+    read = unembedding if unembedding is not None else Unembedding.of(model)
+    effect = read.norm.read_tokens(feature_direction(model, sae, layer, feature), read.W_U)  # (V,)
     up, down = effect.topk(n), (-effect).topk(n)
     return LogitEffect([(int(i), float(v)) for v, i in zip(up.values, up.indices)],
                        [(int(i), -float(v)) for v, i in zip(down.values, down.indices)])
@@ -149,11 +175,12 @@ def feature_pages(model: Transformer, sae: SparseAutoencoder, layer: AttentionLa
     f_all = sae.encode(held_out.x)  # (N, F)
     H = model.config.n_heads
     norms, shares = head_norms(sae, H), head_share(sae, H)
+    unembedding = unembedding_or_none(model)
     pages = []
     for feature in features:
         f = f_all[:, feature]  # (N,)
         try:
-            effect, why = logit_effect(model, sae, layer, feature), ""
+            effect, why = logit_effect(model, sae, layer, feature, unembedding=unembedding), ""
         except ValueError as e:
             effect, why = None, str(e)
         contexts = top_contexts(f, held_out, n_contexts, pad_id=model.config.pad_id)

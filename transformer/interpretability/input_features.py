@@ -6,7 +6,8 @@ the source's for encoder self), from the record's own forward pass (probe.run_re
 show), and encodes them with the SAE: f (T, F). At one position its active features, largest first, each with its
 heads' shares (feature_page.head_share), its stored top held-out contexts (feature_contexts: never computed here)
 and, where there is one, its direct logit effect (feature_page.logit_effect). One forward of the model and one SAE
-encode per input and layer, the model run only up to the layer's z (points' `stop_at`); the rest is lookups.
+encode per input and layer, the model run only up to the layer's z (points' `stop_at`); the rest is lookups and
+one product with the unembedding per feature, converted to float64 once per model (feature_page.Unembedding).
 """
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from torch import Tensor
 from ..model import Transformer
 from ..points import points
 from .feature_contexts import StoredContexts
-from .feature_page import Context, LogitEffect, head_share, logit_effect
+from .feature_page import Context, LogitEffect, Unembedding, head_share, logit_effect, unembedding_or_none
 from .features import AttentionLayer
 from .probe import run_record
 from .sae import SparseAutoencoder
@@ -53,16 +54,19 @@ class ActiveFeature:
 
 @torch.no_grad()
 def active_features(model: Transformer, sae: SparseAutoencoder, layer: AttentionLayer, f: Tensor,
-                    stored: StoredContexts, n: int = 8, n_tokens: int = 5) -> list[ActiveFeature]:
-    """The at most `n` features active (f_j > 0) in f (F,) (one position's activations), largest first."""
+                    stored: StoredContexts, n: int = 8, n_tokens: int = 5, unembedding: Unembedding | None = None
+                    ) -> list[ActiveFeature]:
+    """The at most `n` features active (f_j > 0) in f (F,) (one position's activations), largest first; their logit
+    effects read through `unembedding` (the model's, made here once when None)."""
     values, order = f.topk(min(n, f.numel()))
     shares = head_share(sae, model.config.n_heads)  # (F, H)
+    unembedding = unembedding if unembedding is not None else unembedding_or_none(model)
     out = []
     for v, j in zip(values.tolist(), order.tolist()):
         if v <= 0:
             break
         try:
-            effect, why = logit_effect(model, sae, layer, j, n_tokens), ""
+            effect, why = logit_effect(model, sae, layer, j, n_tokens, unembedding), ""
         except ValueError as e:
             effect, why = None, str(e)
         out.append(ActiveFeature(j, v, shares[j].tolist(), stored.frequency[j], stored.contexts[j], effect, why))
