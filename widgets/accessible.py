@@ -34,10 +34,16 @@ CSS = """
 .sr-only {position: absolute !important; width: 1px; height: 1px; padding: 0; margin: -1px; overflow: hidden;
   clip: rect(0 0 0 0); white-space: nowrap; border: 0}
 /* prefers-reduced-motion: nothing slides, grows or fades (gradio's tab underline, its spinners) and the page's
-   scrolls land at once (PAGE_JS makes gradio's own smooth scrolls instant too) */
+   scrolls land at once (PAGE_JS makes gradio's own smooth scrolls instant too). A duration on every element makes
+   every change of any property a transition (transition-property is "all"), and a transition shows its start
+   until the next frame: a plotly text placed by its transform attribute was drawn at its group's origin for a frame
+   or more, at 0,0 with all the others (476 pairs of bar texts over each other: tests/browser/
+   test_features_section.py).
+   Plotly moves its SVG itself: none of it transitions. */
 @media (prefers-reduced-motion: reduce) {
   *, *::before, *::after {animation-duration: 0.01ms !important; animation-iteration-count: 1 !important;
     transition-duration: 0.01ms !important; scroll-behavior: auto !important}
+  .js-plotly-plot svg, .js-plotly-plot svg * {transition-property: none !important}
 }
 """.replace("COLOUR", FOCUS_COLOUR)
 
