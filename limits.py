@@ -125,8 +125,8 @@ EXPORTS_KEPT = 32  # exports (attention CSV/JSON, figure HTML, model zips) kept 
 EXPORTS_PER_BROWSER = 4  # a browser's last exports kept (its next removes its own oldest): one flooding browser
 #                          never removes another's
 SHIPPED_RECORDS = 64  # attention records of the shipped checkpoints, shared by everyone (a record is cut to 64
-#                       tokens: the largest, translate-en-es's, is 2.7 MiB with the q, k, v its views read, so 64
-#                       hold at most 172 MiB)
+#                       tokens and holds its patterns only: the largest, translate-en-es's, is 0.64 MiB, so 64 hold
+#                       at most 41 MiB; the q, k, v its views read are kept apart, tabs.attention.record.INSIDES)
 BESIDE_KEPT = 16  # translations (ours and Marian's, with Marian's record) beside the translation model's heatmap
 FIGURES_KEPT = 512  # drawn attention figures (tabs.attention.page)
 LENSES_KEPT = 32  # logit-lens readings (tabs.attention.lens)
@@ -138,9 +138,10 @@ UNEMBEDDINGS_KEPT = 3  # shipped models' unembeddings in float64 for features' l
 FEATURES_SHOWN = 8  # the features listed at a position, largest first (tabs.attention.features)
 RECORD_CACHE_BYTES = 32 << 20  # what each cache of things computed from a record (store.record_cache: views, lenses,
 #                            patchings) may hold in arrays and text, the records its entries keep alive included: a
-#                            count does not bound them (a 2,000-character translate-en-es record is 2.7 MiB, its
-#                            views 0.2 MiB each; a GPT-2 small record 9 MiB): 10 such records' views, hundreds of a
-#                            class's short inputs
+#                            count does not bound them (a 2,000-character translate-en-es record is 0.64 MiB, its
+#                            views 0.2 MiB each, its q, k, v 2.1 MiB; a GPT-2 small record 2.3 MiB, its q, k, v 7
+#                            MiB): 40 such records' views, hundreds of a class's short inputs; also the records' q,
+#                            k, v (tabs.attention.record.INSIDES: 15 long translate-en-es inputs, 4 of GPT-2 small)
 FIGURES_BYTES = 96 << 20  # the same for the drawn figures: one of a long translate-en-es input is 0.2-1 MiB of JSON
 #                           (a layer's grid the most), 27 of one record 18 MiB; a class's short inputs' ~20 KiB each
 VIEWS_KEPT = 128  # what the heatmaps' views compute from a record (tabs.attention.views: each kind's value-weighted

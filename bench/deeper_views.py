@@ -28,7 +28,7 @@ import visualize as viz  # noqa: E402
 from transformer import Transformer, TransformerConfig, load_checkpoint  # noqa: E402
 from transformer.interpretability.captions import describe_head  # noqa: E402
 from transformer.interpretability.logit_lens import logit_lens  # noqa: E402
-from transformer.interpretability.probe import record_attention  # noqa: E402
+from transformer.interpretability.probe import record_attention, record_inside  # noqa: E402
 from transformer.interpretability.two_inputs import head_divergence  # noqa: E402
 from transformer.interpretability.value_norms import value_weighted_norms  # noqa: E402
 from transformer.interpretability.views import displayed_pattern  # noqa: E402
@@ -85,7 +85,8 @@ def views(model, tok, text: str, text_b: str) -> dict:
         viz.overview(p.scores()["entropy"], "entropy")
 
     def norms():
-        heatmaps(displayed_pattern(pattern, value_weighted_norms(model, record, kind)))
+        inside = record_inside(model, record)  # the handler's first view of a record makes it (then kept)
+        heatmaps(displayed_pattern(pattern, value_weighted_norms(model, record, inside, kind)))
 
     def words():
         heatmaps(displayed_pattern(pattern, words=True))

@@ -20,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import torch  # noqa: E402
 
 from transformer import load_checkpoint  # noqa: E402
-from transformer.interpretability.probe import record_attention  # noqa: E402
+from transformer.interpretability.probe import record_attention, record_inside  # noqa: E402
 from transformer.interpretability.value_norms import value_weighted_norms  # noqa: E402
 from transformer.interpretability.views import displayed_pattern, most_moved_head, moved_share  # noqa: E402
 
@@ -50,7 +50,8 @@ def measure() -> list[dict]:
         model, tok, _ = load_checkpoint(ROOT / "checkpoints" / name, device="cpu")
         for i, (text, target) in enumerate(inputs):
             record = record_attention(model, tok, text, target or None)
-            by_kind = {kind: value_weighted_norms(model, record, kind) for kind in record.patterns}
+            inside = record_inside(model, record)
+            by_kind = {kind: value_weighted_norms(model, record, inside, kind) for kind in record.patterns}
             picked = most_moved_head(record.patterns, by_kind)[:3]  # what a demo of the norms switch opens
             for kind, pattern in record.patterns.items():
                 norms = displayed_pattern(pattern, by_kind[kind])

@@ -5,6 +5,7 @@ its model."""
 from __future__ import annotations
 
 import functools
+import weakref
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -99,6 +100,12 @@ class ModelRef:
             return shipped_model(self.name) if self.name in SHIPPED else pretrained_model(self.name)
         model, tokenizer, info = self.trained
         return onto_device(model), tokenizer, info
+
+    def identity(self):
+        """What names this model in a cache every browser shares: the name of a shipped or pretrained model, or a
+        weak reference to a browser's own model (equal to another key only while that model lives: a new model
+        given a freed one's id is never taken for it, and the cache does not keep the model alive)."""
+        return self.name if self.trained is None else weakref.ref(self.trained[0])
 
 
 def model_ref(name, key: str) -> ModelRef:

@@ -3,9 +3,11 @@ figures (tabs.attention.page), the views they draw (tabs.attention.views: value-
 words, a verse's gold links), logit lenses (tabs.attention.lens) and patchings (tabs.attention.patching).
 
 A count alone does not bound such a cache: an entry keeps its record alive, and a record's size is its model's
-(layers x heads x 64 x 64 weights per kind of attention, and each layer's q, k and v: 2.7 MiB for translate-en-es,
-9 MiB for GPT-2 small), so 512 figures of 512 distinct records could hold gigabytes. Each cache also has a byte budget (limits.RECORD_CACHE_BYTES):
+(layers x heads x 64 x 64 weights per kind of attention: 0.64 MiB for translate-en-es, 2.3 MiB for GPT-2 small), so
+512 figures of 512 distinct records could hold gigabytes. Each cache also has a byte budget (limits.RECORD_CACHE_BYTES):
 what its values and the records they keep alive hold in arrays and text (`held_bytes`), each record counted once.
+A record's q, k and v (three times its bytes, read by its value norms and Q.K steps) are not in the record: they are
+kept by model and input in a SharedValues with the same byte budget (tabs.attention.record.INSIDES).
 
 A class asks for the same thing at once: thirty students press one demo, and every request misses the cache
 together. Each cache computes a value once however many ask for it at the same moment (SingleFlight: the first
@@ -81,11 +83,14 @@ class SingleFlight:
 
 
 class SharedValues:
-    """Values by key for everyone (the attention records of the shipped checkpoints), least recently used out past
-    `size`; each computed once however many ask at once (SingleFlight)."""
+    """Values by key for everyone (the attention records of the shipped checkpoints, a record's q, k and v), least
+    recently used out past `size` or, given `max_bytes`, past that many bytes held (held_bytes of the values; a
+    value larger than the whole budget is returned but not kept); each computed once however many ask at once
+    (SingleFlight)."""
 
-    def __init__(self, size: int):
-        self.size, self._values, self._lock, self._flights = size, OrderedDict(), threading.Lock(), SingleFlight()
+    def __init__(self, size: int, max_bytes: int | None = None):
+        self.size, self.max_bytes, self._values, self._lock = size, max_bytes, OrderedDict(), threading.Lock()
+        self.bytes, self._flights = 0, SingleFlight()  # bytes: what the values hold now, counted with max_bytes
 
     def __len__(self) -> int:
         return len(self._values)
@@ -93,12 +98,13 @@ class SharedValues:
     def clear(self) -> None:
         with self._lock:
             self._values.clear()
+            self.bytes = 0
 
     def _kept(self, key):
         with self._lock:
             if key in self._values:
                 self._values.move_to_end(key)
-                return True, self._values[key]
+                return True, self._values[key][0]
         return False, None
 
     def get(self, key, compute):
@@ -111,10 +117,14 @@ class SharedValues:
         if found:
             return value
         value = compute()
+        value_bytes = 0 if self.max_bytes is None else held_bytes(value)
         with self._lock:
-            self._values[key] = value
-            while len(self._values) > self.size:
-                self._values.popitem(last=False)
+            if self.max_bytes is not None and value_bytes > self.max_bytes:
+                return value
+            self._values[key] = (value, value_bytes)
+            self.bytes += value_bytes
+            while len(self._values) > self.size or (self.max_bytes is not None and self.bytes > self.max_bytes):
+                self.bytes -= self._values.popitem(last=False)[1][1]
         return value
 
 

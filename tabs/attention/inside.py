@@ -23,6 +23,7 @@ from limits import ABLATION_CONCURRENCY, ATTENTION_CAP, IMPORTANCE_CONCURRENCY
 from store.catalogue import ModelRef, model_ref
 from store.gpu import gpu
 from store.sessions import browser_key
+from tabs.attention.record import inside_of
 from tabs.figure_export import figure
 from widgets.controls import CheckboxGroup, index_control
 from widgets.errors import handler
@@ -40,7 +41,8 @@ def selected_pattern(record, kind):
 @handler
 def draw_qk(made_by, record, kind, layer, head, query, shown=None, request: gr.Request = None):
     """Equation 1 for one query of the selected head, from the q, k and v of the record's own forward pass
-    (in the page, only while its section is open: it costs a forward pass; API clients always get it)."""
+    (in the page, only while its section is open; the first view of a record costs a forward pass, inside_of; API
+    clients always get it)."""
     if shown is False:
         return gr.skip()
     pattern = selected_pattern(record, kind)
@@ -49,7 +51,8 @@ def draw_qk(made_by, record, kind, layer, head, query, shown=None, request: gr.R
     layer = check_index(layer, "layer", L)
     head = check_index(head, "head", H)
     query = check_index(query, "query", len(pattern.query_tokens))
-    s = qk_on_gpu(model_ref(made_by, browser_key(request)), record, kind, layer, head, query)
+    source = model_ref(made_by, browser_key(request))
+    s = qk_on_gpu(source, record, inside_of(record, source), kind, layer, head, query)
     return viz.qk_steps(s.scores, s.scaled, s.allowed, s.weights, s.contributions, s.key_tokens, s.d_k,
                         title=f"query {query} ({html_text(repr(s.query_token))}), {kind}, layer {layer}, head {head}",
                         bias=s.bias)
@@ -57,10 +60,11 @@ def draw_qk(made_by, record, kind, layer, head, query, shown=None, request: gr.R
 
 @gpu(duration=10)
 @handler
-def qk_on_gpu(source: ModelRef, record, kind: str, layer: int, head: int, query: int):
-    """transformer.interpretability.probe.qk_step: one head's equation 1 from the q, k and v the record's pass kept."""
+def qk_on_gpu(source: ModelRef, record, inside: dict, kind: str, layer: int, head: int, query: int):
+    """transformer.interpretability.probe.qk_step: one head's equation 1 from the q, k and v of the record's pass
+    (`inside`, tabs.attention.record.inside_of)."""
     model, _, _ = source.load()
-    return qk_step(model, record, kind, layer, head, query)
+    return qk_step(model, record, inside, kind, layer, head, query)
 
 
 @handler

@@ -15,6 +15,7 @@ from store.gpu import gpu
 from store.record_cache import RecordCache
 from store.sessions import browser_key
 from tabs.attention.inside import selected_pattern
+from tabs.attention.record import inside_of
 from widgets.errors import handler
 
 NORMS_EXPLAINED = ("**Weights or what moves.** A weight α says where a head looks; the value-weighted norm "
@@ -29,10 +30,11 @@ NORMS_EXPLAINED = ("**Weights or what moves.** A weight α says where a head loo
 
 @gpu(duration=10)
 @handler
-def norms_on_gpu(source: ModelRef, record, kind: str) -> ValueNorms:
-    """transformer.interpretability.value_norms of one kind of the record: its weights and kept values, W^O."""
+def norms_on_gpu(source: ModelRef, record, inside: dict, kind: str) -> ValueNorms:
+    """transformer.interpretability.value_norms of one kind of the record: its weights, the values in `inside`
+    (tabs.attention.record.inside_of), W^O."""
     model, _, _ = source.load()
-    return value_weighted_norms(model, record, kind)
+    return value_weighted_norms(model, record, inside, kind)
 
 
 VIEWS = RecordCache(VIEWS_KEPT)  # per record: each kind's norms, each view's pattern, its verse's gold links
@@ -60,9 +62,9 @@ def view_parts(record, kind, show, words, made_by, request=None):
 
 
 def kind_norms(record, kind: str, made_by, request=None) -> ValueNorms:
-    """The value-weighted norms of `kind` of the record (one forward pass of `made_by`'s model), kept in VIEWS."""
+    """The value-weighted norms of `kind` of the record (from the values of its pass, inside_of), kept in VIEWS."""
     source = model_ref(made_by, browser_key(request))
-    return VIEWS.get(record, ("norms", kind), lambda: norms_on_gpu(source, record, kind))
+    return VIEWS.get(record, ("norms", kind), lambda: norms_on_gpu(source, record, inside_of(record, source), kind))
 
 
 def most_moved(record, made_by, request=None) -> tuple[str, int, int]:

@@ -27,16 +27,17 @@ def fresh():
     them, computed here head by head)."""
     from tabs.demos import DEMOS
     from transformer import load_checkpoint
-    from transformer.interpretability.probe import record_attention
+    from transformer.interpretability.probe import record_attention, record_inside
     from transformer.interpretability.value_norms import value_weighted_norms
     from transformer.interpretability.views import displayed_pattern, moved_share
 
     demo = next(d for d in DEMOS if d.label == LABEL)
     model, tok, _ = load_checkpoint(CHECKPOINTS / demo.ckpt, device="cpu")
     record = record_attention(model, tok, demo.text, demo.target)
-    shares = {kind: value_weighted_norms(model, record, kind).shares for kind in record.patterns}
+    norms = {kind: value_weighted_norms(model, record, record_inside(model, record), kind) for kind in record.patterns}
+    shares = {kind: n.shares for kind, n in norms.items()}
     moved = {(kind, layer, head): float(m[layer, head]) for kind, pattern in record.patterns.items()
-             for m in [moved_share(pattern, displayed_pattern(pattern, value_weighted_norms(model, record, kind)))]
+             for m in [moved_share(pattern, displayed_pattern(pattern, norms[kind]))]
              for layer in range(m.shape[0]) for head in range(m.shape[1])}
     return demo, record, shares, max(moved, key=moved.get)
 

@@ -88,7 +88,7 @@ def test_spaces_is_installed_pinned_and_a_no_op_here():
     import app  # noqa: F401  (imports every tab, so every @gpu function is registered)
 
     assert set(GPU_FUNCTIONS) == {
-        "tabs.attention.record.record_on_gpu", "tabs.attention.inside.qk_on_gpu",
+        "tabs.attention.record.record_on_gpu", "tabs.attention.record.inside_on_gpu", "tabs.attention.inside.qk_on_gpu",
         "tabs.attention.inside.ablation_on_gpu", "tabs.attention.inside.importance_on_gpu",
         "tabs.generation.generate_on_gpu", "tabs.generate.step_on_gpu", "tabs.fill_mask.fill_mask_on_gpu",
         "tabs.train.page.train_on_gpu",
@@ -134,9 +134,10 @@ def test_every_model_forward_runs_inside_a_gpu_function(app_url, monkeypatch):
             continue  # nothing is training: it only refuses
         call(client, api, args)
     assert outside == []
-    made = set(forwards)
-    assert {"/attention", "/draw_qk", "/ablate", "/head_importance", "/generate", "/inspect_step", "/train",
+    made = set(forwards)  # /draw_qk makes none: it reads the q, k, v /draw_attention's norms made (record.INSIDES)
+    assert {"/attention", "/ablate", "/head_importance", "/generate", "/inspect_step", "/train",
             "/compare_variants", "/draw_attention", "/logit_lens", "/watch_induction", "/patching"} <= made
+    assert "/draw_qk" not in made
 
 
 def test_the_gpu_functions_give_what_the_library_gives():
@@ -281,7 +282,8 @@ def test_the_app_works_when_gpu_calls_run_in_a_forked_worker(forked_gpu, app_url
 
     record = attention.record_on_gpu(ModelRef("reverse"), "abc", "")
     with pytest.raises(gr.Error, match="this pattern has 2 layers"):
-        inside.qk_on_gpu(ModelRef("reverse"), record, "cross", 9, 0, 0)
+        inside.qk_on_gpu(ModelRef("reverse"), record, attention.inside_on_gpu(ModelRef("reverse"), record), "cross", 9,
+                         0, 0)
     assert forked_gpu.count["tabs.train.page.train_on_gpu"] == 2
     assert forked_gpu.count["tabs.attention.record.record_on_gpu"] >= 2
     assert forked_gpu.count["tabs.generation.generate_on_gpu"] == 1

@@ -174,18 +174,19 @@ def test_qk_step_weights_equal_the_heatmap_row_for_every_variant(arch, overrides
     """Oracle: the Q·K step's softmax of (q·k / sqrt(d) [+ ALiBi's bias]) is the record's heatmap row, for every
     head and query of every kind, whatever the attention and the positions (an ALiBi step carries -m_h |i - j|)."""
     from transformer.positions.alibi import alibi_slopes
-    from transformer.interpretability.probe import qk_step
+    from transformer.interpretability.probe import qk_step, record_inside
 
     model = seeded_model(tiny_config(arch, **overrides), seed=2)
     record = record_ids(model, TOK, TOK.encode("abcabc") + [2], TOK.encode("cba") if arch == "encoder-decoder"
                         else None)
+    inside = record_inside(model, record)
     for kind, pattern in record.patterns.items():
         L, H = pattern.shape
         for layer in range(L):
             for head in range(H):
                 T = len(pattern.query_tokens)
                 for query in sorted({0, T // 2, T - 1}):
-                    step = qk_step(model, record, kind, layer, head, query)
+                    step = qk_step(model, record, inside, kind, layer, head, query)
                     torch.testing.assert_close(step.weights, pattern.weights[layer, head, query], atol=1e-5, rtol=0)
                     if overrides.get("pos_encoding") == "alibi" and kind != "cross":
                         S = len(pattern.key_tokens)

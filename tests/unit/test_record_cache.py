@@ -12,7 +12,7 @@ import weakref
 
 import torch
 
-from store.record_cache import RecordCache, held_bytes
+from store.record_cache import RecordCache, SharedValues, held_bytes
 
 TRANSLATE_MAPS = (4, 4, 65, 65)  # a 2,000-character translate-en-es record: each kind's (L, H, T, S), cut to 64 tokens
 MAP_BYTES = 4 * 4 * 65 * 65 * 4  # float32
@@ -125,3 +125,21 @@ def test_a_record_is_counted_once_and_a_value_over_the_budget_is_not_kept():
     huge, compute = torch.zeros(2 << 20), Counting()  # 8 MiB of float32: more than the whole budget
     assert cache.get(record, "huge", lambda: huge) is huge
     assert len(cache._entries) == 2 and cache.get(record, "a", compute) == "a" * 1000 and compute.calls == 0
+
+
+def test_shared_values_with_a_byte_budget_stay_under_it():
+    """Invariant (a record's q, k and v, tabs.attention.record.INSIDES): 1 MiB values into 64 places and 4 MiB keep
+    the last 4 (the bytes bound them, not the count; `bytes` is their held_bytes summed again here); a hit is the
+    kept object itself; a value over the whole budget is returned and not kept; without a budget only the count
+    bounds."""
+    cache, values = SharedValues(64, max_bytes=4 << 20), {}
+    for key in range(10):
+        values[key] = cache.get(key, lambda: torch.zeros(1 << 18))  # 1 MiB of float32
+        assert cache.bytes == sum(held_bytes(v) for v, _ in cache._values.values()) <= 4 << 20
+    assert list(cache._values) == [6, 7, 8, 9] and cache.get(9, Counting()) is values[9]
+    huge = torch.zeros(2 << 20)
+    assert cache.get("huge", lambda: huge) is huge and "huge" not in cache._values and len(cache) == 4
+    counted = SharedValues(2)
+    for key in range(3):
+        counted.get(key, lambda: torch.zeros(1 << 18))
+    assert list(counted._values) == [1, 2] and counted.bytes == 0

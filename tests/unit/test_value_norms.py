@@ -10,7 +10,7 @@ from transformer.heads import AttentionKind
 from transformer.interpretability.value_norms import transformed_values, value_weighted_norms
 from transformer.points import points
 from transformer.pretrained import load_pretrained
-from transformer.interpretability.probe import record_ids, run_record
+from transformer.interpretability.probe import record_ids, record_inside, run_record
 from transformer.tokenization import CharTokenizer
 
 TOK = CharTokenizer.from_text("abcdefgh ")
@@ -67,7 +67,7 @@ def test_norms_equal_brute_force(arch, n_kv, pos, attention, kind):
     projection's columns of that head."""
     model = tiny(arch, n_kv, pos, attention)
     record = _record(model)
-    result = value_weighted_norms(model, record, kind)
+    result = value_weighted_norms(model, record, record_inside(model, record), kind)
     assert torch.allclose(result.weights, record.patterns[kind].weights, atol=1e-6)  # same forward pass
     H, d_k = model.config.n_heads, model.config.d_k
     G = model.config.n_kv_heads
@@ -93,7 +93,7 @@ def test_weighted_vectors_sum_to_the_attention_output(arch, n_kv, pos, attention
     attention sub-layer's output to 1e-5 (so each head's sum is its slice of it); MLA included."""
     model = tiny(arch, n_kv, pos, attention)
     record = _record(model)
-    result = value_weighted_norms(model, record, kind)
+    result = value_weighted_norms(model, record, record_inside(model, record), kind)
     values = [AttentionKind(kind).point(i, "v") for i in range(len(AttentionKind(kind).modules(model)))]
     with points(read=values) as seen:
         run_record(model, record.input_ids, record.target_ids)
@@ -111,7 +111,8 @@ def test_shares_are_rows_that_sum_to_one():
     """Invariant: the display shares are the norms divided by their row's sum: each row with any weight sums to 1,
     masked cells stay 0."""
     model = tiny()
-    result = value_weighted_norms(model, _record(model), "decoder self")
+    record = _record(model)
+    result = value_weighted_norms(model, record, record_inside(model, record), "decoder self")
     assert torch.allclose(result.shares.sum(-1), torch.ones(result.shares.shape[:-1]), atol=1e-5)
     assert (result.shares.triu(1) == 0).all()
 
@@ -121,24 +122,29 @@ def test_gpt2_shaped_model(tiny_gpt2_dir):
     the attention output of every layer."""
     model, tok, _ = load_pretrained(tiny_gpt2_dir, device="cpu")
     record = record_ids(model, tok, tok.encode("Mary and John went to the store."))
-    result = value_weighted_norms(model, record, "decoder self")
+    result = value_weighted_norms(model, record, record_inside(model, record), "decoder self")
     assert result.norms.shape == record.patterns["decoder self"].weights.shape
     assert torch.allclose(result.weights, record.patterns["decoder self"].weights, atol=1e-6)
 
 
 def test_unknown_kind_is_refused():
-    """Bad input: a kind the record does not have is a ValueError naming the kinds it has."""
+    """Bad input: a kind the record does not have is a ValueError naming the kinds it has; an inside that is not
+    the record's model's (no such point) is a ValueError saying what to pass."""
     model = tiny()
+    record = _record(model)
     with pytest.raises(ValueError, match="decoder self"):
-        value_weighted_norms(model, _record(model), "cross")
+        value_weighted_norms(model, record, record_inside(model, record), "cross")
+    with pytest.raises(ValueError, match="record_inside"):
+        value_weighted_norms(model, record, {}, "decoder self")
 
 
 @pytest.mark.parametrize("arch,n_kv,pos,attention,kind", CASES + [("decoder-only", None, "rope", "mla",
                                                                    "decoder self")])
 def test_the_views_read_the_records_one_pass(arch, n_kv, pos, attention, kind):
-    """Invariant (issue 41, item 2): a record is one forward pass, and its value-weighted norms and the Q.K step of
-    every head and query read what that pass kept (counted with tests.call_counts.forwards: 1, then 0), with the
-    numbers a second pass of the record's kind (every pattern read) gives at those points."""
+    """Invariant (issue 41, item 2; its memory, issue 37): a record is one forward pass and holds its patterns only;
+    its first view adds one pass (record_inside: the q, k and v of every attention layer), and the value-weighted
+    norms and the Q.K step of every head and query then read that inside (counted with tests.call_counts.forwards:
+    1, 1, then 0), with the numbers a second pass of the record (every pattern read) gives at those points."""
     from tests.call_counts import forwards
     from transformer.interpretability.probe import qk_step
 
@@ -149,14 +155,18 @@ def test_the_views_read_the_records_one_pass(arch, n_kv, pos, attention, kind):
     names = [kind_.point(i, n) for i in range(len(kind_.modules(model))) for n in ("q", "k", "v")]
     heads = [(layer, head, query) for layer, head in [(0, 0), (1, 3)]
              for query in range(len(record.patterns[kind].query_tokens))]
-    with forwards() as viewed:
-        norms = value_weighted_norms(model, record, kind)
-        steps = [qk_step(model, record, kind, *where) for where in heads]
-    assert (made, viewed) == (["unpatched"], [])
+    with forwards() as first:
+        inside = record_inside(model, record)
+        norms = value_weighted_norms(model, record, inside, kind)
+    with forwards() as later:
+        again = value_weighted_norms(model, record, inside, kind)
+        steps = [qk_step(model, record, inside, kind, *where) for where in heads]
+    assert (made, first, later) == (["unpatched"], ["unpatched"], [])
+    assert not [k for k, v in vars(record).items() if isinstance(v, dict) and k != "patterns"]  # no q, k, v kept
     with torch.no_grad(), points(read=names) as seen:  # the oracle: a second pass, reading the patterns too
         run_record(model, record.input_ids, record.target_ids, return_attention=True)
     for name in names:
-        assert torch.equal(record.inside[name], seen[name][0])
-    assert torch.equal(norms.weights, record.patterns[kind].weights)
+        assert torch.equal(inside[name], seen[name][0])
+    assert torch.equal(norms.weights, record.patterns[kind].weights) and torch.equal(again.norms, norms.norms)
     for step, (layer, head, query) in zip(steps, heads):  # equation 1 on one head: the heatmap's row to 1e-6
         assert torch.allclose(step.weights, record.patterns[kind].weights[layer, head, query], atol=1e-6)

@@ -7,7 +7,7 @@ import torch
 
 from transformer.interpretability.analysis import diagonal
 from transformer.interpretability.captions import CROSS_SCORES, describe_head
-from transformer.interpretability.probe import AttentionPattern, record_attention
+from transformer.interpretability.probe import AttentionPattern, record_attention, record_inside
 from transformer.interpretability.value_norms import value_weighted_norms
 from transformer.interpretability.views import AGREE_BELOW, describe_view, displayed_pattern, moved_share
 
@@ -85,11 +85,12 @@ def test_norms_caption_says_when_norms_and_weights_agree_and_where_they_differ(t
     13:52) they move 18%, and the caption names the key that fades: `<s>`, with its weight and its norms share."""
     model, tok = shakespeare
     record = record_attention(model, tok, HAMLET)
-    norms = value_weighted_norms(model, record, "decoder self")
+    norms = value_weighted_norms(model, record, record_inside(model, record), "decoder self")
     agree = describe_view(record.patterns["decoder self"], 0, 0, norms).sentence
     assert "norms and weights agree here" in agree
     model, record = translation
-    pattern, norms = record.patterns["decoder self"], value_weighted_norms(model, record, "decoder self")
+    pattern = record.patterns["decoder self"]
+    norms = value_weighted_norms(model, record, record_inside(model, record), "decoder self")
     moved = float(moved_share(pattern, displayed_pattern(pattern, norms))[2, 2])
     assert moved > 3 * AGREE_BELOW
     differ = describe_view(pattern, 2, 2, norms).sentence

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from transformer import Transformer, TransformerConfig
-from transformer.interpretability.probe import record_ids
+from transformer.interpretability.probe import record_ids, record_inside
 from transformer.interpretability.value_norms import value_weighted_norms
 from transformer.interpretability.views import displayed_pattern, most_moved_head, moved_share, pattern_in_words
 from transformer.interpretability.words import merge_to_words, word_spans
@@ -49,7 +49,7 @@ def test_causal_self_attention_in_words_keeps_the_mask(seq2seq):
 def test_norms_view_shows_the_shares(seq2seq):
     """Oracle: the norms view's cells are value_weighted_norms' shares; norms of another kind are refused."""
     model, record = seq2seq
-    norms = value_weighted_norms(model, record, "encoder self")
+    norms = value_weighted_norms(model, record, record_inside(model, record), "encoder self")
     shown = displayed_pattern(record.patterns["encoder self"], norms)
     assert torch.equal(shown.weights, norms.shares)
     assert torch.allclose(displayed_pattern(record.patterns["encoder self"], norms, words=True).weights,
@@ -62,7 +62,8 @@ def test_most_moved_head_is_the_maximum_of_moved_share_over_every_kind(seq2seq):
     """Oracle: moved_share of the weights and the norms' shares, head by head, over the three kinds of a random
     seq2seq model; no norms at all is refused."""
     model, record = seq2seq
-    norms = {kind: value_weighted_norms(model, record, kind) for kind in record.patterns}
+    inside = record_inside(model, record)
+    norms = {kind: value_weighted_norms(model, record, inside, kind) for kind in record.patterns}
     moved = {(kind, layer, head): float(m[layer, head]) for kind, p in record.patterns.items()
              for m in [moved_share(p, displayed_pattern(p, norms[kind]))]
              for layer in range(m.shape[0]) for head in range(m.shape[1])}

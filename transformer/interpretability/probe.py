@@ -97,7 +97,7 @@ class AttentionPattern:
         return self.top_head("entropy", layer)
 
 
-INSIDE = ("q", "k", "v")  # the points of every attention layer a record keeps (its views read them, not a new pass)
+INSIDE = ("q", "k", "v")  # the points of every attention layer the views of a record read (record_inside)
 
 
 @dataclass(eq=False)
@@ -105,16 +105,15 @@ class AttentionRecord:
     """Every attention pattern of one example, by kind, the ids the model read, and what the encoding cut or did
     not know. Records are shared between users (a cache): nothing may modify one after it is made.
 
-    `inside` holds the INSIDE points (q, k, v) of every attention layer from the same forward pass, by point name,
-    on the CPU without the batch dimension: q (H, T, d), k (G, S, d), v (G, S, d_v). The value-weighted norms and
-    the Q.K step read them there instead of running the model again."""
+    A record holds its patterns only: the q, k and v its views read are `record_inside`'s, one more pass, which
+    the caller keeps beside the record (three times the record's bytes: held in every record, they made it four
+    times larger, and what keeps records by count was sized for patterns)."""
 
     patterns: dict[str, AttentionPattern]
     input_ids: list[int] = field(default_factory=list)  # the encoder's source (+ </s>) or the decoder-only input
     target_ids: list[int] | None = None  # encoder-decoder: the target the decoder read after <s>
     notices: list[str] = field(default_factory=list)  # sentences about cuts, in the order of the inputs
     unknown_chars: str = ""
-    inside: dict[str, Tensor] = field(default_factory=dict)
 
     @property
     def truncated(self) -> bool:
@@ -141,17 +140,14 @@ def run_record(model: Transformer, input_ids: list[int], target_ids: list[int] |
 def record_ids(model: Transformer, tokenizer, input_ids: list[int], target_ids: list[int] | None = None
                ) -> AttentionRecord:
     """Attention of `model` reading `input_ids` (a source with its `</s>`, or a decoder-only input) and, for an
-    encoder-decoder model, the target `target_ids` (without `<s>`/`</s>`): one forward pass, every pattern, and
-    the q, k and v of every attention layer (`AttentionRecord.inside`).
+    encoder-decoder model, the target `target_ids` (without `<s>`/`</s>`): one forward pass, every pattern.
 
     Self-attention rows and columns are labelled by the token at that position. Cross-attention rows are labelled
     by the token each decoder position *produces* (target + `</s>`), so in `reverse` output "c" looking at source
     "c" lies on the anti-diagonal.
     """
     cfg, name = model.config, tokenizer.id_to_token
-    inside = [kind.point(i, n) for kind in AttentionKind.of(cfg) for i in range(kind.n_layers(cfg)) for n in INSIDE]
-    with points(read=inside) as seen:
-        maps = run_record(model, input_ids, target_ids, return_attention=True).attention
+    maps = run_record(model, input_ids, target_ids, return_attention=True).attention
     target_ids = list(target_ids or []) if cfg.is_encoder_decoder else None
     source = list(input_ids)  # the encoder's ids, or the decoder-only (encoder-only) model's
     args, produced = run_ids(cfg, source, target_ids)
@@ -168,7 +164,29 @@ def record_ids(model: Transformer, tokenizer, input_ids: list[int], target_ids: 
         patterns[kind] = AttentionPattern(kind, weights, [name(i) for i in queries], [name(i) for i in keys],
                                           kind.mask(len(queries), len(keys)), _is_text(cfg, queries),
                                           _is_text(cfg, keys), list(keys))
-    return AttentionRecord(patterns, list(input_ids), target_ids, inside={n: seen[n][0].cpu().clone() for n in inside})
+    return AttentionRecord(patterns, list(input_ids), target_ids)
+
+
+@torch.no_grad()
+def record_inside(model: Transformer, record: AttentionRecord) -> dict[str, Tensor]:
+    """The q, k and v (INSIDE) of every attention layer in the record's forward pass, by point name, on the CPU
+    without the batch dimension: q (H, T, d), k (G, S, d), v (G, S, d_v). One forward pass of the record's input
+    through the named points, its patterns read as the record's were (the same kernel: the same bits). The views
+    (value_weighted_norms, qk_step) take it as an argument; a caller that shows several keeps it."""
+    cfg = model.config
+    names = [kind.point(i, n) for kind in AttentionKind.of(cfg) for i in range(kind.n_layers(cfg)) for n in INSIDE]
+    with points(read=names) as seen:
+        run_record(model, record.input_ids, record.target_ids, return_attention=True)
+    return {n: seen[n][0].cpu().clone() for n in names}  # compact copies: a q is a view of the fused projection
+
+
+def inside_point(inside: dict[str, Tensor], kind: AttentionKind, layer: int, name: str) -> Tensor:
+    """The point `name` (q, k or v) of layer `layer` of `kind` in `inside` (record_inside's), or a ValueError
+    saying what to pass."""
+    point = kind.point(layer, name)
+    if point not in inside:
+        raise ValueError(f"no {point!r} in the inside given: pass record_inside(model, record) of this record")
+    return inside[point]
 
 
 def example_attention(model: Transformer, tokenizer, input_ids: list[int], target_ids: list[int] | None = None
@@ -234,9 +252,10 @@ class QKStep:
 
 
 @torch.no_grad()
-def qk_step(model: Transformer, record: AttentionRecord, kind: str, layer: int, head: int, query: int) -> QKStep:
+def qk_step(model: Transformer, record: AttentionRecord, inside: dict[str, Tensor], kind: str, layer: int, head: int,
+            query: int) -> QKStep:
     """Softmax(q K^T / sqrt(d_k)) V for query `query` of one head, from the q, k, v that head computed in the
-    record's forward pass (kept in `record.inside`: no new pass, and `weights` equals the record's heatmap row)."""
+    record's forward pass (`inside`, record_inside's: no new pass, and `weights` equals the record's heatmap row)."""
     kind = AttentionKind.parse(kind)
     pattern = record.patterns[kind]
     L, H = pattern.shape
@@ -244,7 +263,7 @@ def qk_step(model: Transformer, record: AttentionRecord, kind: str, layer: int, 
     if not (0 <= layer < L and 0 <= head < H and 0 <= query < T):
         raise ValueError(f"layer {layer}, head {head}, query {query}: this pattern has {L} layers, {H} heads and "
                          f"{T} queries")
-    q, k, v = (record.inside[kind.point(layer, n)].float() for n in INSIDE)  # q (H, T, d), k (G, S, d), v (G, S, d_v)
+    q, k, v = (inside_point(inside, kind, layer, n).float() for n in INSIDE)  # q (H, T, d), k (G, S, d), v (G, S, d_v)
     g = head // (H // k.size(0))  # the key/value head query head `head` reads (GQA/MQA share them)
     q, k, v = q[head, query], k[g], v[g]  # (d,), (S, d), (S, d_v)
     S, d_k = k.shape  # d_k: the size the scores are scaled by (MLA with RoPE: d_k + d_R)

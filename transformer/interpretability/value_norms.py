@@ -15,7 +15,7 @@ from torch import Tensor
 
 from ..heads import AttentionKind
 from ..model import Transformer
-from .probe import AttentionRecord
+from .probe import AttentionRecord, inside_point
 
 
 @dataclass
@@ -38,9 +38,10 @@ def transformed_values(module, v: Tensor) -> Tensor:
 
 
 @torch.no_grad()
-def value_weighted_norms(model: Transformer, record: AttentionRecord, kind: str) -> ValueNorms:
-    """||alpha_ij f_h(x_j)|| for every layer, head, query and key of `kind`, from the record's one forward pass:
-    its weights and the values it kept (`record.inside`); the model gives only W^O."""
+def value_weighted_norms(model: Transformer, record: AttentionRecord, inside: dict[str, Tensor], kind: str
+                         ) -> ValueNorms:
+    """||alpha_ij f_h(x_j)|| for every layer, head, query and key of `kind`, from the record's forward pass: its
+    weights and the values in `inside` (probe.record_inside of the record); the model gives only W^O."""
     if kind not in record.patterns:
         raise ValueError(f"this record has no {kind!r} attention (it has {', '.join(record.kinds)})")
     kind = AttentionKind.parse(kind)
@@ -48,7 +49,7 @@ def value_weighted_norms(model: Transformer, record: AttentionRecord, kind: str)
     for i, module in enumerate(kind.modules(model)):
         device = module.out_proj.weight.device
         alpha = record.patterns[kind].weights[i].to(device)  # (H, T, S)
-        v = record.inside[kind.point(i, "v")].to(device).float()  # (G, S, d_v): each key/value head's values
+        v = inside_point(inside, kind, i, "v").to(device).float()  # (G, S, d_v): each key/value head's values
         v = v.repeat_interleave(alpha.size(0) // v.size(0), dim=0)  # (H, S, d_v)
         f_norm = transformed_values(module, v).norm(dim=-1)  # (H, S)
         norms.append(alpha * f_norm[:, None, :])  # (H, T, S): ||alpha_ij f(x_j)|| = alpha_ij ||f(x_j)||
