@@ -50,6 +50,7 @@ CSS = """
 # In the page, from its load (app.py runs it, and the function it returns after each change of the page):
 # - gradio's empty placeholder of a figure (`.empty` with an aria-label and no role: axe's aria-prohibited-attr) is
 #   named as the image it stands for;
+# - a dropdown's open list is no Tab stop of its own (its options are chosen with the dropdown's arrow keys);
 # - a box that scrolls sideways and holds nothing focusable (a figure drawn wider than its box on a phone: axe's
 #   scrollable-region-focusable) joins the tab order, so its arrows scroll it;
 # - every plotly figure with one heatmap joins the tab order; on it, Up and Down (Home, End) move along its query
@@ -135,19 +136,26 @@ PAGE_JS = """() => {
         if (!plot.hasAttribute('tabindex')) plot.tabIndex = -1;
         plot.focus({preventScroll: true});
     }).observe(document.body, {childList: true, subtree: true});
-    // Named in the observer's own callback (a microtask of the change that added it), not in the next frame's adopt:
+    // Mended in the observer's own callback (a microtask of the change that added it), not in the next frame's adopt:
     // a placeholder shown by a demo was read by axe without its role in the frame between (issue 40: 2 serious
-    // nodes after "Who reads whom?" on a fresh page, in 1 of 2 runs)
-    const nameEmpty = (root) => {
+    // nodes after "Who reads whom?" on a fresh page, in 1 of 2 runs), and a dropdown's list is a Tab stop as soon
+    // as it is open. A dropdown's open list (ul[role=listbox]) scrolls when its options need more room than the
+    // screen leaves it, and chromium makes a box that scrolls with nothing focusable in it a Tab stop of its own: the
+    // Tab from the dropdown went into its list, the dropdown's blur closed the list, and the focus fell to the page's
+    // body (tests/browser/test_keyboard.py: the Tab after #train-task and #att-score under load). Its options are
+    // chosen with the dropdown's arrow keys; the list is taken out of the tab order.
+    const mend = (root) => {
         if (!root.querySelectorAll) return;
-        if (root.matches('.empty[aria-label]:not([role])')) root.setAttribute('role', 'img');
-        for (const box of root.querySelectorAll('.empty[aria-label]:not([role])')) box.setAttribute('role', 'img');
+        for (const box of [root, ...root.querySelectorAll('.empty[aria-label]:not([role]), [role=listbox]')]) {
+            if (box.matches('.empty[aria-label]:not([role])')) box.setAttribute('role', 'img');
+            else if (box.matches('[role=listbox]:not([tabindex])')) box.tabIndex = -1;
+        }
     };
-    nameEmpty(document.body);
+    mend(document.body);
     new MutationObserver((records) => {
         for (const r of records) {
-            if (r.type === 'attributes') nameEmpty(r.target);
-            else for (const node of r.addedNodes) nameEmpty(node);
+            if (r.type === 'attributes') mend(r.target);
+            else for (const node of r.addedNodes) mend(node);
         }
     }).observe(document.body, {childList: true, subtree: true, attributeFilter: ['aria-label']});
     const keys = {ArrowDown: 1, ArrowUp: -1, Home: -Infinity, End: Infinity};
