@@ -179,13 +179,19 @@ PAGE_JS = """() => {
                 gd.addEventListener('blur', () => { mark.style.display = 'none'; });
             }
         }
-        // (not a table's viewport: a focusable box between a grid and its rows is axe-critical aria-required-children)
-        for (const box of document.querySelectorAll('.js-plotly-plot, #demo-row')) {
+        // A table's box that scrolls (gradio's .virtual-table-viewport, between its grid and its rows) cannot take
+        // the focus itself (a focusable box there is axe-critical aria-required-children): its first header cell
+        // joins the tab order instead (a grid's cells may take the focus), and with the focus in the box its arrow
+        // keys scroll it (axe's scrollable-region-focusable: the Train tab's two tables at 390, issue 40)
+        const tabbable = ':is(button:not([disabled]), input:not([disabled]), a[href], [tabindex])'
+            + ':not([tabindex^="-"])';  // a table's cell menu button has tabindex -1: not in the tab order
+        for (const box of document.querySelectorAll('.js-plotly-plot, #demo-row, .virtual-table-viewport')) {
             const scrolls = box.scrollWidth > box.clientWidth + 1 || box.scrollHeight > box.clientHeight + 1;
-            const tabbable = ':is(button:not([disabled]), input:not([disabled]), a[href], [tabindex])'
-                + ':not([tabindex^="-"])';  // a table's cell menu button has tabindex -1: not in the tab order
             if (!scrolls || box.tabIndex >= 0 || box.querySelector(tabbable)) continue;
-            box.tabIndex = 0;
+            const table = box.matches('.virtual-table-viewport');
+            const cell = table && box.querySelector('[role=columnheader], [role=gridcell]');
+            if (cell) cell.tabIndex = 0;
+            else if (!table) box.tabIndex = 0;
         }
     };
     return adopt;  // app.py's SIDEWAYS_JS runs it at each change of the page, once a frame at most
