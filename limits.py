@@ -182,8 +182,9 @@ CLASS_POLL_SECONDS = 1.0  # how often a device in a class asks for what changed 
 
 # How long the page waits on a figure after a demo (tabs.ask_first): a figure not changed this long after the demo's
 # answer arrived is taken as it is (redraw_ms); the keyboard's focus is kept on a figure brought into view while it
-# falls back to the page's body, this long (focus_ms: a figure hidden a frame after Reveal, a plot's element replaced)
-PAGE_WAITS = {"redraw_ms": 1500, "focus_ms": 2000}
+# falls back to the page's body, this long after it first got there (focus_ms: a plot's element replaced), and it is
+# tried on the figure until it can take it, at most this long (land_ms: a figure still hidden after Reveal on a busy page)
+PAGE_WAITS = {"redraw_ms": 1500, "focus_ms": 2000, "land_ms": 60000}
 
 # server.compat's probe (a page of its own, driven through gradio's queue at start): its event's line has one place
 # (places), so a request waits while another runs; gradio's picking loop runs `turns` turns at a time (poll, pick,
