@@ -22,13 +22,11 @@ class Lab:
     guard: tour.OfflineGuard
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser():
-    """One chromium per test process (each module opens its own pages: its own browser key, cookies and sessions):
-    a launch and a close per module cost ~2.7 s each, 40 modules. Playwright's sync API keeps an asyncio loop marked
-    running in this thread while it is open, so a later test of the process that runs a coroutine does it in a
-    loop of its own (server.compat_probe.run: test_backoff and test_config_roots failed with asyncio.run's "cannot
-    be called from a running event loop" when this fixture was first made per process, 2026-11-28)."""
+    """A chromium per module, not per test process: Playwright's sync API keeps an asyncio loop marked running in
+    this thread while it is open, and the later tests of the process that call asyncio.run failed with "cannot be
+    called from a running event loop" (test_backoff, test_config_roots: fresh-clone run, 2026-11-28)."""
     assert Path(tour.CHROMIUM).exists(), f"no chromium at {tour.CHROMIUM}: apt-get install -y chromium"
     with sync_api.sync_playwright() as p:
         browser = tour.launch_browser(p)

@@ -9,6 +9,7 @@ which it always builds. Loopback only; the budget's test drives the middleware o
 times)."""
 from __future__ import annotations
 
+import asyncio
 import json
 import socket
 
@@ -19,7 +20,6 @@ from limits import CONFIG_ROOTS
 from server.config_cache import ConfigAnswers
 
 from tests.app_server import serve_demo
-from server.compat_probe import run  # a loop of its own, also after a browser module (Playwright)
 
 # (header, the honest value, the forged first copy, headers both requests carry)
 DUPLICATED = [
@@ -101,7 +101,7 @@ def _get(answers: ConfigAnswers, host: str) -> tuple[int, bytes]:
     async def receive():
         return {"type": "http.request", "body": b"", "more_body": False}
 
-    run(answers(scope, receive, send))
+    asyncio.run(answers(scope, receive, send))
     return sent[0]["status"], b"".join(m.get("body", b"") for m in sent[1:])
 
 

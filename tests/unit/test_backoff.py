@@ -9,7 +9,6 @@ import asyncio
 import pytest
 
 from server.backoff import RefusalBackoff
-from server.compat_probe import run  # a loop of its own, also after a browser module (Playwright)
 
 RULE = dict(first=0.25, most=4.0, forget=30, clients=8, waiting=2, body_bytes=1024)
 
@@ -52,7 +51,7 @@ def test_a_refusal_waits_only_for_a_small_request_of_known_size(size, waits):
     async def twice():
         return [await backoff.refused("", "b", size) for _ in range(2)]
 
-    assert run(twice()) == [0.0, 0.01 if waits else 0.0]
+    assert asyncio.run(twice()) == [0.0, 0.01 if waits else 0.0]
 
 
 def test_at_most_waiting_refusals_wait_at_once_and_others_are_answered_meanwhile():
@@ -72,7 +71,7 @@ def test_at_most_waiting_refusals_wait_at_once_and_others_are_answered_meanwhile
     async def main():
         await asyncio.gather(*(refused(i) for i in range(5)), other())
 
-    run(main())
+    asyncio.run(main())
     waited = [d for d in done if d[0] == "refused" and d[2] > 0]
     assert len(waited) == RULE["waiting"] and backoff.waiting == 0
     assert done.index(("other",)) < done.index(waited[0])
