@@ -43,13 +43,13 @@ def test_a_generation_over_its_memory_bound_is_refused_with_what_to_lower(client
     """With the bound lowered under a beam-8 generation of 400 tokens, the refusal names what to lower; the real
     bound lets the largest generation of every shipped model through."""
     import limits
-    import tabs.generate as generate_tab
+    import tabs.generation as generation
     from store.catalogue import SHIPPED, shipped_model
     from transformer.memory import generation_bytes
 
     for name in SHIPPED:
         config = shipped_model(name)[0].config
         assert generation_bytes(config, config.max_len, 400, 8) <= limits.GENERATION_BYTES, name
-    monkeypatch.setattr(generate_tab, "GENERATION_BYTES", 1 << 20)
+    monkeypatch.setattr(generation, "GENERATION_BYTES", 1 << 20)  # the bound the generation reads (tabs.generation)
     with pytest.raises(Exception, match="lower the beams"):
         client.predict("shakespeare-char", "To be, or not", "beam", 1.0, 0, 1.0, 8, 400, 0, api_name="/generate")
