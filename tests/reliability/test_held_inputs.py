@@ -66,10 +66,12 @@ def _large_bytes(least: int) -> int:
                 items = [holder.cell_contents]
             except ValueError:
                 continue
-        elif isinstance(holder, dict):
-            items = list(holder.values())
-        elif isinstance(holder, (list, tuple)):
-            items = list(holder)
+        elif isinstance(holder, dict):  # dict's own values: a subclass's may compute them (transformers' lazy
+            items = list(dict.values(holder))  # auto mappings import every model: ci6 failed here)
+        elif isinstance(holder, list):
+            items = list(list.__iter__(holder))
+        elif isinstance(holder, tuple):
+            items = list(tuple.__iter__(holder))
         else:
             continue
         seen.update(id(item) for item in items if isinstance(item, bytes) and len(item) >= least)
