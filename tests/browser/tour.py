@@ -487,9 +487,8 @@ def plots_drawn(page, count: int | None = None) -> None:
 _FIGURE_STILL = """([sel, ms]) => {
     const f = document.querySelector(sel);
     if (!f) return false;
-    if (f.__still === undefined || f.__stillWatch !== true) {
+    if (f.__still === undefined) {  // first look at this element (gradio replaces it when a figure arrives)
         f.__still = performance.now();
-        f.__stillWatch = true;
         new MutationObserver(() => { f.__still = performance.now(); })
             .observe(f, {childList: true, subtree: true, attributes: true, characterData: true});
         return false;
