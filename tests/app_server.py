@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import contextlib
+from pathlib import Path
 
 
 UNREACHED = "localhost is not accessible"  # gradio's launch: the new server did not answer its one check in time
@@ -79,6 +80,38 @@ def running_app():
     """The gr.Blocks of the app serve_demo started last and still runs (a test reaches its queue's lines)."""
     assert SERVING, "no app is running in this process"
     return SERVING[-1]
+
+
+def server_state(stack_lines: int = 12) -> str:
+    """What the apps this process serves are doing, for a failed test's report: per line (concurrency group) the
+    requests running and waiting (their function, session and seconds since they joined), and the stack of every
+    thread inside the project's code (a computation stuck or slow is there). Empty when no app runs here."""
+    import sys
+    import threading
+    import time
+    import traceback
+
+    root = str(Path(__file__).resolve().parent.parent)
+    said = []
+    for demo in SERVING:
+        queue = demo._queue
+        now = time.monotonic()
+
+        def name(event) -> str:
+            fn = getattr(event.fn, "name", None) or getattr(getattr(event.fn, "fn", None), "__name__", "?")
+            return f"{fn}[{event.session_hash[:6]} {now - event.enqueue_time:.1f}s]"
+        for group, line in queue.event_queue_per_concurrency_id.items():
+            running = [name(e) for job in queue.active_jobs if job for e in job if e.concurrency_id == group]
+            if running or line.queue:
+                said.append(f"line {group}: running {running}, waiting {[name(e) for e in line.queue]}")
+    names = {thread.ident: thread.name for thread in threading.enumerate()}
+    for ident, frame in sys._current_frames().items():
+        stack = [f for f in traceback.extract_stack(frame) if f.filename.startswith(root)
+                 and "/tests/" not in f.filename]
+        if stack:
+            said.append(f"thread {names.get(ident, ident)}: " + " <- ".join(
+                f"{Path(f.filename).relative_to(root)}:{f.lineno} {f.name}" for f in reversed(stack[-stack_lines:])))
+    return "\n".join(said)
 
 
 @contextlib.contextmanager

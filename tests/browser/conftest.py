@@ -78,7 +78,9 @@ def pytest_runtest_makereport(item, call):
 @pytest.fixture(autouse=True)
 def screenshot_on_failure(request):
     """A failed browser test leaves a screenshot of each page its module's browser holds (the screen as the visitor
-    saw it, and the open dropdown or dialog that may explain a wait), named in the report's output."""
+    saw it, and the open dropdown or dialog that may explain a wait), named in the report's output, and says what the
+    app was doing (tests.app_server.server_state: its lines, and the threads in its code): a wait that timed out on
+    CI is then read from the report, not guessed."""
     yield
     if not getattr(request.node, "failed_call", False) or "browser" not in request.fixturenames:
         return
@@ -91,6 +93,9 @@ def screenshot_on_failure(request):
         except Exception as error:  # a page that cannot be drawn any more: say so, and where its script is busy
             print(f"no screenshot of page {i}: {error}")
             print(f"page {i}'s script, paused: {_paused_stack(page)}")
+    from tests.app_server import server_state
+
+    print(f"the app's lines and the threads in its code at the failure:\n{server_state() or 'nothing running'}")
 
 
 def _paused_stack(page, seconds: float = 5.0) -> str:
