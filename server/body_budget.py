@@ -19,10 +19,11 @@ BUSY = ("the server is reading other large requests (figures, texts) right now a
 
 
 class BodyBudget:
-    def __init__(self, total: int, counted: int, wait_s: float, poll_s: float = 0.05):
-        self.total, self.counted, self.wait_s, self.poll_s = total, counted, wait_s, poll_s
+    def __init__(self, total: int, counted: int, wait_s: float):
+        self.total, self.counted, self.wait_s = total, counted, wait_s
         self.used = 0  # bytes of the large bodies being read or answered now
         self.most = 0  # the most `used` has been (the tests read it)
+        self._waiting: list[asyncio.Future] = []  # one per body waiting for room, woken by `give`
 
     def share(self, size: int) -> int:
         """What a body of `size` bytes takes from the budget: its size if it is counted, else nothing."""
@@ -30,15 +31,31 @@ class BodyBudget:
 
     async def take(self, size: int) -> bool:
         """Wait until `size` bytes fit (or nothing else is taken), then take them; False after `wait_s`. Runs on
-        the server's event loop: the check and the take have no await between them."""
+        the server's event loop: the check and the take have no await between them. A body that waits sleeps until
+        some room is given back (no polling)."""
         deadline = time.monotonic() + self.wait_s
         while size and self.used and self.used + size > self.total:
-            if time.monotonic() >= deadline:
+            left = deadline - time.monotonic()
+            if left <= 0:
                 return False
-            await asyncio.sleep(self.poll_s)
+            woken = asyncio.get_running_loop().create_future()
+            self._waiting.append(woken)
+            try:
+                await asyncio.wait_for(woken, left)
+            except asyncio.TimeoutError:
+                return False
+            finally:
+                if woken in self._waiting:
+                    self._waiting.remove(woken)
         self.used += size
         self.most = max(self.most, self.used)
         return True
 
     def give(self, size: int) -> None:
+        """Give `size` bytes back and wake every waiting body: each looks again whether it fits (in the order they
+        came)."""
         self.used -= size
+        waiting, self._waiting = self._waiting, []
+        for woken in waiting:
+            if not woken.done():
+                woken.set_result(None)

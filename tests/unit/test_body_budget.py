@@ -56,7 +56,7 @@ def _held_at_once(bodies: BodyBudget | None, requests: int, size: int = SIZE, ho
 def test_large_bodies_wait_for_room_and_all_are_answered():
     """Bound: with room for 3 bodies, 8 sent at once are held at most 3 at a time, and all 8 are answered whole.
     Without a budget the app held all 8 at once (the gate as it was)."""
-    budget = BodyBudget(total=3 * SIZE, counted=1 << 20, wait_s=60, poll_s=0.005)
+    budget = BodyBudget(total=3 * SIZE, counted=1 << 20, wait_s=60)
     statuses, replies, most = _held_at_once(budget, 8)
     assert statuses == [200] * 8 and replies == [str(SIZE).encode()] * 8
     assert most <= 3 and budget.most <= 3 * SIZE and budget.used == 0
@@ -65,7 +65,7 @@ def test_large_bodies_wait_for_room_and_all_are_answered():
 
 def test_a_body_with_no_room_in_time_is_refused_in_words():
     """Refusal: room for one body, a wait of 0: of 3 sent at once one is answered, the others get 503 saying why."""
-    budget = BodyBudget(total=SIZE, counted=1 << 20, wait_s=0, poll_s=0.005)
+    budget = BodyBudget(total=SIZE, counted=1 << 20, wait_s=0)
     statuses, replies, _ = _held_at_once(budget, 3)
     assert sorted(statuses) == [200, 503, 503] and budget.used == 0
     assert all(BUSY in reply.decode() for status, reply in zip(statuses, replies) if status == 503)
@@ -73,7 +73,25 @@ def test_a_body_with_no_room_in_time_is_refused_in_words():
 
 def test_small_bodies_never_wait():
     """Invariant: a body under `counted` (a call's few KiB) passes while large ones fill the budget."""
-    budget = BodyBudget(total=SIZE, counted=1 << 20, wait_s=0, poll_s=0.005)
+    budget = BodyBudget(total=SIZE, counted=1 << 20, wait_s=0)
     budget.used = SIZE  # full
     statuses, _, _ = _held_at_once(budget, 4, size=4096)
     assert statuses == [200] * 4 and budget.used == SIZE
+
+
+def test_a_waiting_body_takes_its_room_as_soon_as_it_is_given():
+    """Wake-up, counted in turns of the event loop (not timed): a body waiting for room takes it within a few turns
+    after the room is given back. Before, a waiting body slept 50 ms between looks (polling while nothing changed):
+    after 10 turns it had not taken it."""
+    async def run():
+        budget = BodyBudget(total=SIZE, counted=1 << 20, wait_s=60)
+        assert await budget.take(SIZE)
+        waiter = asyncio.ensure_future(budget.take(SIZE))
+        for _ in range(10):
+            await asyncio.sleep(0)
+        waited = not waiter.done()
+        budget.give(SIZE)
+        for _ in range(10):
+            await asyncio.sleep(0)
+        return waited, waiter.done() and waiter.result(), budget.used
+    assert asyncio.run(run()) == (True, True, SIZE)
