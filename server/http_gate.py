@@ -91,8 +91,16 @@ FILE_ROUTES = ("/file=", "/file/")  # gradio's file routes (and the deprecated o
 
 def served_paths(path: str) -> list[str]:
     """Every path a request for `path` might have gradio serve: what follows each file route's marker in it (more
-    than gradio reads, never less)."""
-    return [path[i + len(marker):] for marker in FILE_ROUTES for i in range(len(path)) if path.startswith(marker, i)]
+    than gradio reads, never less), at every place the marker starts. Found with str.find, so a request costs the
+    front door its markers, not a Python step per character of its path (a 16 KiB path, the most uvicorn's h11
+    reads, cost 2.6 ms of the event loop that way)."""
+    found = []
+    for marker in FILE_ROUTES:
+        at = path.find(marker)
+        while at != -1:
+            found.append(path[at + len(marker):])
+            at = path.find(marker, at + 1)
+    return found
 
 
 def fetches_a_url(path: str) -> bool:
