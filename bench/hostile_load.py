@@ -28,7 +28,8 @@ started before it); 3/3 models kept in both eviction orders; RSS 60 s after with
 +300 MB of the warm start; 0 errors for honest clients. The machine may be shared: the load average is printed, and
 the goals table at the end says which goals were met. Also printed: honest Show attention's p95 by 10 s of the
 window (when the slow ones started), the server's CPU over the window, and with `--profile PATH`, py-spy's samples
-of the server's Python stacks during each window to PATH.txt (bench/profile_stacks.py says where the CPU went).
+of the server's Python stacks during each window to PATH.txt (bench/profile_stacks.py says where the CPU went; with
+`--gil`, only the stacks holding the GIL).
 """
 from __future__ import annotations
 
@@ -188,10 +189,11 @@ class Profile:
     """What the server spends its CPU on during a window: its CPU seconds, and with `path`, py-spy's samples of its
     Python stacks (raw format, by thread, without pausing it) to that file."""
 
-    def __init__(self, pid: int, seconds: float, path: str | None):
+    def __init__(self, pid: int, seconds: float, path: str | None, gil: bool = False):
         self.pid, self.before = pid, cpu_seconds(pid)
         self.spy = subprocess.Popen(["py-spy", "record", "--pid", str(pid), "--duration", str(int(seconds)),
-                                     "--rate", "50", "--format", "raw", "--threads", "--nonblocking", "-o", path],
+                                     "--rate", "50", "--format", "raw", "--threads", "--nonblocking", "-o", path]
+                                    + (["--gil"] if gil else []),
                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) if path else None
 
     def report(self, seconds: float, label: str = "") -> float:
@@ -209,7 +211,7 @@ def window(url: str, args, tally: Tally, counts: dict, flooder: bool, pid: int |
     attention flooder); every thread joined. The students, timed. With the server's `pid`, its CPU over
     the window (and with `args.profile`, py-spy's samples to PATH`label`.txt)."""
     tally.window_start, end = time.perf_counter(), time.perf_counter() + args.seconds
-    profile = Profile(pid, args.seconds, args.profile and f"{args.profile}{label}.txt") if pid else None
+    profile = Profile(pid, args.seconds, args.profile and f"{args.profile}{label}.txt", args.gil) if pid else None
     threads = [threading.Thread(target=classroom, args=(i, url, tally, end), daemon=True)
                for i in range(args.clients)]
     threads += [threading.Thread(target=stop_prober, args=(url, tally, end), daemon=True)]
@@ -287,6 +289,8 @@ def main():
                         help="experiment: the server's sys.setswitchinterval in s (CPython's default: 0.005)")
     parser.add_argument("--profile", metavar="PATH", help="py-spy's samples of the server during each window to "
                         "PATH.txt (PATHpeer.txt for the peer's): bench/profile_stacks.py attributes them")
+    parser.add_argument("--gil", action="store_true", help="with --profile: only the samples of the thread holding "
+                        "the GIL (py-spy --gil: what the event loop and the other threads wait for)")
     args = parser.parse_args()
     os.environ["ATTENTION_LAB_TRUST_FORWARDED"] = "1"  # the X-Forwarded-For addresses below (loopback only)
     server, cache = serve_in_fresh_cache("hostile-load-cache-", args.switch_interval, args.app_dir)
