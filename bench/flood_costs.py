@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import random
+import shutil
 import sys
 import time
 import uuid
@@ -127,13 +128,15 @@ def main():
     parser.add_argument("--cheap", type=int, default=5, help="this many times --rounds of the cheap kinds (honest "
                         "Show attention, redraw, Stop; twice as many refusals)")
     args = parser.parse_args()
-    server, _ = serve_in_fresh_cache("flood-costs-cache-", 0.0, args.app_dir)
+    server, cache = serve_in_fresh_cache("flood-costs-cache-", 0.0, args.app_dir)
     try:
         url = server.wait_ready(600)
         open_inputs(url, INPUTS + [("translate-en-es", "The cat sat on the mat.")])
         rows = costs(url, server.proc.pid, args.rounds, args.cheap)
     finally:
         server.stop()
+    shutil.rmtree(cache, ignore_errors=True)  # gradio's cache of the run, and the server's log (kept if it failed)
+    Path(server.log.name).unlink(missing_ok=True)
     print(f"load average after: {loadavg()}\n")
     print("| request | server CPU per request (ms, idle taken off) | wall (ms) | note |\n| --- | --- | --- | --- |")
     for what, cpu, wall, note in rows:
