@@ -8,18 +8,21 @@ counted), with ATTENTION_LAB_TRUST_FORWARDED=1 and every student's requests carr
 school behind one NAT), then over loopback only: a teacher session starts a class and computes `reverse` on
 "attention" (--view patching: translate-en-es on "Who carries a word?"'s pair and its patching grids; --view
 sinusoids: nothing, the matrix is drawn from the Positional tab's two sliders); N student sessions (separate
-sessions, so separate browsers) join by the code, then poll /class_poll every `--poll` s (the page's gr.Timer) until
-the end, each call made as the page makes it (the class's events are not queued: a POST to run/predict); the teacher
-pushes the view, asks about the first query row (another view: the demo's own question), every student answers once
-it sees the question, the teacher polls too (the projector's split), and reveals once every answer is in. Prints,
+sessions, so separate browsers) join by the code, then every `--poll` s (the page's gr.Timer) ask /class_stamp and,
+when it changed, /class_poll, until the end, each call made as the page makes it (the class's events are not
+queued: a POST to run/predict); the teacher pushes the view, asks about the first query row (another view: the demo's
+own question), every student answers once it sees the question, the teacher polls too (the projector's split), and reveals once every answer is in. Prints,
 per step, p50 / p95 / max in seconds:
 - join: a student's /class_join call;
 - push -> device: from the push's reply to each student's first poll that returns the figure;
 - answer -> projector: from a student's answer's reply to the end of the first teacher's poll sent after it
   (the projector's count then includes it);
 - reveal -> device: from the reveal's reply to each student's first poll that returns its right-or-wrong line;
-and the refusals and errors, the server's CPU seconds over the session, and the model's forward passes (forward,
-encode, decode) per push and during the whole session after the teacher's record. Goals (issue 39, quiet 2-core
+and the bytes a device received for the push and for the reveal (the reply of the poll that brought each), the
+refusals and errors, the server's CPU seconds over the session, and the model's forward passes (forward, encode,
+decode) per push and during the whole session after the teacher's record. With `--profile PATH`, py-spy's samples
+of the server for `--profile-seconds` from the push and from the reveal, to PATH-push.txt and PATH-reveal.txt
+(read them with bench/profile_stacks.py). Goals (issue 39, quiet 2-core
 machine, 40 students): 0 refused; push -> device p95 <= 1.5 s; answer -> projector p95 <= 1 s; reveal -> device
 p95 <= 1.5 s; the push computed once (0 passes: drawn from the teacher's record).
 """
@@ -36,6 +39,7 @@ from pathlib import Path
 sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parent.parent)]
 import load  # noqa: E402
 from load import Server, cpu_seconds, loadavg, make_client, percentile  # noqa: E402
+from hostile_load import Profile  # noqa: E402
 from transformer.interpretability.patching_demos import TRANSLATION_EXAMPLES  # noqa: E402
 
 ADDRESS = "203.0.113.7"  # every student behind one NAT (TEST-NET-3)
@@ -84,16 +88,19 @@ class Page:
 
         self.http = httpx.Client(timeout=timeout, headers={"X-Forwarded-For": address})
         self.url, self.session = url, session
+        self.received = 0  # the bytes of the last reply
         config = self.http.get(url + "config").json()
         self.functions = {d["api_name"]: d["id"] for d in config["dependencies"] if d.get("api_name")}
         self.inputs = {d["api_name"]: len(d["inputs"]) for d in config["dependencies"] if d.get("api_name")}
 
     def predict(self, *data, api_name: str):
         api = api_name.lstrip("/")
-        data = list(data) + [None] * (self.inputs[api] - len(data))
-        answer = self.http.post(self.url + "gradio_api/run/predict", json={
+        data = (list(data) + [None] * self.inputs[api])[:self.inputs[api]]  # an older app: fewer inputs
+        reply = self.http.post(self.url + "gradio_api/run/predict", json={
             "data": data, "fn_index": self.functions[api], "session_hash": self.session, "event_data": None,
-            "trigger_id": None}).json()
+            "trigger_id": None})
+        self.received = len(reply.content)
+        answer = reply.json()
         if "error" in answer or "data" not in answer:
             raise RuntimeError(str(answer.get("error") or answer)[:200])
         return tuple(answer["data"])
@@ -106,23 +113,33 @@ class Device:
         self.client = make_client(url, timeout)  # for the queued calls (the teacher's Show attention)
         self.client.headers["X-Forwarded-For"] = address
         self.page = Page(url, self.client.session_hash, address, timeout)
-        self.seen, self.answered, self.first = -1, -1, {}
-        self.errors, self.choices = [], None
+        self.seen, self.answered, self.push, self.first, self.bytes = -1, -1, -1, {}, {}
+        self.errors, self.choices, self.stamp = [], None, ""
+
+    def tick(self, code: str, role: str = "student") -> None:
+        """A period of the page's timer: the class's stamp (/class_stamp), and the poll when it changed (an app
+        without stamps: the poll)."""
+        if "class_stamp" not in self.page.functions:
+            self.poll(code, role)
+            return
+        stamp = self.page.predict(code, api_name="/class_stamp")[0]
+        if stamp != self.stamp:
+            self.stamp = stamp
+            self.poll(code, role)
 
     def poll(self, code: str, role: str = "student") -> tuple:
-        out = self.page.predict(code, role, self.seen, self.answered, True, api_name="/class_poll")
+        out = self.page.predict(code, role, self.seen, self.answered, True, self.push, api_name="/class_poll")
         now = time.perf_counter()
-        if out[7] is not None:
-            self.seen = out[7]
-        if out[8] is not None:
-            self.answered = out[8]
+        for name, i in (("seen", 7), ("answered", 8), ("push", 12)):  # what the page's hidden boxes keep
+            if i < len(out) and isinstance(out[i], (int, float)):
+                setattr(self, name, out[i])
         if isinstance(out[1], dict) and "plot" in out[1] and "figure" not in self.first:
-            self.first["figure"] = now
+            self.first["figure"], self.bytes["figure"] = now, self.page.received
         if isinstance(out[5], dict) and out[5].get("choices") and "question" not in self.first:
             self.choices = [c[0] for c in out[5]["choices"]]
             self.first["question"] = now
         if isinstance(out[6], str) and ("Right" in out[6] or "Not this time" in out[6]) and "reveal" not in self.first:
-            self.first["reveal"] = now
+            self.first["reveal"], self.bytes["reveal"] = now, self.page.received
         return out
 
 
@@ -131,7 +148,7 @@ def student_loop(device: Device, code: str, period: float, stop: threading.Event
     while not stop.is_set():
         started = time.perf_counter()
         try:
-            device.poll(code)
+            device.tick(code)
             if device.choices and not any(a[0] is device for a in answers):
                 device.page.predict(code, device.choices[0], api_name="/class_answer")
                 answers.append((device, time.perf_counter()))
@@ -147,6 +164,10 @@ def stats(values: list[float]) -> str:
             f"({len(values)})")
 
 
+def stats_bytes(values: list[int]) -> str:
+    return f"p50 {percentile(values, 50) / 1000:.1f} kB, max {max(values) / 1000:.1f} kB" if values else "none"
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--students", type=int, default=40)
@@ -156,6 +177,9 @@ def main():
                         help="what the teacher shows: the Attention tab's head (reverse), a patching demo's heads "
                              "grid (Who carries a word?) or the Sinusoid waves' matrix; the question is the row's, "
                              "else the demo's own")
+    parser.add_argument("--profile", help="py-spy's samples of the server from the push and from the reveal to "
+                                          "PATH-push.txt and PATH-reveal.txt")
+    parser.add_argument("--profile-seconds", type=float, default=4)
     args = parser.parse_args()
     os.environ["ATTENTION_LAB_TRUST_FORWARDED"] = "1"
     count_file = Path(tempfile.mkdtemp(prefix="class-bench-")) / "passes"
@@ -191,6 +215,11 @@ def main():
         [t.start() for t in loops]
         time.sleep(2 * args.poll)
         before_push = passes(count_file)
+
+        def spy(step: str) -> Profile | None:
+            return Profile(server.proc.pid, args.profile_seconds, f"{args.profile}-{step}.txt") if args.profile \
+                else None
+        profiles = [spy("push")]
         teacher.page.predict(code, None, None, None, *shown["view"], shown["which"], None, None, "", "", -1, 128, 100,
                              api_name="/class_push")
         pushed_at = time.perf_counter()
@@ -206,12 +235,13 @@ def main():
         deadline = time.perf_counter() + 30
         while time.perf_counter() < deadline and len(answers) < len(devices):
             sent = time.perf_counter()
-            teacher.poll(code, "teacher")
+            teacher.tick(code, "teacher")
             projector.append((sent, time.perf_counter()))
             time.sleep(max(0.0, args.poll - (time.perf_counter() - sent)))
         sent = time.perf_counter()
-        teacher.poll(code, "teacher")
+        teacher.tick(code, "teacher")
         projector.append((sent, time.perf_counter()))
+        profiles.append(spy("reveal"))
         teacher.page.predict(code, api_name="/class_reveal")
         revealed_at = time.perf_counter()
         deadline = revealed_at + 30
@@ -219,6 +249,7 @@ def main():
             time.sleep(0.05)
         stop.set()
         [t.join() for t in loops]
+        [p.spy.wait() for p in profiles if p is not None]
         cpu = cpu_seconds(server.proc.pid) - cpu0
         session_passes = passes(count_file) - passes0
         seen_answers = [next(r for s, r in projector if s >= at) - at for _, at in answers
@@ -229,6 +260,9 @@ def main():
         print(f"answer -> projector:  {stats(seen_answers)}; answers {len(answers)} of {len(devices)}")
         revealed = [d.first["reveal"] - revealed_at for d in devices if "reveal" in d.first]
         print(f"reveal -> device:     {stats(revealed)}")
+        print("bytes a device received: " + "; ".join(
+            f"{step} {stats_bytes([d.bytes[s] for d in devices if s in d.bytes])}"
+            for step, s in (("push", "figure"), ("reveal", "reveal"))))
         print(f"errors: {len(errors)}" + (f" (first: {errors[0]})" if errors else ""))
         print(f"server CPU: {cpu:.1f} s over the session; model passes: {push_passes} for the push, "
               f"{session_passes} in the whole session after the teacher's record; load average {loadavg()}")
