@@ -70,7 +70,7 @@ class Classes:
             room = self._teachers(code, key, "show everyone a view")
             room.pushed, room.question, room.revealed = pushed, None, False
             room.since = len(room.questions)
-            room.version += 1
+            room.version, room.pushes = room.version + 1, room.pushes + 1
             return room
 
     def ask(self, code, key: str, ask: str, choices, right: int | None = None, row: int | None = None) -> Question:
@@ -163,6 +163,13 @@ class Classes:
         """What the device of browser `key` sees of the class `code` (store.classroom.Classroom.seen_by)."""
         with self._lock:
             return self._room(code).seen_by(browser_hash(key))
+
+    def stamp(self, code, key: str) -> str:
+        """What changes when the device of browser `key` has something new to see of the class `code`
+        (store.classroom.Classroom.stamp_for): a page asks for it each poll period, and for the class (seen) only
+        when it changed."""
+        with self._lock:
+            return self._room(code).stamp_for(browser_hash(key))
 
     def running(self) -> int:
         with self._lock:

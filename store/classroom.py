@@ -16,6 +16,8 @@ from limits import CLASS
 ENDED = ("The class {code} has ended: its teacher ended it, it was idle for {hours} hours, or the app restarted. "
          "Ask your teacher for the new code.")
 
+NOT_JOINED = "this device has not joined this class: type its code to join"
+
 
 class ClassEnded(UserError):
     """The class a device asks about is not running: ended, idle too long, or the app restarted."""
@@ -75,6 +77,7 @@ class Seen:
     student: int | None = None  # this device's number (None: the teacher)
     answer: int | None = None  # this student's choice of the current question
     guesses: tuple[tuple[int, tuple[int, ...]], ...] = ()  # Classroom.guesses: (row, counts per key) on the view
+    push: int = 0  # the number of the push shown (Classroom.pushes): a device that holds its figure is not sent it
 
 
 @dataclass
@@ -93,6 +96,7 @@ class Classroom:
     answers: dict[int, dict[int, tuple[int, float]]] = field(default_factory=dict)  # question -> student ->
     #                                                                                  (choice, seconds after asked)
     since: int = 0  # how many questions were asked before the view now shown was pushed
+    pushes: int = 0  # how many views were pushed: the number of the one shown
 
     def counts_of(self, question: Question) -> list[int]:
         """How many students chose each choice of `question`."""
@@ -115,17 +119,27 @@ class Classroom:
                 rows[question.row] = tuple(self.counts_of(question))
         return tuple(sorted(rows.items()))
 
+    def stamp_for(self, who: str) -> str:
+        """A short text that changes whenever the device whose browser hashes to `who` has something new to show:
+        the class's version (a push, a question, a reveal), for the teacher its count of joins and answers too (the
+        projector's split). A browser that is neither is refused, as by seen_by."""
+        if who == self.teacher:
+            return f"{self.code} {self.version} {self.answered}"
+        if who not in self.students:
+            raise UserError(NOT_JOINED)
+        return f"{self.code} {self.version}"
+
     def seen_by(self, who: str) -> Seen:
         """What the device whose browser hashes to `who` sees: the teacher's or a student's (a browser that is
         neither is refused: a class shows nothing to a device that did not join it)."""
         student = self.students.get(who)
         if student is None and who != self.teacher:
-            raise UserError("this device has not joined this class: type its code to join")
+            raise UserError(NOT_JOINED)
         answer = None
         if student is not None and self.question is not None:
             answer = self.answers[self.question.number].get(student, (None,))[0]
         return Seen(self.code, self.version, self.answered, self.pushed, self.question, self.revealed,
-                    tuple(self.counts()), len(self.students), student, answer, self.guesses())
+                    tuple(self.counts()), len(self.students), student, answer, self.guesses(), self.pushes)
 
     def answers_csv(self) -> str:
         """The class's answers, one row per question and student (a student is a number), as CSV text: the

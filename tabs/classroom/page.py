@@ -5,8 +5,10 @@ the teacher shows, answers by tapping a cell or picking a choice, sees after the
 explore on its own in the other tabs and follow the teacher again in one click.
 
 Every device asks the class record what changed once a second (gr.Timer, not queued: the answer is read from the
-record, no model runs, and a device that has seen this state gets nothing). The class's code lives in the page (a
-hidden box), so a page whose class is gone, as after a restart of the app, is told so in words.
+record, no model runs): a short text that changes when there is something new for it (student.stamp), and only
+then the poll, which sends what the device has not seen (a figure once a push, not again at the reveal). The
+class's code lives in the page (a hidden box), so a page whose class is gone, as after a restart of the app, is
+told so in words.
 """
 from __future__ import annotations
 
@@ -55,6 +57,8 @@ def build_class_tab() -> Components:
     with gr.Tab("Class", id="class", elem_id="class-tab") as panel:
         code, role = gr.Textbox(visible=False, elem_id="class-code"), gr.Textbox(visible=False)
         seen, seen_answered = gr.Number(-1, visible=False), gr.Number(-1, visible=False)
+        seen_push = gr.Number(-1, visible=False)  # the push whose figure this page holds (student.poll)
+        stamp = gr.Textbox(visible=False)  # what changes when the class has something new for this page
         following, base = gr.Checkbox(True, visible=False), gr.Textbox(visible=False)
         timer = gr.Timer(CLASS_POLL_SECONDS, active=False)
         with gr.Row(elem_id="class-entry") as entry:
@@ -94,15 +98,17 @@ def build_class_tab() -> Components:
             choices = Radio([], label="Your prediction", visible=False, elem_id="class-choices")
             line = gr.Markdown(elem_id="class-line")
             with gr.Row():  # the model's heatmap and the class's guesses on its axes, side by side once revealed
-                view = gr.Plot(label="What your teacher shows", elem_id="class-figure")
+                with gr.Column(visible=False) as shown:  # hidden while a question is open: the figure is kept
+                    view = gr.Plot(label="What your teacher shows", elem_id="class-figure")
                 guesses = gr.Plot(label="The class's guesses", elem_id="class-guesses")
             split = gr.Plot(label="How the class answered", elem_id="class-split")
-    return Components(panel=panel, code=code, role=role, seen=seen, seen_answered=seen_answered, following=following,
-                base=base, timer=timer, entry=entry, typed=typed, join=join, start=start, status=status,
-                teaching=teaching, shown_code=shown_code, qr=qr, link=link, which=which, push=push, row=row,
-                ask=ask, ask_demo=ask_demo, reveal=reveal, csv=csv, end=end, said=said, answers=answers,
-                learning=learning, explore=explore, follow=follow, view_box=view_box, question=question, grid=grid,
-                choices=choices, line=line, view=view, split=split, guesses=guesses)
+    return Components(panel=panel, code=code, role=role, seen=seen, seen_answered=seen_answered, seen_push=seen_push,
+                      stamp=stamp, following=following, base=base, timer=timer, entry=entry, typed=typed, join=join,
+                      start=start, status=status, teaching=teaching, shown_code=shown_code, qr=qr, link=link,
+                      which=which, push=push, row=row, ask=ask, ask_demo=ask_demo, reveal=reveal, csv=csv, end=end,
+                      said=said, answers=answers, learning=learning, explore=explore, follow=follow,
+                      view_box=view_box, question=question, grid=grid, choices=choices, line=line, shown=shown,
+                      view=view, split=split, guesses=guesses)
 
 
 def _kept():
@@ -127,13 +133,15 @@ class Started(Answer):
     seen: Any = -1
     seen_answered: Any = -1
     status: Any = ""
+    seen_push: Any = -1
+    stamp: Any = ""
 
 
 @dataclass(frozen=True)
 class Joined(Answer):
     """A student's panel after joining (each left as it is unless given): the class's code, the role, the panels
     shown and hidden, the poll started from nothing seen and following the teacher, the line the student reads,
-    and the page's tab."""
+    the page's tab, and no figure of the class held."""
 
     code: Any = _kept()
     role: Any = _kept()
@@ -146,6 +154,8 @@ class Joined(Answer):
     following: Any = _kept()
     status: Any = _kept()
     tabs: Any = _kept()
+    seen_push: Any = _kept()
+    stamp: Any = _kept()
 
 
 @dataclass(frozen=True)
@@ -171,17 +181,18 @@ class Ended(Answer):
 
 @dataclass(frozen=True)
 class Following(Answer):
-    """Whether a student follows the teacher, the state it saw (-1: redraw whole) and the page's tab (each left
-    as it is unless given)."""
+    """Whether a student follows the teacher, the state it saw (-1: redraw whole), the page's tab and the class's
+    stamp ("": poll now), each left as it is unless given."""
 
     following: Any
     seen: Any = _kept()
     tabs: Any = _kept()
+    stamp: Any = _kept()
 
 
 def joined(code, said) -> Joined:
     return Joined(code, STUDENT, gr.Row(visible=False), gr.Column(visible=True), gr.Column(visible=True),
-                  gr.Timer(active=True), -1, -1, True, said, gr.Tabs(selected="class"))
+                  gr.Timer(active=True), -1, -1, True, said, gr.Tabs(selected="class"), -1, "")
 
 
 def explore_alone() -> Following:
@@ -191,12 +202,12 @@ def explore_alone() -> Following:
 
 def follow_teacher() -> Following:
     """Following the teacher again: back to the class, its view redrawn whole."""
-    return Following(True, -1, gr.Tabs(selected="class"))
+    return Following(True, -1, gr.Tabs(selected="class"), "")
 
 
 def class_shown() -> Following:
     """The Class tab opened: its view followed and redrawn whole."""
-    return Following(True, -1)
+    return Following(True, -1, stamp="")
 
 
 def wire_class_tab(demo, tabs, c: Components, attention, positional: dict, demos: list, vocab) -> None:
@@ -205,8 +216,12 @@ def wire_class_tab(demo, tabs, c: Components, attention, positional: dict, demos
     (each sets the view to show to its own), `vocab` what a link may name (store.view_link.Vocabulary: the pushed
     view's link)."""
     c = Components(**vars(c), tabs=tabs)  # the tab's components and the page's tabs, for the answers to set
-    c.timer.tick(answered(c, handler(student.poll)), [c.code, c.role, c.seen, c.seen_answered, c.following],
-                 named_outputs(c, Polled), api_name="class_poll", api_visibility="undocumented", **QUIET)
+    # each period a short text; the poll when it changed (a stamp set to "" by a join or a follow: poll now)
+    c.timer.tick(handler(student.stamp), c.code, c.stamp, api_name="class_stamp", api_visibility="undocumented",
+                 **QUIET)
+    c.stamp.change(answered(c, handler(student.poll)), [c.code, c.role, c.seen, c.seen_answered, c.following,
+                                                        c.seen_push],
+                   named_outputs(c, Polled), api_name="class_poll", api_visibility="undocumented", **QUIET)
 
     def teacher_started(base, request: gr.Request = None) -> Started:
         code, shown, link, qr = teacher.start(base, request)

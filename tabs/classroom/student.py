@@ -76,7 +76,8 @@ def _kept():
 class Polled(Answer):
     """What a poll sets in the tab (widgets.answers), each left as it is (gr.skip) unless given: the line above
     the class, the view pushed, the split, the question, the grid and the choices to answer by, a student's line,
-    the state seen (its version and count of answers), the timer and the class's guesses."""
+    the state seen (its version and count of answers), the timer, the class's guesses, whether the view is shown
+    (its box) and the push whose figure the device holds."""
 
     status: Any = _kept()
     view: Any = _kept()
@@ -89,11 +90,30 @@ class Polled(Answer):
     seen_answered: Any = _kept()
     timer: Any = _kept()
     guesses: Any = _kept()
+    shown: Any = _kept()
+    seen_push: Any = _kept()
 
 
-def poll(code, role, seen_version, seen_answered, following, request: gr.Request = None) -> Polled:
+def stamp(code, request: gr.Request = None) -> str:
+    """What a page asks every CLASS_POLL_SECONDS (its gr.Timer): a short text that changes when its class `code`
+    has something new for it (store.classes.Classes.stamp), and then only does the page poll (page.py: the poll
+    runs on the text's change). A class unchanged costs a device one short text a period, not a poll, whose dozen
+    outputs gradio rebuilds each as a component even when it skips them (10-14 ms of the server's CPU a device a
+    second: bench/RESULTS.md). The class gone, or this device none of it: a text that says which, and the poll
+    says it in words."""
+    if not code:
+        return ""
+    try:
+        return CLASSES.stamp(code, browser_key(request))
+    except UserError as e:
+        return f"{str(code)[:16]} {type(e).__name__}"
+
+
+def poll(code, role, seen_version, seen_answered, following, seen_push=-1, request: gr.Request = None) -> Polled:
     """What a device of the class `code` updates: nothing (gr.skip) when it has seen this state; the class's end
-    said in words (the timer stopped) when the class is gone, as after a restart of the app."""
+    said in words (the timer stopped) when the class is gone, as after a restart of the app. `seen_push` is the
+    push whose figure the device holds (-1: none): that figure is not sent again (hidden while a question is open,
+    shown again at the reveal)."""
     stop = gr.Timer(active=False)
     if not code:
         return Polled(timer=stop)
@@ -101,7 +121,7 @@ def poll(code, role, seen_version, seen_answered, following, request: gr.Request
         seen = CLASSES.seen(code, browser_key(request))
     except ClassEnded as e:
         return Polled(str(e), None, None, "", "", gr.update(choices=[], value=None, visible=False), "", -1, -1, stop,
-                      None)
+                      None, gr.Column(visible=False), -1)
     except UserError as e:
         return Polled(status=str(e), timer=stop)
     teacher = seen.student is None
@@ -112,19 +132,26 @@ def poll(code, role, seen_version, seen_answered, following, request: gr.Request
     if not teacher and not following:  # exploring on its own: told that something changed, nothing redrawn
         return Polled(status=f"Your teacher shows something new in class **{seen.code}**: press **Follow the "
                              "teacher**.")
-    return updates(seen, teacher, changed)
+    return updates(seen, teacher, changed, seen_push)
 
 
-def updates(seen: Seen, teacher: bool, changed: bool) -> Polled:
-    """What a device that has not seen this state updates: the pushed view (hidden while a question is open),
-    the split and the class's guesses on the heatmap (live for the teacher; for a student after the reveal), the
-    question, the grid and the choices to answer by, and a student's line."""
+def updates(seen: Seen, teacher: bool, changed: bool, held: int = -1) -> Polled:
+    """What a device that has not seen this state updates: the pushed view (hidden while a question is open; its
+    figure sent only to a device that does not hold it, `held` being the push whose figure it holds), the split
+    and the class's guesses on the heatmap (live for the teacher; for a student after the reveal), the question,
+    the grid and the choices to answer by, and a student's line."""
     skip = gr.skip()
     question = seen.question
     open_ = question is not None and not seen.revealed
     status = (f"Class **{seen.code}**: {seen.students} student{'s' if seen.students != 1 else ''} joined."
               if teacher else f"You are student **{seen.student}** of class **{seen.code}**.")
-    view = (None if open_ or seen.pushed is None else seen.pushed.figure) if changed else skip
+    shown = seen.pushed is not None and not open_
+    if seen.pushed is None:
+        view, push = None, -1
+    elif shown and held != seen.push:  # sent once a push, to each device, when it is to be seen
+        view, push = seen.pushed.figure, seen.push
+    else:
+        view, push = skip, skip
     if teacher:
         split = split_figure(seen, seen.revealed) if question is not None else None
         guesses = guesses_figure(seen, seen.revealed)
@@ -139,4 +166,4 @@ def updates(seen: Seen, teacher: bool, changed: bool) -> Polled:
     choices = gr.update(choices=labels, value=picked, visible=open_ and not teacher)
     line = "" if teacher else (result(seen) if seen.revealed else waiting(seen) if open_ else "")
     return Polled(status, view, split, said, grid(seen) if open_ and not teacher else "", choices, line,
-                  seen.version, seen.answered, skip, guesses)
+                  seen.version, seen.answered, skip, guesses, gr.Column(visible=shown), push)

@@ -24,8 +24,18 @@ VIEW = ("cross", 1, 2, "weights", False, "anti-diagonal")  # kind, layer, head, 
 PUSH = VIEW + ("att-one", "", "", -1, 128, 100)
 
 
-def poll(client, code, role="student", seen=-1, answered=-1, following=True):
-    return client.predict(code, role, seen, answered, following, api_name="/class_poll")
+SKIPPED = {"__type__": "update"}  # gr.skip(): the page keeps what it shows
+
+
+def poll(client, code, role="student", seen=-1, answered=-1, following=True, held=-1):
+    """/class_poll as a page sends it: what it has seen (-1: nothing) and the push whose figure it holds."""
+    return client.predict(code, role, seen, answered, following, held, api_name="/class_poll")
+
+
+def hidden(polled) -> bool:
+    """Whether the poll sends no figure (its box's visibility, which an API client is not sent, is checked in
+    tests/app/test_class_views.py)."""
+    return "plot" not in json.dumps(polled[1])
 
 
 def cells(value) -> list:
@@ -92,8 +102,7 @@ def test_a_poll_that_saw_this_state_gets_nothing(lesson):
     teacher, student, code = lesson
     first = poll(student, code)
     again = poll(student, code, seen=first[7], answered=first[8])
-    skipped = {"__type__": "update"}  # gr.skip(): the page keeps what it shows
-    assert first[1] is not None and "plot" in first[1] and again[1] == skipped and again[0] == skipped
+    assert first[1] is not None and "plot" in first[1] and again[1] == SKIPPED and again[0] == SKIPPED
 
 
 def test_a_question_answered_counts_on_the_projector_and_reveals_to_the_student(lesson):
@@ -105,7 +114,7 @@ def test_a_question_answered_counts_on_the_projector_and_reveals_to_the_student(
     right = max(range(len(truth[0])), key=lambda j: truth[0][j])
     teacher.predict(code, 0, api_name="/class_ask")
     asked = poll(student, code)
-    assert asked[1] is None, "the model's answer is shown while the question is open"
+    assert hidden(asked), "the model's answer is shown while the question is open"
     choices = [c[0] for c in asked[5]["choices"]]
     student.predict(code, choices[right], api_name="/class_answer")
     projector = poll(teacher, code, "teacher")
@@ -162,7 +171,7 @@ def test_the_class_guesses_live_on_the_projector_and_beside_the_models_heatmap_o
         client.predict(code, choices[choice], api_name="/class_answer")
     assert poll(student, code)[10] is None, "a student sees the class's guesses before the reveal"
     projector = poll(teacher, code, "teacher")
-    assert projector[1] is None, "the model's answer is shown while the question is open"
+    assert hidden(projector), "the model's answer is shown while the question is open"
     room = CLASSES._classes[code]
     question = room.questions[-1]
     recounted = np.zeros((len(room.pushed.rows), len(room.pushed.columns)))
@@ -201,7 +210,7 @@ def test_a_demos_question_is_marked_by_its_own_rule(lesson, app_url):
     demo = next(d for d in DEMOS if d.label == "Reading backwards")
     teacher.predict(code, api_name="/class_ask_demo")
     asked = poll(student, code)
-    assert demo.question.ask in asked[3] and asked[1] is None  # the worded question; the heatmap hidden
+    assert demo.question.ask in asked[3] and hidden(asked)  # the worded question; the heatmap hidden
     choices = [c[0] for c in asked[5]["choices"]]
     reading = demo.question.rule(figure)  # the letter's position that output letter reads most
     right = next(i for i, label in enumerate(choices) if label.startswith(f"letter {reading} "))
@@ -225,3 +234,40 @@ def test_a_view_that_is_no_demos_has_no_demo_question(lesson):
     teacher.predict(code, *PUSH, api_name="/class_push")
     with pytest.raises(AppError, match="no demo's with a question"):
         teacher.predict(code, api_name="/class_ask_demo")
+
+
+def test_a_device_is_sent_a_pushed_figure_once_not_again_at_the_question_or_the_reveal(lesson):
+    """A page tells its poll the push whose figure it holds: the question hides that figure (its box:
+    tests/app/test_class_views.py) without sending anything, and the reveal shows it again without sending it (the sinusoids' matrix is ~100 kB a device:
+    bench/RESULTS.md); a new push sends the new figure. Oracle: the poll's outputs, and the figure first received
+    equal to the teacher's. Failed before: the reveal sent every device the figure again (the poll took no push)."""
+    teacher, student, code = lesson
+    first = poll(student, code)
+    held, figure = first[11], first[1]
+    assert "plot" in figure and isinstance(held, (int, float))
+    teacher.predict(code, 0, api_name="/class_ask")
+    asked = poll(student, code, seen=first[7], answered=first[8], held=held)
+    assert hidden(asked) and asked[1] == SKIPPED
+    choices = [c[0] for c in asked[5]["choices"]]
+    student.predict(code, choices[0], api_name="/class_answer")
+    teacher.predict(code, api_name="/class_reveal")
+    revealed = poll(student, code, seen=asked[7], answered=asked[8], held=held)
+    assert revealed[1] == SKIPPED and revealed[11] == SKIPPED
+    assert revealed[6].startswith(("**Right!**", "**Not this time.**"))
+    teacher.predict(code, *PUSH, api_name="/class_push")
+    again = poll(student, code, seen=revealed[7], answered=revealed[8], held=held)
+    assert "plot" in again[1] and again[11] == held + 1 and cells(again[1]) == cells(figure)
+
+
+def test_a_page_asks_a_short_stamp_each_second_and_polls_only_when_it_changed(lesson):
+    """/class_stamp (the page's timer) answers one short text, the same while nothing changes for the device and
+    another after a push: the poll's dozen outputs run only then. Failed before: no stamp, each device polled the
+    whole class view every second (10-14 ms of the server's CPU each: bench/RESULTS.md)."""
+    teacher, student, code = lesson
+    stamps = [student.predict(code, api_name="/class_stamp") for _ in range(3)]
+    assert len(set(stamps)) == 1 and len(stamps[0]) < 40
+    teacher.predict(code, *PUSH, api_name="/class_push")
+    assert student.predict(code, api_name="/class_stamp") != stamps[0]
+    CLASSES.clear()  # a restart: the stamp changes, so the page polls and is told in words
+    ended = student.predict(code, api_name="/class_stamp")
+    assert ended != stamps[0] and poll(student, code)[0].startswith(f"The class {code} has ended")

@@ -155,3 +155,32 @@ def test_a_pairs_grid_not_drawn_on_the_teachers_page_is_refused_in_words_and_com
         push(teacher, code, demo, PAIR)
     assert passes == []
     teacher.predict(code, api_name="/class_end")
+
+
+def test_the_pushed_view_is_hidden_while_a_question_is_open_and_sent_to_a_device_that_lacks_it_only():
+    """What a changed poll sets for the pushed view (tabs.classroom.student.updates): its box shown unless a
+    question is open (the model's own answer), the figure sent only to a device that does not hold this push's
+    (`held`) and only when it is to be seen, and the push's number with it; nothing pushed: no figure, box hidden.
+    Oracle: the cases written out. Failed before: the figure was sent again at every reveal, and set to nothing
+    while a question was open."""
+    import gradio as gr
+
+    from store.classes import Pushed, Question, Seen
+    from tabs.classroom.student import updates
+
+    figure, skip = object(), gr.skip()
+    pushed = Pushed("", figure, ("n", "o"), ("a", "b"))
+    question = Question(1, "Which key?", ("a (1)", "b (2)"), right=1, row=0)
+
+    def polled(pushed, question, revealed, held):
+        seen = Seen("HIDE39", 3, 1, pushed, question, revealed, (0, 1), 1, 1, None, (), 2 if pushed else 0)
+        got = updates(seen, False, True, held)
+        return got.view, got.shown.visible, got.seen_push
+    assert polled(pushed, None, False, -1) == (figure, True, 2)
+    assert polled(pushed, None, False, 1) == (figure, True, 2)  # an older push's figure held: this one is sent
+    assert polled(pushed, None, False, 2) == (skip, True, skip)
+    assert polled(pushed, question, False, -1) == (skip, False, skip)  # not sent while hidden
+    assert polled(pushed, question, False, 2) == (skip, False, skip)
+    assert polled(pushed, question, True, 2) == (skip, True, skip)  # the reveal: shown again, not sent again
+    assert polled(pushed, question, True, -1) == (figure, True, 2)
+    assert polled(None, None, False, 2) == (None, False, -1)

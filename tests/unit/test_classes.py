@@ -250,3 +250,44 @@ def test_a_class_reloading_an_ended_classs_link_is_told_so_and_joins_the_new_cod
             classes.join(guess, STUDENTS[1], "10.0.0.9")
     with pytest.raises(UserError, match="wrong class codes came from your network"):
         classes.join(new, STUDENTS[1], "10.0.0.9")  # past the bound even the right code waits out the minute
+
+
+def test_a_stamp_changes_exactly_when_a_device_has_something_new(classes):
+    """A page polls only when its stamp changed (tabs/classroom/page.py), so the stamp must change at every push,
+    question and reveal (every device redraws then), for the teacher also at each join and answer (the
+    projector's count and split), and must not change for a student at another's join or answer (nothing of its
+    page changes). A device of another class, or a class gone, gets no stamp: refused in words, as its poll is."""
+    code = classes.start(TEACHER).code
+    classes.join(code, STUDENTS[0], None)
+
+    def stamps():
+        return classes.stamp(code, TEACHER), classes.stamp(code, STUDENTS[0])
+    seen = [stamps()]
+    for step in (lambda: classes.push(code, TEACHER, pushed()), lambda: classes.ask(code, TEACHER, "?", ("a", "b")),
+                 lambda: classes.join(code, STUDENTS[1], None), lambda: classes.answer(code, STUDENTS[1], 1),
+                 lambda: classes.reveal(code, TEACHER), lambda: None):
+        step()
+        seen.append(stamps())
+    teacher, student = zip(*seen)
+    assert [a != b for a, b in zip(teacher, teacher[1:])] == [True, True, True, True, True, False]
+    assert [a != b for a, b in zip(student, student[1:])] == [True, True, False, False, True, False]
+    other = classes.start(OTHER_TEACHER).code
+    classes.join(other, STUDENTS[2], None)
+    with pytest.raises(UserError, match="has not joined this class"):
+        classes.stamp(code, STUDENTS[2])
+    classes.end(code, TEACHER)
+    with pytest.raises(ClassEnded):
+        classes.stamp(code, STUDENTS[0])
+
+
+def test_each_push_has_its_own_number_that_a_device_holds_its_figure_by(classes):
+    """A device is sent a pushed figure once (tabs.classroom.student.updates: not again when it holds the push's
+    number), so a new push, even of an equal view, must get a new number; a question or a reveal keeps it."""
+    code = classes.start(TEACHER).code
+    classes.join(code, STUDENTS[0], None)
+    numbers = []
+    for step in (lambda: classes.push(code, TEACHER, pushed()), lambda: classes.ask(code, TEACHER, "?", ("a", "b")),
+                 lambda: classes.reveal(code, TEACHER), lambda: classes.push(code, TEACHER, pushed())):
+        step()
+        numbers.append(classes.seen(code, STUDENTS[0]).push)
+    assert numbers == [1, 1, 1, 2]
