@@ -49,6 +49,10 @@ TAP_CSS = """
 # While a question is open the teacher's open tab (its figure: the model's own answer) is hidden on the projector
 ASKING_JS = "() => { document.body.classList.add('class-asking'); }"
 SHOWN_JS = "(code) => { document.body.classList.remove('class-asking'); return code; }"  # before the call
+# A code typed and joined goes into the page's address (?class=CODE), as a join link's is: a reload of the page (the
+# page reloads itself when the app restarts) joins again, or says in words that the class is gone
+REMEMBER_JS = """(code) => { if (code) { const u = new URL(window.location.href); u.searchParams.set('class', code);
+    window.history.replaceState(null, '', u); } }"""
 
 
 def build_class_tab() -> Components:
@@ -244,8 +248,9 @@ def wire_class_tab(demo, tabs, c: Components, attention, positional: dict, demos
             return Joined(status=str(e), tabs=gr.Tabs(selected="class"))
 
     c.join.click(answered(c, handler(typed_join)), c.typed, student_in, api_name="class_join",
-                 api_visibility="undocumented", **QUIET)
-    c.typed.submit(answered(c, handler(typed_join)), c.typed, student_in, api_visibility="private", **QUIET)
+                 api_visibility="undocumented", **QUIET).success(None, c.code, None, js=REMEMBER_JS)
+    c.typed.submit(answered(c, handler(typed_join)), c.typed, student_in, api_visibility="private",
+                   **QUIET).success(None, c.code, None, js=REMEMBER_JS)
     demo.load(answered(c, link_join), None, student_in, api_visibility="private", **QUIET)
 
     # every parameter named: gradio puts the request at its parameter's place, which a *view would shift

@@ -216,3 +216,66 @@ def test_a_teacher_and_three_students_run_a_lesson(browser, app_url):
         wait_text(page, "#class-status", "has ended")
     for page in students + [teacher, other, newcomer]:
         page.context.close()
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def on_port(port: int, seconds: float = 30):
+    """(demo, url) of the app started on 127.0.0.1:`port`, tried again for up to `seconds` while the port is not
+    free yet (the app just closed on it)."""
+    import time
+
+    import app
+
+    end = time.monotonic() + seconds
+    while True:
+        try:
+            demo, (_, url, _) = app.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True,
+                                           quiet=True)
+            return demo, url
+        except OSError:
+            if time.monotonic() > end:
+                raise
+            time.sleep(1)
+
+
+def test_a_restart_of_the_app_tells_a_students_page_in_words_that_the_class_ended(browser):
+    """The class lives in the app's process: the page of a student who joined by the link and of one who typed the
+    code, open while the app stops and a new one starts on the same address, each say in words that the class is
+    gone and that a restart may be why (gradio's page reloads itself when its server comes back: the class's code
+    is in the page's address then, the join link's or the one typed, and the join says so; a page that did not
+    reload is told by its next poll). An app of its own (the module's is shared), restarted as a new process
+    starts: no class (store.classes.CLASSES.clear, the one registry, emptied).
+    Failed before: the page of the student who typed the code reloaded to an empty Class tab, told nothing."""
+    from store.classes import CLASSES
+
+    port = free_port()  # not gradio's range, which other apps take from: the restart needs this one again
+    demo, url = on_port(port)
+    try:
+        teacher = device(browser, url, tour.PROJECTOR)
+        tour.show_tab(teacher, "class")
+        teacher.locator("#class-start").click()
+        code = re.sub(r"\s", "", wait_text(teacher, "#class-shown-code", r"[A-Z0-9] [A-Z0-9]"))
+        by_link, by_code = device(browser, url, tour.PHONE, f"?class={code}"), device(browser, url, tour.PHONE)
+        tour.show_tab(by_code, "class")
+        by_code.locator("#class-code-box input, #class-code-box textarea").first.fill(code)
+        by_code.locator("#class-join").click()
+        for page in (by_link, by_code):
+            wait_text(page, "#class-status", f"student \\d of class {code}")
+        demo.close()
+        CLASSES.clear()  # what a new process starts with
+        by_link.wait_for_timeout(2500)  # polls while the app is down
+        demo, _ = on_port(port)
+        for page in (by_link, by_code):
+            said = wait_text(page, "#class-status", "has ended|no class has the code")
+            assert code in said and "restarted" in said, said
+        for page in (teacher, by_link, by_code):
+            page.context.close()
+    finally:
+        demo.close()
