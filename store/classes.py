@@ -64,11 +64,12 @@ class Classes:
         with self._lock:
             self._teachers(code, key, what)
 
-    def push(self, code, key: str, pushed: Pushed) -> Classroom:
-        """Show every device of the class `pushed`: a new view closes the question asked about the last one."""
+    def push(self, code, key: str, pushed: Pushed, covered: bool = False) -> Classroom:
+        """Show every device of the class `pushed` (`covered`: hidden until Reveal, so that the class predicts
+        before it sees): a new view closes the question asked about the last one."""
         with self._lock:
             room = self._teachers(code, key, "show everyone a view")
-            room.pushed, room.question, room.revealed = pushed, None, False
+            room.pushed, room.question, room.revealed, room.covered = pushed, None, False, bool(covered)
             room.since = len(room.questions)
             room.version, room.pushes = room.version + 1, room.pushes + 1
             return room
@@ -90,11 +91,13 @@ class Classes:
             return question
 
     def reveal(self, code, key: str) -> Classroom:
+        """Reveal the open question's answer, and the view pushed hidden (covered), on every device."""
         with self._lock:
             room = self._teachers(code, key, "reveal the answer")
-            if room.question is None:
+            if room.question is None and not room.covered:
                 raise UserError("there is no question to reveal: ask one first")
-            room.revealed = True
+            room.revealed = room.question is not None
+            room.covered = False
             room.version += 1
             return room
 

@@ -78,6 +78,7 @@ class Seen:
     answer: int | None = None  # this student's choice of the current question
     guesses: tuple[tuple[int, tuple[int, ...]], ...] = ()  # Classroom.guesses: (row, counts per key) on the view
     push: int = 0  # the number of the push shown (Classroom.pushes): a device that holds its figure is not sent it
+    covered: bool = False  # the view was pushed hidden until Reveal (the class predicts first: Classroom.covered)
 
 
 @dataclass
@@ -97,6 +98,8 @@ class Classroom:
     #                                                                                  (choice, seconds after asked)
     since: int = 0  # how many questions were asked before the view now shown was pushed
     pushes: int = 0  # how many views were pushed: the number of the one shown
+    covered: bool = False  # the pushed view stays hidden on every device until Reveal, so that a question asked
+    #                        about it is predicted, not read off the figure
 
     def counts_of(self, question: Question) -> list[int]:
         """How many students chose each choice of `question`."""
@@ -139,7 +142,8 @@ class Classroom:
         if student is not None and self.question is not None:
             answer = self.answers[self.question.number].get(student, (None,))[0]
         return Seen(self.code, self.version, self.answered, self.pushed, self.question, self.revealed,
-                    tuple(self.counts()), len(self.students), student, answer, self.guesses(), self.pushes)
+                    tuple(self.counts()), len(self.students), student, answer, self.guesses(), self.pushes,
+                    self.covered)
 
     def answers_csv(self) -> str:
         """The class's answers, one row per question and student (a student is a number), as CSV text: the

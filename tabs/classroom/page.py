@@ -58,6 +58,8 @@ def build_class_tab() -> Components:
                           elem_id="class-which")
             with gr.Row():
                 push = gr.Button("Show everyone this view", variant="primary", elem_id="class-push")
+                # peer instruction: the class commits to a prediction before it sees the figure
+                push_hidden = gr.Button("Show it hidden until Reveal", elem_id="class-push-hidden")
                 # any value reaches the handler, which says what is wrong (a student's session has no choices at all)
                 row = gr.Dropdown([], label="Ask about the query", elem_id="class-row", scale=2,
                                   allow_custom_value=True)
@@ -85,7 +87,8 @@ def build_class_tab() -> Components:
     return Components(panel=panel, code=code, role=role, seen=seen, seen_answered=seen_answered, seen_push=seen_push,
                       stamp=stamp, following=following, base=base, timer=timer, entry=entry, typed=typed, join=join,
                       start=start, status=status, teaching=teaching, shown_code=shown_code, qr=qr, link=link,
-                      which=which, push=push, row=row, ask=ask, ask_demo=ask_demo, reveal=reveal, csv=csv, end=end,
+                      which=which, push=push, push_hidden=push_hidden, row=row, ask=ask, ask_demo=ask_demo, reveal=reveal,
+                      csv=csv, end=end,
                       said=said, answers=answers, learning=learning, explore=explore, follow=follow,
                       view_box=view_box, question=question, grid=grid, choices=choices, line=line, shown=shown,
                       view=view, split=split, guesses=guesses)
@@ -231,12 +234,17 @@ def wire_class_tab(demo, tabs, c: Components, attention, positional: dict, demos
 
     # every parameter named: gradio puts the request at its parameter's place, which a *view would shift
     def pushed(code, record, made_by, given, kind, layer, head, cells, words, score, which, record_b, given_b,
-               answer, other, position, d_model, length, request: gr.Request = None) -> Shown:
+               answer, other, position, d_model, length, request: gr.Request = None, covered: bool = False) -> Shown:
         rows, said = teacher.push(code, vocab, which, HeadView(record, made_by, given, kind, layer, head, cells,
                                                                words, score),
                                   PairView(record_b, given_b, answer, other, position), SinusoidView(d_model, length),
-                                  request=request)
+                                  covered=covered, request=request)
         return Shown(gr.Dropdown(choices=rows, value=rows[0][1] if rows else None), said)
+
+    def pushed_hidden(code, record, made_by, given, kind, layer, head, cells, words, score, which, record_b, given_b,
+                      answer, other, position, d_model, length, request: gr.Request = None) -> Shown:
+        return pushed(code, record, made_by, given, kind, layer, head, cells, words, score, which, record_b, given_b,
+                      answer, other, position, d_model, length, request=request, covered=True)
 
     view_inputs = [getattr(attention, name) for name in ("record", "made_by", "given", "kind", "layer", "head",
                                                          "cells", "words", "score")] + [c.which] + \
@@ -245,6 +253,9 @@ def wire_class_tab(demo, tabs, c: Components, attention, positional: dict, demos
         [positional["d_model"], positional["length"]]
     c.push.click(answered(c, handler(pushed)), [c.code] + view_inputs, named_outputs(c, Shown), api_name="class_push",
                  api_visibility="undocumented", **QUIET).success(None, c.code, None, js=SHOWN_JS)
+    c.push_hidden.click(answered(c, handler(pushed_hidden)), [c.code] + view_inputs, named_outputs(c, Shown),
+                        api_name="class_push_hidden", api_visibility="undocumented", **QUIET).success(
+                            None, js=ASKING_JS)  # the projector's own heatmap hidden too, until Reveal
     for button, shown in zip(demos, available_demos()):  # in the page: the view the demo leaves on screen
         button.click(None, None, c.which, js=f"() => {json.dumps(view_of(shown))}", api_visibility="private")
     c.ask.click(handler(teacher.ask_row), [c.code, c.row], c.said, api_name="class_ask",

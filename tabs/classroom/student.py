@@ -13,7 +13,7 @@ from checks import UserError
 from store.classes import CLASSES, ClassEnded, Seen, normal_code
 from store.clients import client_address
 from store.sessions import browser_key
-from tabs.classroom.view import asked, grid, guesses_figure, result, split_figure, waiting
+from tabs.classroom.view import COVERED, asked, grid, guesses_figure, result, split_figure, waiting
 from widgets.answers import Answer
 
 STUDENT, TEACHER = "student", "teacher"
@@ -145,7 +145,7 @@ def updates(seen: Seen, teacher: bool, changed: bool, held: int = -1) -> Polled:
     open_ = question is not None and not seen.revealed
     status = (f"Class **{seen.code}**: {seen.students} student{'s' if seen.students != 1 else ''} joined."
               if teacher else f"You are student **{seen.student}** of class **{seen.code}**.")
-    shown = seen.pushed is not None and not open_
+    shown = seen.pushed is not None and not open_ and not seen.covered
     if seen.pushed is None:
         view, push = None, -1
     elif shown and held != seen.push:  # sent once a push, to each device, when it is to be seen
@@ -164,6 +164,7 @@ def updates(seen: Seen, teacher: bool, changed: bool, held: int = -1) -> Polled:
     labels = list(question.choices) if question is not None else []
     picked = labels[seen.answer] if seen.answer is not None else None
     choices = gr.update(choices=labels, value=picked, visible=open_ and not teacher)
-    line = "" if teacher else (result(seen) if seen.revealed else waiting(seen) if open_ else "")
+    line = "" if teacher else (result(seen) if seen.revealed else waiting(seen) if open_ else COVERED
+                               if seen.covered and seen.pushed is not None else "")
     return Polled(status, view, split, said, grid(seen) if open_ and not teacher else "", choices, line,
                   seen.version, seen.answered, skip, guesses, gr.Column(visible=shown), push)

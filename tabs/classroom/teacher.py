@@ -52,7 +52,8 @@ def start(base, request: gr.Request = None) -> tuple[str, str, str, str]:
             qr_svg(link))
 
 
-def push(code, vocab, which, head: HeadView, pair: PairView, waves: SinusoidView, request: gr.Request = None):
+def push(code, vocab, which, head: HeadView, pair: PairView, waves: SinusoidView, covered: bool = False,
+         request: gr.Request = None):
     """Show every device of the class the view `which` (tabs.classroom.pushable.VIEWS) as the teacher sees it:
     drawn once here, from what the teacher's page already computed (no model runs), the same serialised figure
     for every device. Returns the choices of the question rows (a head's queries; none for another view) and what
@@ -60,16 +61,20 @@ def push(code, vocab, which, head: HeadView, pair: PairView, waves: SinusoidView
     key = browser_key(request)
     CLASSES.check_teacher(code, key, "show everyone a view")
     pushed = pushed_view(which, vocab, head, pair, waves, request)
-    CLASSES.push(code, key, pushed)
+    CLASSES.push(code, key, pushed, covered=bool(covered))
     title = markdown_text(figure_title(pushed.figure.plot))
-    also = f"the question of **{markdown_text(pushed.demo)}**" if pushed.demo else ""
-    if pushed.view != HEAD:
-        ask = f"Ask {also}, or push another view." if also else "Push another view to ask about it."
-        return [], f"Every device of the class now shows **{title}**. {ask}"
-    rows = [(f"{i + 1}. {label}", i) for i, label in enumerate(pushed.rows)]
-    also = f", or {also}" if also else ""
-    return rows, (f"Every device of the class now shows **{title}**. Ask which key a query reads{also}, or push "
-                  "another view.")
+    demo = f"the question of **{markdown_text(pushed.demo)}**" if pushed.demo else ""
+    rows = [(f"{i + 1}. {label}", i) for i, label in enumerate(pushed.rows)] if pushed.view == HEAD else []
+    if pushed.view == HEAD:
+        ask = f"Ask which key a query reads{', or ' + demo if demo else ''}"
+    else:
+        ask = f"Ask {demo}" if demo else ""
+    if covered:  # the class predicts first: what the devices hold, and how to show it
+        then = f"{ask}, then **Reveal** shows it with the answer" if ask else "**Reveal** shows it"
+        return rows, (f"Every device of the class now holds **{title}**, hidden until you reveal it: {then} (Reveal "
+                      "with no question asked shows it as it is).")
+    return rows, (f"Every device of the class now shows **{title}**. "
+                  + (f"{ask}, or push another view." if ask else "Push another view to ask about it."))
 
 
 def figure_title(plot: str) -> str:
@@ -136,6 +141,8 @@ def ask_demo(code, request: gr.Request = None) -> str:
 
 def reveal(code, request: gr.Request = None) -> str:
     room = CLASSES.reveal(code, browser_key(request))
+    if room.question is None:  # a view pushed hidden, revealed before any question
+        return "Revealed on every device: the view you showed."
     return f"Revealed on every device: question {room.question.number}, {sum(room.counts())} answers."
 
 

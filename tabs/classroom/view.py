@@ -91,6 +91,10 @@ def result(seen: Seen) -> str:
             f"**{right}**.")
 
 
+COVERED = ("Your teacher has a figure ready and keeps it hidden until **Reveal**: think about what the model will "
+           "do, then answer the question when it comes.")
+
+
 def waiting(seen: Seen) -> str:
     """A student's line while the question is open: its answer so far, or how to give one."""
     question = seen.question

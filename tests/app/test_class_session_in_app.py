@@ -271,3 +271,26 @@ def test_a_page_asks_a_short_stamp_each_second_and_polls_only_when_it_changed(le
     CLASSES.clear()  # a restart: the stamp changes, so the page polls and is told in words
     ended = student.predict(code, api_name="/class_stamp")
     assert ended != stamps[0] and poll(student, code)[0].startswith(f"The class {code} has ended")
+
+
+def test_a_view_pushed_hidden_reaches_no_device_until_the_teacher_reveals_it(lesson):
+    """Peer instruction: with "Hidden until Reveal" the class predicts before it sees. The students' and the
+    projector's polls carry no figure after such a push, the student is told in words that a figure is kept for
+    Reveal, the question asked about it is still marked against the pushed figure, and Reveal shows the figure
+    (cells equal to the teacher's). Reveal with no question asked shows a hidden view as it is. Before this, a push
+    showed every device the heatmap, and so the answer, before the question."""
+    teacher, student, code = lesson
+    truth = cells(poll(student, code)[1])
+    said = teacher.predict(code, *PUSH, api_name="/class_push_hidden")[1]
+    assert "hidden until you reveal it" in said
+    covered = poll(student, code)
+    assert hidden(covered) and hidden(poll(teacher, code, "teacher")), "a figure pushed hidden was sent"
+    assert "hidden until **Reveal**" in covered[6]
+    teacher.predict(code, 0, api_name="/class_ask")
+    assert hidden(poll(student, code))
+    teacher.predict(code, api_name="/class_reveal")
+    assert cells(poll(student, code)[1]) == truth
+    teacher.predict(code, *PUSH, api_name="/class_push_hidden")
+    assert hidden(poll(student, code))
+    assert teacher.predict(code, api_name="/class_reveal") == "Revealed on every device: the view you showed."
+    assert cells(poll(student, code)[1]) == truth

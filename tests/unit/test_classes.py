@@ -291,3 +291,26 @@ def test_each_push_has_its_own_number_that_a_device_holds_its_figure_by(classes)
         step()
         numbers.append(classes.seen(code, STUDENTS[0]).push)
     assert numbers == [1, 1, 1, 2]
+
+
+def test_a_view_pushed_hidden_is_uncovered_by_reveal_only(classes):
+    """A push `covered` stays covered through a question and its answers, and Reveal uncovers it (with or without a
+    question asked); a push not covered, and a Reveal with neither question nor cover, keep their old meaning."""
+    code = classes.start(TEACHER).code
+    classes.join(code, STUDENTS[0], None)
+    classes.push(code, TEACHER, pushed(), covered=True)
+    assert classes.seen(code, STUDENTS[0]).covered
+    classes.ask(code, TEACHER, "?", ("a", "b"))
+    classes.answer(code, STUDENTS[0], 0)
+    assert classes.seen(code, STUDENTS[0]).covered
+    classes.reveal(code, TEACHER)
+    seen = classes.seen(code, STUDENTS[0])
+    assert not seen.covered and seen.revealed
+    classes.push(code, TEACHER, pushed(), covered=True)
+    classes.reveal(code, TEACHER)
+    seen = classes.seen(code, STUDENTS[0])
+    assert not seen.covered and not seen.revealed and seen.question is None
+    classes.push(code, TEACHER, pushed())
+    assert not classes.seen(code, STUDENTS[0]).covered
+    with pytest.raises(UserError, match="no question to reveal"):
+        classes.reveal(code, TEACHER)
