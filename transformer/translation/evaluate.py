@@ -52,12 +52,22 @@ def max_output_tokens(model) -> int:
 
 @torch.no_grad()
 def translate_greedy(model, tokenizer, sources: list[str], batch_size: int = 32) -> list[str]:
-    """Greedy translations, a padded batch at a time (transformer.generate.greedy_batch)."""
-    cfg, out = model.config, []
-    for start in range(0, len(sources), batch_size):
-        ids = [source_ids(tokenizer, s, cfg)[-cfg.max_len:] for s in sources[start:start + batch_size]]
-        out += [tokenizer.decode(o) for o in greedy_batch(model, pad(ids, cfg.pad_id).to(model.device),
-                                                           max_output_tokens(model))]
+    """Greedy translations, in the order of `sources`, a padded batch at a time (transformer.generate.greedy_batch).
+
+    The batches are made of sources of similar length (sorted by token count): a batch decodes until its longest
+    output ends and attends over its longest source, so mixed lengths cost ~1.7x the time. The padding is masked,
+    so a source's translation does not depend on its batch (on the shipped model's 1,000 test verses: the same
+    strings either way)."""
+    cfg = model.config
+    ids = [source_ids(tokenizer, s, cfg)[-cfg.max_len:] for s in sources]
+    order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
+    out: list[str] = [""] * len(ids)
+    for start in range(0, len(order), batch_size):
+        batch = order[start:start + batch_size]
+        outputs = greedy_batch(model, pad([ids[i] for i in batch], cfg.pad_id).to(model.device),
+                               max_output_tokens(model))
+        for i, o in zip(batch, outputs):
+            out[i] = tokenizer.decode(o)
     return out
 
 
