@@ -55,12 +55,13 @@ def shipped():
 @pytest.fixture(scope="session")
 def app_url():
     """The URL of the real app (tests.app_server.serve_app), started once per test process at the first module that
-    asks for it and shared by every module of tests/app/ and tests/browser/ that runs in that process (each browser
-    module opens its own pages: its own browser key and sessions; each app test its own gradio_client session). A
-    new app per module gave no fresh state anyway: the models, records and lines an app keeps live in the store/
-    and server/ modules of the process, which every app the process starts shares; only gradio's server and page
-    were new, at ~2 s of start-up a module. A module that needs an app started otherwise overrides this fixture
-    (tests/browser/test_pretrained_families.py: a hub cache of test models)."""
+    asks for it and shared by every module of tests/app/, tests/browser/ and tests/reliability/ that runs in that
+    process (each browser module opens its own pages: its own browser key and sessions; each app test its own
+    gradio_client session). A new app per module gave no fresh state anyway: the models, records and lines an app
+    keeps live in the store/ and server/ modules of the process, which every app the process starts shares; only
+    gradio's server and page were new, at ~2 s of start-up a module. A module that needs an app started otherwise
+    starts its own (tests/browser/test_pretrained_families.py: a hub cache of test models;
+    tests/reliability/test_bounded_disk.py: a disk budget of its own)."""
     from tests.app_server import serve_app
 
     with serve_app() as url:

@@ -13,11 +13,12 @@ GENERIC = "has not enabled verbose error reporting"
 
 
 @pytest.fixture(scope="module")
-def client():
-    from tests.app_server import api_client, serve_app
+def client(app_url):
+    """A client of the app this test process serves (tests/conftest.py app_url): an app of the module's own gave
+    no fresh state."""
+    from tests.app_server import api_client
 
-    with serve_app() as url:
-        yield api_client(url)
+    return api_client(app_url)
 
 
 def refused(client, api_name, *args) -> str:

@@ -23,14 +23,6 @@ TINY = ("task", "reverse", "", None, "", 1, 4, 32, 3e-3, 10, 8)
 LONG = ("task", "reverse", "", None, "", 1, 4, 32, 3e-3, 5000, 8)  # minutes, unless stopped
 
 
-@pytest.fixture(scope="module")
-def app_url():
-    from tests.app_server import serve_app
-
-    with serve_app() as url:
-        yield url
-
-
 def page(url: str) -> tuple[Client, str]:
     """A client holding a browser's key, as the page does (its cookie)."""
     key = uuid.uuid4().hex

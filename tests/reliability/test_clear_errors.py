@@ -12,14 +12,6 @@ from tests.app_server import api_client
 
 
 @pytest.fixture(scope="module")
-def app_url():
-    from tests.app_server import serve_app
-
-    with serve_app() as url:
-        yield url
-
-
-@pytest.fixture(scope="module")
 def client(app_url):
     return api_client(app_url)
 

@@ -22,11 +22,12 @@ ckpts = st.one_of(st.sampled_from(["reverse", "shakespeare-char", "no-such", "..
 
 
 @pytest.fixture(scope="module")
-def client():
-    from tests.app_server import api_client, serve_app
+def client(app_url):
+    """A client of the app this test process serves (tests/conftest.py app_url): an app of the module's own gave
+    no fresh state."""
+    from tests.app_server import api_client
 
-    with serve_app() as url:
-        yield api_client(url)
+    return api_client(app_url)
 
 
 def call(client, api_name, *args):

@@ -168,14 +168,6 @@ def test_hub_dataset_is_streamed_and_read_only_up_to_the_limit(monkeypatch):
     assert len(text) == TRAINING["text_chars"] and len(read) <= TRAINING["text_chars"] // 1001 + 2
 
 
-@pytest.fixture(scope="module")
-def app_url():
-    from tests.app_server import serve_app
-
-    with serve_app() as url:
-        yield url
-
-
 def test_the_server_refuses_a_text_over_the_limit_before_queueing_it(app_url):
     """2,000,001 characters pasted through the API: refused with the limit named (it was cut and trained on)."""
     from tests.app_server import api_client
