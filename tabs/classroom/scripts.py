@@ -25,5 +25,7 @@ ASKING_JS = "() => { document.body.classList.add('class-asking'); }"
 SHOWN_JS = "(code) => { document.body.classList.remove('class-asking'); return code; }"  # before the call
 # A code typed and joined goes into the page's address (?class=CODE), as a join link's is: a reload of the page (the
 # page reloads itself when the app restarts) joins again, or says in words that the class is gone
+# The history entry keeps its state: the page's router (SvelteKit) keeps its own in it, and a null state made a
+# joined page lose its poll timer (tests/browser/test_class_session.py, 2 runs in 4)
 REMEMBER_JS = """(code) => { if (code) { const u = new URL(window.location.href); u.searchParams.set('class', code);
-    window.history.replaceState(null, '', u); } }"""
+    window.history.replaceState(window.history.state, '', u); } }"""
