@@ -32,8 +32,8 @@ SIZES = {}  # what the readable figures measured: the run's summary (pytest -s p
 
 def readable(page, sel: str, what: str) -> None:
     """The heatmap under `sel` as drawn: cells and labels at least visualize.sizes' least (test_fit_the_screen's
-    measure and rule)."""
-    from tests.browser.test_fit_the_screen import _cells, _readable
+    measure and rule: tests/browser/figure_checks.py)."""
+    from tests.browser.figure_checks import cells as _cells, readable as _readable
 
     cells = _cells(page, sel)
     SIZES[what] = (f"cells {cells['column']:.0f} x {cells['row']:.0f} px, labels {cells['tick_font']:.0f} px, "

@@ -7,17 +7,17 @@ colour-bar titles and ticks, legends, annotations, bar labels) may overlap, no t
 edge, and the numbers written in heatmap cells may not run together: measured on the boxes of plotly's rendered SVG
 text, as the browser lays them out. On the phone every tab button must be on the screen (none hidden behind
 Gradio's "..." overflow menu); on the projector the one-head heatmap must start above the fold.
+
+Every attention demo is clicked once per size (the `walked` fixture, tests/browser/demo_walk.py), and each test about
+what a demo opens reads what that walk saw at the demo's stop: where its figure came to rest, its cells, its labels
+(test_fit_the_screen.py's checks of the demos' figures live here for that reason: one walk, not one per file).
 """
 from __future__ import annotations
 
-import json
-
 import pytest
 
-from tests.browser import tour
-from tests.browser.tour import PLACE, TOKEN_HEATMAPS
-from tests.browser.conftest import MEASURED
-from tabs.ask_first import CAPTIONS
+from tests.browser import demo_walk, figure_checks, tour
+from tests.browser.demo_walk import ABOVE_400_DEMOS, FOLD_DEMOS, PHONE_DEMO
 
 SIZES = tour.SIZES
 SHOTS = tour.SHOTS
@@ -98,176 +98,43 @@ def test_no_text_of_any_figure_overlaps(open_at, width):
     assert not problems, f"{len(problems)} text problems at {width} px:\n" + "\n".join(problems[:40])
 
 
-# The checks made on one demo pass per size (test_after_every_attention_demo_its_figure_is_in_view_with_its_
-# explanation): with the page scrolled back to its top after the demo's heatmap is drawn, the caption and the
-# heatmap's figure.
-ABOVE_400_DEMOS = ["Reading backwards", "The causal mask", "Previous-token head", "Induction head",
-                   "Who reads whom?", "Weights or what moves"]
-PHONE_DEMO = "Reading backwards"
+@pytest.fixture(scope="module")
+def walked(open_at):
+    """walked(width): what one walk over every attention demo at that size saw (tests/browser/demo_walk.py: each demo
+    clicked once on the module's page of that size, every look of the tests below made at its stop), walked once."""
+    done = {}
+
+    def walk(width: int) -> dict[str, demo_walk.Stop]:
+        if width not in done:
+            done[width] = demo_walk.walk(open_at(width), width)
+        return done[width]
+    return walk
 
 
-def _at_the_top(page) -> dict:
-    """Scroll to the top; the boxes of the demo's caption and the heatmap's figure."""
-    page.evaluate("() => window.scrollTo(0, 0)")
-    return {"caption": page.locator("#demo-explain").bounding_box(),
-            "heatmap": page.locator("#att-one").bounding_box()}
-
-
-def _heatmap_starts_above_400(page, label: str) -> None:
-    """Regression: after a demo click the heatmap's top was at y ~ 650 at 1280x800 (150 of its 450 px in view): the
-    demo row, its caption and the GPT-2 note pushed it down. Now the figure (its 450 px) starts above y = 400, with
-    the page at its top. (Was test_after_any_demo_click_the_heatmap_starts_above_400_px_on_a_projector, its own
-    pass over the same demos at 1280.)"""
-    top = _at_the_top(page)["heatmap"]["y"]
-    assert top < 400, f"after {label!r} the heatmap starts at y = {top:.0f} px"
-    if label == ABOVE_400_DEMOS[-1]:
-        tour.small_screenshot(page, SHOTS / "demo-attention-1280.png")
-
-
-_FIGURE_BOTTOM = """() => Math.max(...[...document.querySelectorAll(
-    '#att-one .nsewdrag, #att-one .xtitle, #att-one .xtick text, #att-one .colorbar, #att-one .legend')]
-    .map(e => e.getBoundingClientRect().bottom))"""
-
-
-# demo -> what its own heatmap's title says (a stale heatmap of the previous view must not be measured) and whether
-# it has a legend (the translation verse's gold links)
-FOLD_DEMOS = {"Reading backwards": ("cross attention", False), "Who reads whom?": ("AER", True)}
-_TITLE_HAS = "t => ((document.querySelector('#att-one .gtitle') || {}).textContent || '').includes(t)"
-
-
-def _whole_heatmap_above_the_fold(page, label: str) -> None:
-    """Regression (issue 29, item 14): after "Reading backwards" (a 3-line explanation) at 1280x800 the heatmap's
-    x-axis title fell below the fold (its bottom at y = 812); after "Who reads whom?" the gold links'
-    legend under the plot ended at y = 882. Now after each, with the page at its top, its cells, tick labels, x-axis
-    title, colour bar and legend all end above y = 800 (measured 787 and 795: the legend sits beside the title).
-    (Was test_after_a_demo_click_the_whole_heatmap_is_above_the_fold_on_a_projector, its own pass at 1280.)"""
-    titled, legend = FOLD_DEMOS[label]
-    page.wait_for_function(_TITLE_HAS, arg=titled)
-    if legend:
-        page.locator("#att-one .legend").first.wait_for()
-    page.evaluate("() => window.scrollTo(0, 0)")
-    bottom = page.evaluate(_FIGURE_BOTTOM)
-    assert bottom <= SIZES[1280]["height"], f"after {label!r} the heatmap's lowest text ends at y = {bottom:.0f}"
-    if label == "Who reads whom?":
-        tour.small_screenshot(page, SHOTS / "first-screen-1280.png", full_page=False)  # the README's first screen
-
-
-def _on_a_phone_the_heatmap_comes_right_after_the_caption(page, boxes: dict) -> None:
-    """At 390x844 nothing but the tab bar sits between a demo's caption and the heatmap it opens (was ~400 px of
-    input boxes and buttons: the heatmap started at y ~ 1047). (Was
-    test_on_a_phone_the_heatmap_comes_right_after_the_demo_caption, its own click of "Reading backwards" at 390.)"""
-    gap = boxes["heatmap"]["y"] - (boxes["caption"]["y"] + boxes["caption"]["height"])
-    bar = page.locator(".tab-container[role=tablist]").first.bounding_box()["height"]
-    assert gap < bar + 120, f"{gap:.0f} px between the caption and the heatmap (tab bar {bar:.0f} px)"
-    tour.small_screenshot(page, SHOTS / "demo-attention-390.png")
-
-
-_HINT = "() => getComputedStyle(document.querySelector('#demo-label p'), '::after').content"
-_IN_VIEW = """() => [...document.querySelectorAll('#demo-row > button')].filter(b => {
-    const r = b.getBoundingClientRect(); return r.left < window.innerWidth && r.right > 0; }).length"""
-
-
-def _on_a_phone_the_demo_row_says_it_goes_on_sideways(page, boxes: dict) -> None:
-    """Regression (issue 29, item 14): at 390x844 the demo row showed 1.5 of its 11 buttons in one line and hid the
-    rest sideways with no hint. Now it shows two lines (at least 4 buttons in view), "swipe →" under "Demos" and a
-    fading right edge where it goes on; its smaller explanation pays for the second line: after "Reading
-    backwards" the heatmap starts at y = 648 (705 before). (Was test_on_a_phone_the_demo_row_says_it_goes_on_sideways,
-    its own click of "Reading backwards" at 390.)"""
-    page.evaluate("() => { document.querySelector('#demo-row').scrollLeft = 0; }")
-    row = page.evaluate("() => { const r = document.querySelector('#demo-row'); return {scroll: r.scrollWidth, "
-                        "width: r.clientWidth, "
-                        "mask: getComputedStyle(r).webkitMaskImage || getComputedStyle(r).maskImage}; }")
-    assert row["scroll"] > row["width"]  # it does go on sideways: so it must say so
-    assert "swipe" in page.evaluate(_HINT) and "gradient" in row["mask"], row
-    assert page.locator("#demo-label").bounding_box()["x"] >= 0
-    assert page.evaluate(_IN_VIEW) >= 4
-    assert boxes["heatmap"]["y"] < 690, f"the heatmap starts at y = {boxes['heatmap']['y']:.0f}"
-
-
-# The drawn figure of id `id` (a demo's: the one-head heatmap, a patching demo's heads grid): its top and its lowest
-# text, in the viewport, and its box's (to its caption's end); the demo's explanation; whether the demo's notes are
-# pinned; and where the page is
-_IN_VIEW_NOW = """(id) => {
-    const texts = [...document.querySelectorAll(['.nsewdrag', '.xtitle', '.xtick text', '.colorbar', '.legend']
-                                                .map(s => `#${id} ${s}`).join(', '))];
-    const svg = document.querySelector(`#${id} .main-svg`);
-    if (!svg || !texts.length) return null;
-    const box = document.getElementById(id).getBoundingClientRect();
-    const explain = document.getElementById('demo-explain').getBoundingClientRect();
-    const notes = document.getElementById('demo-notes');
-    const pinned = !!notes && getComputedStyle(notes).position === 'sticky';
-    const said = document.getElementById(CAPTIONS[id] || '');  // its caption, brought into view with it
-    const lowest = texts.reduce((a, e) => e.getBoundingClientRect().bottom > a.getBoundingClientRect().bottom ? e : a);
-    return {top: svg.getBoundingClientRect().top, bottom: Math.max(...texts.map(e => e.getBoundingClientRect().bottom)),
-            lowest: `${lowest.getAttribute('class')} '${lowest.textContent.slice(0, 40)}'`,
-            svgBottom: svg.getBoundingClientRect().bottom,
-            boxTop: box.top, boxBottom: said ? said.getBoundingClientRect().bottom : box.bottom,
-            fold: window.innerHeight, scrolled: window.scrollY,
-            explainTop: explain.top, explainBottom: explain.bottom, pinned,
-            under: pinned ? notes.getBoundingClientRect().bottom : 0};
-}""".replace("CAPTIONS", json.dumps(CAPTIONS))
-# in view as the demo leaves it: whole, or its top at the viewport's top (under the pinned notes)
-_SEEN = f"""id => {{ const m = ({_IN_VIEW_NOW})(id);
-    return m && (m.bottom <= m.fold + 1 || Math.abs(m.top - m.under) <= 2); }}"""
-
-
-# Whether the box of the element of id `id` and the page's scroll have held still for `ms` (polled: the time since
-# they last changed is kept in the page)
-_STILL = """([id, ms]) => {
-    const f = document.getElementById(id);
-    if (!f) return false;
-    const b = f.getBoundingClientRect(), now = performance.now();
-    const seen = `${b.top} ${b.height} ${window.scrollY}`, rest = window.__atRest || (window.__atRest = {});
-    if (rest.seen !== seen) { rest.seen = seen; rest.since = now; }
-    return now - rest.since >= ms;
-}"""
-
-
-def _at_rest(page, figure: str, ms: int = 1000) -> None:
-    """Wait until the figure's box and the page's scroll have held still for `ms`: what is drawn after it (the DLA
-    figure beside the heads grid) may still move it, and the page brings it back into view (it follows a drawn
-    figure until nothing moved for limits.PAGE_WAITS["redraw_ms"], tabs.ask_first)."""
-    page.evaluate("() => { window.__atRest = null; }")
-    page.wait_for_function(_STILL, arg=[figure, ms], polling=100, timeout=30_000)
-
-
-def _scrolled_into_view(page, demo, figure: str, width: int) -> None:
-    """Once drawn, the figure the demo is about (`figure`) is in the viewport whole, or, taller than the room it has,
-    starts at the top of that room (under the pinned notes on a projector); the page scrolled only as far as that
-    needed (not at all when it fitted: the figure's box, to its caption's end, then meets the fold or the top of the
-    room). On a projector the explanation is whole in view above the figure; on a phone, when the two (and the
-    figure's caption) fit the screen together."""
+def _in_view_problems(m: dict, label: str, width: int) -> list[str]:
+    """What is wrong with where a demo's figure came to rest (demo_walk.in_view), as the test below states it."""
     from visualize.style import PHONE_WIDTH
 
-    try:
-        page.wait_for_function(_SEEN, arg=figure, timeout=15_000)
-        _at_rest(page, figure)  # the scroll and what is drawn after the figure have ended: measure where they left it
-    except Exception:  # measured and said below
-        pass
-    m = page.evaluate(_IN_VIEW_NOW, figure)
-    room = m["fold"] - m["under"]
-    where = (f"after {demo.label!r} at {width} px: #{figure} at y {m['top']:.0f}-{m['bottom']:.0f} of "
+    problems, room = [], m["fold"] - m["under"]
+    where = (f"after {label!r} at {width} px: #{m['figure']} at y {m['top']:.0f}-{m['bottom']:.0f} of "
              f"{m['fold']} (its lowest text: {m['lowest']}; its drawing ends at y {m['svgBottom']:.0f}), the "
              f"explanation at {m['explainTop']:.0f}-{m['explainBottom']:.0f}")
     if m["bottom"] - m["top"] > room:
-        assert abs(m["top"] - m["under"]) <= 2, where
-    else:
-        assert m["top"] >= m["under"] - 1 and m["bottom"] <= m["fold"] + 1, where
+        problems += [where] if abs(m["top"] - m["under"]) > 2 else []
+    elif not (m["top"] >= m["under"] - 1 and m["bottom"] <= m["fold"] + 1):
+        problems.append(where)
     if width > PHONE_WIDTH:  # a projector: the class sees what to look for and the figure together
-        assert m["explainTop"] >= 0 and m["explainBottom"] <= m["top"] + 1, where
-    elif max(m["bottom"], m["boxBottom"]) - m["explainTop"] <= m["fold"] and not demo.text_b:  # with its caption
-        assert m["explainTop"] >= 0, where
-    MEASURED[f"demo figure in view at {width}: {demo.label}"] = (
-        f"#{figure} y {m['top']:.0f}-{m['bottom']:.0f} of {m['fold']}, explanation y "
-        f"{m['explainTop']:.0f}-{m['explainBottom']:.0f}, page scrolled {m['scrolled']:.0f} px")
-    if m["scrolled"] > 0:  # only as far as needed
-        assert abs(m["boxBottom"] - m["fold"]) <= 2 or abs(m["boxTop"] - m["under"]) <= 2, \
-            f"{where}, scrolled {m['scrolled']}"
-
+        problems += [f"{where}: the explanation"] if not (m["explainTop"] >= 0
+                                                           and m["explainBottom"] <= m["top"] + 1) else []
+    elif max(m["bottom"], m["boxBottom"]) - m["explainTop"] <= m["fold"] and not m["text_b"]:  # with its caption
+        problems += [f"{where}: the explanation"] if m["explainTop"] < 0 else []
+    if m["scrolled"] > 0 and not (abs(m["boxBottom"] - m["fold"]) <= 2 or abs(m["boxTop"] - m["under"]) <= 2):
+        problems.append(f"{where}, scrolled {m['scrolled']} (further than needed)")
+    return problems
 
 
 @pytest.mark.parametrize("width", SIZES)
-def test_after_every_attention_demo_its_figure_is_in_view_with_its_explanation(open_at, width):
+def test_after_every_attention_demo_its_figure_is_in_view_with_its_explanation(walked, width):
     """Regression (issue 29, item 14, and its leftovers 1 and 2): after a demo click, with the page at its top, the
     figure it opens was drawn below the fold: at 1280x800 its lowest text (cells, ticks, x-axis title, colour bar,
     legend) at y = 1289 (the causal mask), 945 (previous-token, induction), 869 (norms); on a phone it started at y
@@ -283,82 +150,186 @@ def test_after_every_attention_demo_its_figure_is_in_view_with_its_explanation(o
     causal mask's lowest rows are below the fold, the explanation above them as the teacher scrolls on). On a phone
     (390x844) the explanation is not pinned (its 6-12 lines, 126-260 px, would take up to a third of the screen):
     it is in view with the figure when both (and the heatmap's caption) fit the screen (nothing but the tab bar
-    between them for a one-head heatmap); the patching grids lie 3,000 px under it, and a taller heatmap starts at the screen's top, its
-    explanation one swipe up.
-
-    The same pass, one click of each demo per size, also makes every assertion of four tests that clicked the same
-    demos at the same size on passes of their own (merged to halve the suite's demo clicks; each check's docstring
-    says which test it was): at 1280 the heatmap starts above y = 400 after each of ABOVE_400_DEMOS
-    (_heatmap_starts_above_400) and ends above the fold after each of FOLD_DEMOS (_whole_heatmap_above_the_fold); at
-    390 after PHONE_DEMO the heatmap comes right after the caption and the demo row says it goes on sideways; and at
-    both sizes a heatmap of tokens or heads draws its cells no smaller than visualize.sizes.MIN_CELL_PX
-    (test_demos_in_view.py's pass over the same demos, merged here: "Previous-token head" and "Induction head" drew
-    15.8 px cells on a phone, "Weights or what moves" 15.4 px). After "Who carries a word?" the heads grid's box grew 60-66 px under the fold
-    once brought into view (390 px: 2 runs in 6; 1280 px: in CI): the page now follows a drawn figure until the page
-    around it is still (tabs.ask_first), and the figure is measured where the page came to rest."""
-    from tabs.demos import available_demos, runs
-    from visualize.sizes import MIN_CELL_PX
-
-    page = open_at(width)
-    clicked = []
-    for demo in [d for d in available_demos() if d.kind and runs(d)]:
-        figure = "patch-heads" if demo.text_b else "att-one"  # a patching demo is about the heads patched alone
-        assert demo.question is None or demo.question.figure == figure, demo.label
-        page.evaluate("() => window.scrollTo(0, 0)")  # a class looks at the demo row
-        tour.click_demo(page, demo.label)
-        page.locator("#demo-explain", has_text=demo.label).wait_for()
-        if demo.text_b:  # the heads grid of this pair (the previous demo's may still be on the page)
-            page.wait_for_function("t => ((document.querySelector('#patch-heads .gtitle') || {}).textContent || '')"
-                                   ".includes(t)", arg=f"{demo.kind} heads patched", timeout=300_000)
-        page.locator(f"#{figure} .nsewdrag").first.wait_for()
-        _scrolled_into_view(page, demo, figure, width)
-        clicked.append(demo.label)
-        if figure in TOKEN_HEATMAPS:
-            cell = page.evaluate(PLACE, figure)["cell"] or 0
-            assert cell >= MIN_CELL_PX - 0.01, f"after {demo.label!r} at {width} px: #{figure}'s cells {cell:.1f} px"
-        if width == 1280 and demo.label in ABOVE_400_DEMOS:
-            _heatmap_starts_above_400(page, demo.label)
-        if width == 1280 and demo.label in FOLD_DEMOS:
-            _whole_heatmap_above_the_fold(page, demo.label)
-        if width == 390 and demo.label == PHONE_DEMO:
-            boxes = _at_the_top(page)
-            _on_a_phone_the_heatmap_comes_right_after_the_caption(page, boxes)
-            _on_a_phone_the_demo_row_says_it_goes_on_sideways(page, boxes)
-    merged = {1280: ABOVE_400_DEMOS + list(FOLD_DEMOS), 390: [PHONE_DEMO]}[width]
-    assert set(merged) <= set(clicked), f"the merged checks' demos {merged} were not all clicked: {clicked}"
-
-
-# For each box: whether something inside it scrolls sideways (wider inside than shown), and its "swipe →" hint
-_SIDEWAYS = """sels => sels.map(sel => {
-    const box = document.querySelector(sel);
-    const scroller = [box, ...box.querySelectorAll('*')].find(n => n.scrollWidth > n.clientWidth + 1
-        && ['auto', 'scroll'].includes(getComputedStyle(n).overflowX));
-    const hint = sel === '#demo-row' ? getComputedStyle(document.querySelector('#demo-label p'), '::after').content
-                                     : getComputedStyle(box, '::after').content;
-    return {sel, scrolls: !!scroller, by: scroller ? scroller.className : '', hint: hint.includes('swipe')};
-})"""
-_SIDEWAYS_BOXES = ["#demo-row", "#two-a", "#two-b", "#train-compare-table"]
+    between them for a one-head heatmap); the patching grids lie 3,000 px under it, and a taller heatmap starts at the
+    screen's top, its explanation one swipe up. After "Who carries a word?" the heads grid's box grew 60-66 px under
+    the fold once brought into view (390 px: 2 runs in 6; 1280 px: in CI): the page now follows a drawn figure until
+    the page around it is still (tabs.ask_first), and the figure is measured where the page came to rest."""
+    stops = walked(width)
+    problems = []
+    for demo in demo_walk.attention_demos():
+        assert demo.question is None or demo.question.figure == demo_walk.figure_of(demo), demo.label
+        problems += _in_view_problems(stops[demo.label]["in_view"], demo.label, width)
+    assert not problems, "\n".join(problems)
 
 
 @pytest.mark.parametrize("width", SIZES)
-def test_what_scrolls_sideways_says_so(open_at, width):
+def test_a_demos_token_heatmap_keeps_readable_cells(walked, width):
+    """At both sizes a heatmap of tokens or heads a demo opens draws its cells no smaller than
+    visualize.sizes.MIN_CELL_PX, as plotly lays them out (was test_demos_in_view.py's pass over the same demos:
+    "Previous-token head" and "Induction head" drew 15.8 px cells on a phone, "Weights or what moves" 15.4 px)."""
+    from visualize.sizes import MIN_CELL_PX
+
+    stops, small = walked(width), []
+    for demo in demo_walk.attention_demos():
+        if demo_walk.figure_of(demo) in tour.TOKEN_HEATMAPS:
+            cell = stops[demo.label]["cell"]
+            small += [f"after {demo.label!r}: cells of {cell:.1f} px"] if cell < MIN_CELL_PX - 0.01 else []
+    assert not small, f"at {width} px: {small}"
+
+
+def test_after_any_demo_click_the_heatmap_starts_above_400_px_on_a_projector(walked):
+    """Regression: after a demo click the heatmap's top was at y ~ 650 at 1280x800 (150 of its 450 px in view): the
+    demo row, its caption and the GPT-2 note pushed it down. Now the figure (its 450 px) starts above y = 400, with
+    the page at its top, after each of ABOVE_400_DEMOS."""
+    stops = walked(1280)
+    tops = {label: stops[label]["above_400"] for label in ABOVE_400_DEMOS}
+    assert all(top < 400 for top in tops.values()), f"the heatmap starts at y = {tops}"
+
+
+def test_after_a_demo_click_the_whole_heatmap_is_above_the_fold_on_a_projector(walked):
+    """Regression (issue 29, item 14): after "Reading backwards" (a 3-line explanation) at 1280x800 the heatmap's
+    x-axis title fell below the fold (its bottom at y = 812); after "Who reads whom?" the gold links' legend under the
+    plot ended at y = 882. Now after each, with the page at its top, its cells, tick labels, x-axis title, colour bar
+    and legend all end above y = 800 (measured 787 and 795: the legend sits beside the title)."""
+    stops = walked(1280)
+    bottoms = {label: stops[label]["fold"] for label in FOLD_DEMOS}
+    assert all(b <= SIZES[1280]["height"] for b in bottoms.values()), f"the heatmap's lowest text ends at y {bottoms}"
+
+
+def test_on_a_phone_the_heatmap_comes_right_after_the_demo_caption(walked):
+    """At 390x844 nothing but the tab bar sits between a demo's caption and the heatmap it opens (was ~400 px of
+    input boxes and buttons: the heatmap started at y ~ 1047), after PHONE_DEMO with the page at its top."""
+    seen = walked(390)[PHONE_DEMO]["phone"]
+    gap = seen["heatmap"]["y"] - (seen["caption"]["y"] + seen["caption"]["height"])
+    assert gap < seen["bar"] + 120, f"{gap:.0f} px between the caption and the heatmap (tab bar {seen['bar']:.0f} px)"
+
+
+def test_on_a_phone_the_demo_row_says_it_goes_on_sideways(walked):
+    """Regression (issue 29, item 14): at 390x844 the demo row showed 1.5 of its 11 buttons in one line and hid the
+    rest sideways with no hint. Now it shows two lines (at least 4 buttons in view), "swipe →" under "Demos" and a
+    fading right edge where it goes on; its smaller explanation pays for the second line: after "Reading
+    backwards" the heatmap starts at y = 648 (705 before)."""
+    seen = walked(390)[PHONE_DEMO]["phone"]
+    assert seen["row"]["scroll"] > seen["row"]["width"]  # it does go on sideways: so it must say so
+    assert "swipe" in seen["hint"] and "gradient" in seen["row"]["mask"], seen
+    assert seen["label_x"] >= 0 and seen["buttons_in_view"] >= 4, seen
+    assert seen["heatmap"]["y"] < 690, f"the heatmap starts at y = {seen['heatmap']['y']:.0f}"
+
+
+@pytest.mark.parametrize("width", SIZES)
+def test_what_scrolls_sideways_says_so(walked, width):
     """Regression (issue 29, items 2 and 10): at 390 px the two inputs' maps and the Train tab's comparison table
     scrolled sideways (2.5 of the table's 8 columns shown) with nothing saying so; only the demo row said "swipe →".
-    Invariant, on the page itself: each of these boxes shows the hint exactly when something in it scrolls sideways
-    (at 390 all of them do; at 1280 none does, and none says so)."""
-    page = open_at(width)
-    tour.click_demo(page, "Previous-token head")  # 24 tokens, against a changed copy
-    page.locator("#demo-explain", has_text="Previous-token head").wait_for()
-    page.locator("#att-one .nsewdrag").first.wait_for()
-    if not page.locator("#two-text textarea").is_visible():
-        page.locator("#att-two-section").get_by_text("Two inputs side by side").click()
-    page.locator("#two-text textarea").fill("kqwzjxtbhmfakqwzjxtbhmfb")
-    page.locator("#two-compare").click()
-    page.wait_for_function("() => document.querySelectorAll('#two-b .xtick').length >= 24")  # B's map drawn
-    tour.show_tab(page, "train")
-    page.wait_for_timeout(300)  # the page marks what scrolls once a frame at most
-    found = page.evaluate(_SIDEWAYS, _SIDEWAYS_BOXES)
-    MEASURED[f"sideways at {width}"] = ", ".join(f"{f['sel']} {'scrolls' if f['scrolls'] else 'fits'}"
-                                                 f"{' (hint)' if f['hint'] else ''}" for f in found)
+    Invariant, on the page itself (after "Previous-token head", its 24 tokens against a changed copy, the Train tab
+    shown): each of these boxes shows the hint exactly when something in it scrolls sideways (at 390 all of them do;
+    at 1280 none does, and none says so)."""
+    found = walked(width)["Previous-token head"]["two"]["sideways"]
     assert all(f["hint"] == f["scrolls"] for f in found), found
     assert all(f["scrolls"] == (width == 390) for f in found), found
+
+
+# --- test_fit_the_screen's checks of the demos' figures, made on the same walk ----------------------------------
+
+
+@pytest.mark.parametrize("width", SIZES)
+def test_every_token_of_a_24_token_input_is_labelled_without_overlap(walked, width):
+    """Regression: at 24 tokens (the induction demo's input) the heatmap labelled every other token. Now every
+    query and every key has its label, at 1280 and 390 px, and no two texts of the figure overlap."""
+    from tabs.attention.record import _shipped_record
+    from tabs.demo_list import REPEATED
+    from visualize import axis_labels
+
+    seen = walked(width)["Induction head"]["ticks"]
+    tokens = axis_labels(_shipped_record("induction", REPEATED, "").patterns["decoder self"].key_tokens)
+    assert len(tokens) >= 24
+    assert seen["ticks"]["x"] == tokens and seen["ticks"]["y"] == tokens, seen["ticks"]
+    assert not seen["problems"], "\n".join(seen["problems"][:20])
+
+
+def test_a_phone_shows_the_heads_of_a_layer_two_by_two(walked):
+    """Regression: at 390x844 the grid of a layer's four heads gave each ~35 px. Now two heads a row, each at least
+    MIN_HEAD_PX wide, with their labels not overlapping; at 1280x800 the grid keeps its four heads a row."""
+    from tests.browser.conftest import MEASURED
+    from tests.browser.figure_checks import MIN_HEAD_PX
+
+    widths = {}
+    for width in SIZES:
+        seen = walked(width)["Reading backwards"]["grid"]
+        widths[width] = x = seen["x"]
+        assert len(x) == 4 and len({offset for offset, _ in x}) == (4 if width == 1280 else 2), (width, x)
+        assert not seen["problems"], "\n".join(seen["problems"][:20])
+    narrowest = min(length for _, length in widths[390])
+    MEASURED["grid head width at 390 px"] = f"{narrowest:.0f} px (at 1280: {min(l for _, l in widths[1280]):.0f})"
+    assert narrowest >= MIN_HEAD_PX, f"a head of the grid is {narrowest:.0f} px wide at 390 px"
+
+
+@pytest.mark.parametrize("width", SIZES)
+def test_the_logit_lens_writes_every_token_readably(walked, width):
+    """Regression (issue 29, item 1): on the causal-mask demo's 41 positions the lens wrote no token (colours only),
+    and on a phone its 14-41 columns shared ~100 px. Now each of the 7 x 41 cells writes its top token in at least
+    MIN_LABEL_PX, on cells of at least MIN_CELL_PX (turned on a phone: positions down), every position labelled,
+    no two texts overlapping."""
+    lens = walked(width)["The causal mask"]["lens"]
+    figure_checks.readable(lens, f"lens at {width}")
+    assert lens["cells"] == 7 * 41, lens
+    assert max(lens["xticks"], lens["yticks"]) == 41, "every position labelled"
+    assert not lens["problems"], "\n".join(lens["problems"][:20])
+
+
+@pytest.mark.parametrize("width", SIZES)
+def test_heatmaps_keep_readable_cells_and_scroll_sideways(walked, width):
+    """Regression (issue 29, item 2): heatmaps shrank their cells to fit the width (41 columns in ~170 px on a phone,
+    the translation's 12 in ~100 px with 11 px labels running into each other and gold circles larger than the
+    cells). Now the one-head heatmap keeps cells of at least MIN_CELL_PX and labels of at least MIN_LABEL_PX, a
+    figure that cannot fit its box scrolls sideways in it, the colour bar stays out of the plot, and no gold circle
+    is wider than its cell (the causal mask's 41 tokens; the translation verse of "Who reads whom?")."""
+    stops = walked(width)
+    mask = stops["The causal mask"]["mask"]
+    figure_checks.readable(mask, f"causal mask at {width}")
+    assert mask["xticks"] == 41 and mask["yticks"] == 41, "every token labelled"
+    assert mask["scrolls"] == (mask["width"] > mask["box"]), mask
+    if width == 1280:  # issue 38, item 3: it was 732 px in its 720 px box (the right margin's padding past it)
+        assert not mask["scrolls"] and mask["width"] <= mask["box"], mask
+    assert not mask["problems"], "\n".join(mask["problems"][:20])
+    gold = stops["Who reads whom?"]["gold"]
+    figure_checks.readable(gold, f"translation at {width}")
+    assert gold["xticks"] == 12 and gold["circles"], gold
+    assert max(gold["circles"]) <= min(gold["column"], gold["row"]), ("a gold circle is wider than its cell", gold)
+    assert not gold["problems"], "\n".join(gold["problems"][:20])
+
+
+@pytest.mark.parametrize("width", SIZES)
+def test_the_two_inputs_maps_keep_readable_cells(walked, width):
+    """Issue 29, item 2, on the two-inputs maps: the induction demo's 24 tokens against a changed copy, each map
+    with cells of at least MIN_CELL_PX and every token labelled in at least MIN_LABEL_PX (they were drawn at
+    plotly's thinning, every other label), side by side on a projector, one under the other on a phone."""
+    two = walked(width)["Previous-token head"]["two"]
+    for sel in ("#two-a", "#two-b"):
+        figure_checks.readable(two[sel], f"{sel} at {width}")
+        assert two[sel]["xticks"] == 24 and two[sel]["yticks"] == 24, two[sel]
+        assert not two[sel]["problems"], "\n".join(two[sel]["problems"][:20])
+
+
+@pytest.mark.parametrize("width", SIZES)
+def test_the_patching_grids_keep_readable_cells(walked, width):
+    """Issue 27 on this screen: after "Which heads copy?" every figure of "What a head does" (residual
+    stream, heads, direct logit attribution, the open head's paths) keeps cells of at least MIN_CELL_PX, labels and
+    written values of at least MIN_LABEL_PX, its colour bar out of the plot, and no two texts overlapping; the
+    39-position residual grid scrolls sideways where it does not fit."""
+    grids = walked(width)["Which heads copy?"]["patching"]
+    for sel in demo_walk.PATCHING:
+        figure_checks.readable(grids[sel], f"{sel} at {width}")
+        assert grids[sel]["scrolls"] == (grids[sel]["width"] > grids[sel]["box"]), grids[sel]
+        assert not grids[sel]["problems"], "\n".join(grids[sel]["problems"][:20])
+
+
+@pytest.mark.parametrize("width", SIZES)
+def test_the_norms_colour_bar_names_the_norms_and_is_seen_whole(walked, width):
+    """Regression (issue 29, item 12, its demo): after "Weights or what moves" the colour bar said "weight" over the
+    value-weighted norms' shares. Now it says "norms", and its bar keeps at least 60 px (its 0, 0.5 and 1 apart) and
+    lies whole inside what the page shows of the figure (a longer title, "share of norms", took the phone's flat
+    bar's whole 160 px: 0 px of scale, measured at 390), no two texts overlapping."""
+    bar = walked(width)["Weights or what moves"]["norms"]
+    assert bar["title"] == "norms", bar
+    assert bar["length"] >= 60 and bar["left"] <= bar["x0"] and bar["x1"] <= bar["right"], bar
+    assert not bar["problems"], "\n".join(bar["problems"][:20])
