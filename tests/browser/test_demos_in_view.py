@@ -53,23 +53,41 @@ def _in_view(place: dict) -> list[str]:
     return problems
 
 
-def _page(browser, width: int):
-    context = browser.new_context(viewport=tour.SIZES[width], reduced_motion=tour.REDUCED_MOTION)
-    page = context.new_page()
-    page.set_default_timeout(tour.TIMEOUT_MS)
+# JS: whether the figure `#id` lies where _in_view wants it (the page's in-view step has brought it there)
+_PLACED = f"""id => {{ const p = ({PLACE})(id);
+    return p.top >= p.under - 2 && p.top < p.screen
+           && (p.bottom - p.top > p.screen - p.under || p.bottom <= p.screen + 2); }}"""
+
+
+def _on_the_attention_tab(open_at, width: int):
+    """The module's page of this size (conftest.open_at: one page per size, shared by the tests in file order) on the
+    Attention tab, its heatmap drawn, scrolled to its top."""
+    page = open_at(width)
+    tour.show_tab(page, "attention")
+    page.locator("#att-one .main-svg").first.wait_for()
+    page.evaluate("() => window.scrollTo(0, 0)")
     return page
 
 
+def _brought_into_view(page, figure: str) -> None:
+    """Until the page's in-view step has placed the figure (it waits for 3 frames of a held height, then scrolls)
+    and the figure and the page have held still for a second; measured as it is after 15 s if not."""
+    from tests.browser.demo_walk import at_rest
+
+    try:
+        page.wait_for_function(_PLACED, arg=figure, timeout=15_000)
+        at_rest(page, figure)
+    except Exception:  # measured and said by the test
+        pass
+
+
 @pytest.mark.parametrize("width", [1280, 390])
-def test_every_demo_brings_its_figure_into_view_with_readable_cells(browser, app_url, width):
+def test_every_demo_brings_its_figure_into_view_with_readable_cells(open_at, width):
     from visualize.sizes import MIN_CELL_PX
 
     assert _demos(), "no demo left for this pass: delete it"
 
-    page = _page(browser, width)
-    tour.open_app(page, app_url)
-    tour.show_tab(page, "attention")
-    page.locator("#att-one .main-svg").first.wait_for()
+    page = _on_the_attention_tab(open_at, width)
     seen, problems = {}, {}
     for demo in _demos():
         page.evaluate("() => window.scrollTo(0, 0)")
@@ -78,7 +96,7 @@ def test_every_demo_brings_its_figure_into_view_with_readable_cells(browser, app
         page.locator("#demo-explain", has_text=demo.label).wait_for()
         if demo.kind:
             page.evaluate(SETTLED, demo.figure)
-        page.wait_for_timeout(1500)  # the page's in-view step waits for 3 frames of a held height, then scrolls
+        _brought_into_view(page, demo.figure)
         place = page.evaluate(PLACE, demo.figure)
         seen[demo.label] = place
         found = _in_view(place)
@@ -92,22 +110,19 @@ def test_every_demo_brings_its_figure_into_view_with_readable_cells(browser, app
         f"{label}: y {p['top']:.0f}-{p['bottom']:.0f}" + (f", cells {p['cell']:.1f} px" if p["cell"] else "")
         for label, p in seen.items())
     assert not problems, problems
-    page.context.close()
 
 
 @pytest.mark.parametrize("width", [1280, 390])
 @pytest.mark.parametrize("label", ["Reading backwards", "Sinusoid waves"])
-def test_after_reveal_the_answer_is_on_screen_with_the_figure(browser, app_url, width, label):
+def test_after_reveal_the_answer_is_on_screen_with_the_figure(open_at, width, label):
     from tabs.demos import DEMOS
 
     demo = next(d for d in DEMOS if d.label == label)
-    page = _page(browser, width)
-    tour.open_app(page, app_url)
-    tour.show_tab(page, "attention")
-    page.locator("#att-one .main-svg").first.wait_for()
+    page = _on_the_attention_tab(open_at, width)
     page.locator("#demo-ask-first input").check()
     page.evaluate(MARK, demo.figure)
     tour.click_demo(page, label)
+    page.locator("#demo-question", has_text=f"{label}: a question first").wait_for()  # this demo's, not the last's
     page.locator("#demo-reveal").wait_for()
     if demo.kind:
         page.evaluate(SETTLED, demo.figure)
@@ -122,28 +137,23 @@ def test_after_reveal_the_answer_is_on_screen_with_the_figure(browser, app_url, 
                                               f"{place['top']:.0f}-{place['bottom']:.0f} of {place['screen']}")
     assert 0 <= answer["top"] and answer["bottom"] <= place["screen"], answer
     assert not [p for p in _in_view(place) if "top" in p], place
-    page.context.close()
+    page.locator("#demo-ask-first input").uncheck()  # the page as the next test expects it: demos answer at once
 
 
-def test_on_a_phone_no_toolbar_can_cover_a_title(browser, app_url):
+def test_on_a_phone_no_toolbar_can_cover_a_title(open_at):
     """On a phone plotly's toolbar, which a touch shows at the figure's top right, lay over the title (issue 38):
     it is not displayed there (PNG and HTML are under every figure, tabs.figure_export); on a projector it is."""
     shown = {}
     for width in (390, 1280):
-        page = _page(browser, width)
-        tour.open_app(page, app_url)
-        tour.show_tab(page, "attention")
-        page.locator("#att-one .main-svg").first.wait_for()
+        page = _on_the_attention_tab(open_at, width)
         shown[width] = page.evaluate("() => getComputedStyle(document.querySelector('#att-one .modebar-container'))"
                                      ".display")
-        page.context.close()
     assert shown[390] == "none" and shown[1280] != "none", shown
 
 
 @pytest.mark.parametrize("width", [390, 1280])
-def test_after_stop_with_the_watch_open_its_status_is_on_screen(browser, app_url, width):
-    page = _page(browser, width)
-    tour.open_app(page, app_url)
+def test_after_stop_with_the_watch_open_its_status_is_on_screen(open_at, width):
+    page = open_at(width)
     tour.show_tab(page, "train")
     page.locator("#train-watch-section > button").click()
     page.locator("#train-watch").click()
@@ -158,4 +168,3 @@ def test_after_stop_with_the_watch_open_its_status_is_on_screen(browser, app_url
     tour.screenshot(page, tour.SHOTS / f"issue38-stop-{width}.png", full_page=False)
     MEASURED[f"status after stop at {width}"] = f"y {status['top']:.0f}-{status['bottom']:.0f} of {status['screen']}"
     assert 0 <= status["top"] and status["bottom"] <= status["screen"], status
-    page.context.close()
