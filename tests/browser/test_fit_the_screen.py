@@ -78,73 +78,6 @@ def test_sliders_range_over_the_models_layers_and_heads(open_at, width):
 
 # --- issue 29, item 10: every cell and label readable, at a minimum size, on a projector and a phone ------------
 
-# JS: the comparison table as laid out: its box's right edge, how many of its elements scroll sideways, and each
-# header and body cell that shows (gradio 6's Dataframe draws the body as [role=gridcell] divs in virtual rows; its
-# `tbody` is a hidden copy of one row that sizes the columns): its text, type size, box, and whether its text is cut
-# (the text's span clips what overflows it with an ellipsis, or the text runs past the cell's padding)
-_COMPARISON = """() => { const e = document.querySelector('#train-compare-table');
-    const cells = [...e.querySelectorAll('[role=columnheader], [role=gridcell]')].map(c => {
-        const text = c.querySelector('span.text') || c, box = c.getBoundingClientRect(), style = getComputedStyle(c);
-        const range = document.createRange();
-        range.selectNodeContents(text);
-        const inked = range.getBoundingClientRect();
-        return {text: text.textContent.trim(), header: c.getAttribute('role') === 'columnheader',
-                row: c.dataset.row, font: parseFloat(getComputedStyle(text).fontSize), width: box.width,
-                height: box.height, right: box.right,
-                cut: text.scrollWidth > text.clientWidth + 1 || text.scrollHeight > text.clientHeight + 1
-                    || inked.left < box.left + parseFloat(style.paddingLeft) - 1
-                    || inked.right > box.right - parseFloat(style.paddingRight) + 1}; });
-    return {right: e.getBoundingClientRect().right, cells,
-            scrolls: [...e.querySelectorAll('*')].filter(n => n.scrollWidth > n.clientWidth + 1
-                && ['auto', 'scroll'].includes(getComputedStyle(n).overflowX)).length}; }"""
-
-
-@pytest.mark.parametrize("width", SIZES)
-def test_the_comparison_table_is_readable_and_fits_a_projector(open_at, width):
-    """Regression (issue 29, item 10): at 1280 the comparison table was 1,511 px in its 1,216 px box ("Decoding" cut,
-    "Looks back" hidden), and parameter counts had no thousands separators. Now at 1280 nothing of the table
-    scrolls sideways and every header is shown whole; at both sizes (on a phone it scrolls sideways, and says so:
-    test_layout) every header and every cell of the three variants' rows is readable: type of at least
-    MIN_LABEL_PX, cells of at least MIN_CELL_PX each way, no text cut, and counts read 117,888."""
-    import re
-
-    from visualize.sizes import MIN_CELL_PX, MIN_LABEL_PX
-
-    page = open_at(width)
-    tour.show_tab(page, "train")
-    page.get_by_text("Hyper-parameters (the preset fills these)").click()
-    steps = page.get_by_label(re.compile("^Steps"))
-    steps.fill("20")
-    steps.press("Tab")
-    page.locator("#train-compare").click()
-    page.locator("#train-status", has_text="Done").wait_for(timeout=300_000)
-    table = page.locator("#train-compare-table")
-    table.scroll_into_view_if_needed()
-    found = page.evaluate(_COMPARISON)
-    cells = found["cells"]
-    headers = [c for c in cells if c["header"]]
-    rows = [[c for c in cells if c["row"] == str(r)] for r in range(3)]
-    MEASURED[f"comparison table at {width} px"] = (
-        f"right edge {max(c['right'] for c in headers):.0f} px (box {found['right']:.0f}), type "
-        f"{min(c['font'] for c in cells):.0f} px, cells >= {min(c['width'] for c in cells):.0f} x "
-        f"{min(c['height'] for c in cells):.0f} px, {sum(c['cut'] for c in cells)} of {len(cells)} cut")
-    table.screenshot(path=str(SHOTS / f"fit-compare-{width}.png"))
-    assert [c["text"] for c in headers][-1] == "Looks back" and len(headers) == 8, headers
-    assert [row[0]["text"] for row in rows] == ["MHA (4 kv heads)", "GQA (2 kv heads)", "MQA (1 kv heads)"], rows
-    assert all(len(row) == len(headers) and all(c["text"] for c in row) for row in rows), rows
-    assert all(re.fullmatch(r"\d{1,3}(,\d{3})+", row[2]["text"]) for row in rows), rows
-    said = [f"{c['text']!r}: {c['font']:.0f} px type, {c['width']:.0f} x {c['height']:.0f} px"
-            f"{', cut' if c['cut'] else ''}" for c in cells]
-    small = [s for s, c in zip(said, cells) if c["font"] < MIN_LABEL_PX or min(c["width"], c["height"]) < MIN_CELL_PX]
-    assert not small, f"at {width} px, below {MIN_LABEL_PX} px type or {MIN_CELL_PX} px cells: {small}"
-    cut = [s for s, c in zip(said, cells) if c["cut"]]
-    assert not cut, f"at {width} px, text cut: {cut}"
-    if width == 1280:
-        edge = max(c["right"] for c in headers)
-        assert not found["scrolls"] and edge <= found["right"] + 1, \
-            f"the table scrolls sideways at 1280: its headers end at {edge:.0f} px, its box at {found['right']:.0f}"
-
-
 @pytest.mark.parametrize("width", SIZES)
 def test_where_it_looked_is_readable(open_at, width):
     """Issue 29's readability checks on "where it looked" (the Generate tab, `reverse` on "attention"): every key
@@ -209,3 +142,71 @@ def test_where_it_looked_on_a_long_source_is_not_cut(open_at, width):
     assert found["keys"] == shown and found["slot"] >= MIN_CELL_PX, found
     said = re.search(r"tokens (\d+)-(\d+) of 76", found["title"])
     assert said and int(said[2]) - int(said[1]) + 1 == shown, found
+
+
+# JS: the comparison table as laid out: its box's right edge, how many of its elements scroll sideways, and each
+# header and body cell that shows (gradio 6's Dataframe draws the body as [role=gridcell] divs in virtual rows; its
+# `tbody` is a hidden copy of one row that sizes the columns): its text, type size, box, and whether its text is cut
+# (the text's span clips what overflows it with an ellipsis, or the text runs past the cell's padding)
+_COMPARISON = """() => { const e = document.querySelector('#train-compare-table');
+    const cells = [...e.querySelectorAll('[role=columnheader], [role=gridcell]')].map(c => {
+        const text = c.querySelector('span.text') || c, box = c.getBoundingClientRect(), style = getComputedStyle(c);
+        const range = document.createRange();
+        range.selectNodeContents(text);
+        const inked = range.getBoundingClientRect();
+        return {text: text.textContent.trim(), header: c.getAttribute('role') === 'columnheader',
+                row: c.dataset.row, font: parseFloat(getComputedStyle(text).fontSize), width: box.width,
+                height: box.height, right: box.right,
+                cut: text.scrollWidth > text.clientWidth + 1 || text.scrollHeight > text.clientHeight + 1
+                    || inked.left < box.left + parseFloat(style.paddingLeft) - 1
+                    || inked.right > box.right - parseFloat(style.paddingRight) + 1}; });
+    return {right: e.getBoundingClientRect().right, cells,
+            scrolls: [...e.querySelectorAll('*')].filter(n => n.scrollWidth > n.clientWidth + 1
+                && ['auto', 'scroll'].includes(getComputedStyle(n).overflowX)).length}; }"""
+
+
+@pytest.mark.parametrize("width", SIZES)
+def test_the_comparison_table_is_readable_and_fits_a_projector(open_at, width):
+    """Regression (issue 29, item 10): at 1280 the comparison table was 1,511 px in its 1,216 px box ("Decoding" cut,
+    "Looks back" hidden), and parameter counts had no thousands separators. Now at 1280 nothing of the table
+    scrolls sideways and every header is shown whole; at both sizes (on a phone it scrolls sideways, and says so:
+    test_layout) every header and every cell of the three variants' rows is readable: type of at least
+    MIN_LABEL_PX, cells of at least MIN_CELL_PX each way, no text cut, and counts read 117,888."""
+    import re
+
+    from visualize.sizes import MIN_CELL_PX, MIN_LABEL_PX
+
+    page = open_at(width)
+    tour.show_tab(page, "train")
+    page.get_by_text("Hyper-parameters (the preset fills these)").click()
+    steps = page.get_by_label(re.compile("^Steps"))
+    steps.fill("20")
+    steps.press("Tab")
+    page.wait_for_function("e => e.value === '20'", arg=steps.element_handle())  # the box holds it when Compare reads it
+    page.locator("#train-compare").click()
+    page.locator("#train-status", has_text="Done").wait_for(timeout=300_000)
+    table = page.locator("#train-compare-table")
+    table.scroll_into_view_if_needed()
+    found = page.evaluate(_COMPARISON)
+    cells = found["cells"]
+    headers = [c for c in cells if c["header"]]
+    rows = [[c for c in cells if c["row"] == str(r)] for r in range(3)]
+    MEASURED[f"comparison table at {width} px"] = (
+        f"right edge {max(c['right'] for c in headers):.0f} px (box {found['right']:.0f}), type "
+        f"{min(c['font'] for c in cells):.0f} px, cells >= {min(c['width'] for c in cells):.0f} x "
+        f"{min(c['height'] for c in cells):.0f} px, {sum(c['cut'] for c in cells)} of {len(cells)} cut")
+    table.screenshot(path=str(SHOTS / f"fit-compare-{width}.png"))
+    assert [c["text"] for c in headers][-1] == "Looks back" and len(headers) == 8, headers
+    assert [row[0]["text"] for row in rows] == ["MHA (4 kv heads)", "GQA (2 kv heads)", "MQA (1 kv heads)"], rows
+    assert all(len(row) == len(headers) and all(c["text"] for c in row) for row in rows), rows
+    assert all(re.fullmatch(r"\d{1,3}(,\d{3})+", row[2]["text"]) for row in rows), rows
+    said = [f"{c['text']!r}: {c['font']:.0f} px type, {c['width']:.0f} x {c['height']:.0f} px"
+            f"{', cut' if c['cut'] else ''}" for c in cells]
+    small = [s for s, c in zip(said, cells) if c["font"] < MIN_LABEL_PX or min(c["width"], c["height"]) < MIN_CELL_PX]
+    assert not small, f"at {width} px, below {MIN_LABEL_PX} px type or {MIN_CELL_PX} px cells: {small}"
+    cut = [s for s, c in zip(said, cells) if c["cut"]]
+    assert not cut, f"at {width} px, text cut: {cut}"
+    if width == 1280:
+        edge = max(c["right"] for c in headers)
+        assert not found["scrolls"] and edge <= found["right"] + 1, \
+            f"the table scrolls sideways at 1280: its headers end at {edge:.0f} px, its box at {found['right']:.0f}"
