@@ -519,3 +519,87 @@ def small_screenshot(page, path, colours: int = 256, full_page: bool = True) -> 
 def click_demo(page, label: str) -> None:
     """Click the demo button named exactly `label` ("Induction head" is also inside "Watch an induction head form")."""
     page.locator("#demo-row").get_by_role("button", name=label, exact=True).click()
+
+
+# JS, run in a page before it loads (watch_calls): the page's server calls in flight, each from the request that makes
+# it (a queued call's join, a call run at once) to its end (the session's stream says `process_completed`; a call run
+# at once ends with its reply), and when a plotly figure last changed. A call whose stream has sent an update is marked
+# `generating` (a training streams until it is stopped).
+_CALLS = """() => {
+    if (window.__calls) return;
+    const calls = window.__calls = {pending: new Map(), done: new Set(), doneAt: performance.now(),
+                                    drawnAt: performance.now(), n: 0};
+    const fetch = window.fetch;
+    const finish = id => { calls.pending.delete(id); calls.done.add(id); calls.doneAt = performance.now(); };
+    const read = async body => {
+        const reader = body.getReader(), text = new TextDecoder();
+        let rest = '';
+        for (;;) {
+            const {value, done} = await reader.read();
+            if (done) return;
+            const lines = (rest + text.decode(value, {stream: true})).split('\\n');
+            rest = lines.pop();
+            for (const line of lines) {
+                let m = null;
+                try { m = line.startsWith('data:') && JSON.parse(line.slice(5)); } catch (e) { continue; }
+                if (!m || !m.event_id) continue;
+                const id = 'q' + m.event_id;
+                if (m.msg === 'process_completed') finish(id);
+                else if (m.msg === 'process_generating' && calls.pending.has(id))
+                    calls.pending.get(id).generating = true;
+            }
+        }
+    };
+    window.fetch = async function (input, init) {
+        const url = typeof input === 'string' ? input : (input && input.url) || String(input);
+        const method = ((init && init.method) || (input && input.method) || 'GET').toUpperCase();
+        const join = method === 'POST' && url.includes('/queue/join');
+        if (!join && !(method === 'POST' && url.includes('/run/predict'))) {
+            const response = await fetch.call(this, input, init);
+            if (!url.includes('/queue/data') || !response.body) return response;
+            const [mine, theirs] = response.body.tee();  // the page reads one copy of the stream, this watch the other
+            read(mine);
+            return new Response(theirs, {status: response.status, statusText: response.statusText,
+                                         headers: response.headers});
+        }
+        const key = 'c' + (++calls.n), call = {generating: false};
+        calls.pending.set(key, call);
+        try {
+            const response = await fetch.call(this, input, init);
+            if (!join || !response.ok) { finish(key); return response; }
+            response.clone().json().then(j => {  // the queued call goes on under its event id, until it completes
+                calls.pending.delete(key);
+                const id = 'q' + j.event_id;
+                if (j.event_id && !calls.done.has(id)) calls.pending.set(id, call);
+                else calls.doneAt = performance.now();
+            }, () => finish(key));
+            return response;
+        } catch (e) { finish(key); throw e; }
+    };
+    new MutationObserver(records => {
+        for (const r of records) {
+            const el = r.target.nodeType === 1 ? r.target : r.target.parentElement;
+            if (el && el.closest('.js-plotly-plot')) { calls.drawnAt = performance.now(); return; }
+        }
+    }).observe(document, {subtree: true, childList: true, attributes: true, characterData: true});
+}"""
+# JS: no server call in flight (but those streaming, when `streaming`) and no plotly figure changed for `ms`
+_SETTLED = """([ms, streaming]) => {
+    const c = window.__calls;
+    if ([...c.pending.values()].some(call => !(streaming && call.generating))) return false;
+    return performance.now() - Math.max(c.doneAt, c.drawnAt) >= ms;
+}"""
+
+
+def watch_calls(page) -> None:
+    """Watch the server calls of the pages `page` loads from now on (call it before `open_app`), for `settled`."""
+    page.add_init_script(f"({_CALLS})()")
+
+
+def settled(page, ms: int = 600, streaming: bool = False, timeout_ms: int = TRAINING_MS) -> None:
+    """Wait until every server call the page made has ended (a call that streams, such as a training, counts once it
+    has sent an update, when `streaming`) and no plotly figure has changed for `ms`: what a click set off, the
+    sections' figures its new input redraws included, is on the page. Needs `watch_calls` before the page loaded.
+    `ms` covers the steps the page chains in itself between two calls, and plotly's redraws after a figure's
+    first frame (figure_at_rest)."""
+    page.wait_for_function(_SETTLED, arg=[ms, streaming], polling=100, timeout=timeout_ms)
