@@ -70,7 +70,7 @@ def push(code, vocab, which, head: HeadView, pair: PairView, waves: SinusoidView
     else:
         ask = f"Ask {demo}" if demo else ""
     if covered:  # the class predicts first: what the devices hold, and how to show it
-        then = f"{ask}, then **Reveal** shows it with the answer" if ask else "**Reveal** shows it"
+        then = f"{ask[:1].lower()}{ask[1:]}, then **Reveal** shows it with the answer" if ask else "**Reveal** shows it"
         return rows, (f"Every device of the class now holds **{title}**, hidden until you reveal it: {then} (Reveal "
                       "with no question asked shows it as it is).")
     return rows, (f"Every device of the class now shows **{title}**. "
